@@ -1,0 +1,29 @@
+# Two commands a newcomer needs: `make demo` and `make test`. Both install what they need into .venv first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/fabricctl demo
+
+test: $(STAMP) lint
+	$(BIN)/pytest -q -n 2
+
+lint: $(STAMP)
+	$(BIN)/ruff check topology tickets fabric tests benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

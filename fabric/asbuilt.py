@@ -1,0 +1,30 @@
+"""Where an as-built fabric comes from: a UFM snapshot directory, an ibnetdiscover dump, or a plan file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topology.errors import InputError
+from topology.model import Fabric
+
+_IBNETDISCOVER_MARKERS = ("vendid=", "switchguid=", "caguid=", "sysimgguid=")
+_SNIFF_BYTES = 64 * 1024
+
+
+def load_as_built(source: Path) -> Fabric:
+    """Read ``source``: a directory of UFM REST responses, an ``ibnetdiscover`` dump, or an NDT CSV."""
+    if source.is_dir():
+        from topology.formats.ufm_snapshot import read_ufm_snapshot
+
+        return read_ufm_snapshot(source)
+    if not source.exists():
+        raise InputError("no such file or directory", source=str(source))
+    with source.open("rb") as handle:
+        head = handle.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
+    if any(marker in head for marker in _IBNETDISCOVER_MARKERS):
+        from topology.formats.ibnetdiscover import read_ibnetdiscover
+
+        return read_ibnetdiscover(source)
+    from topology.formats.ndt import read_ndt
+
+    return read_ndt(source)

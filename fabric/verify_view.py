@@ -1,0 +1,94 @@
+"""The ``fabricctl verify`` report as tables for a terminal."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from topology.model import Cable, Fabric
+from topology.verify import VerifyReport
+
+
+def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    return table
+
+
+def _devices_hit(fabric: Fabric, cables: Iterable[Cable]) -> Counter[str]:
+    hits: Counter[str] = Counter()
+    for cable in cables:
+        for end in (cable.a, cable.b):
+            device = fabric.devices.get(end.device)
+            hits[device.name if device else end.device] += 1
+    return hits
+
+
+def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> None:
+    plan, actual = report.plan, report.actual
+    summary = report.summary()
+    verdict = "[green]MATCHES the plan[/]" if report.matches else "[red]DOES NOT MATCH the plan[/]"
+    console.print(f"As-built [bold]{actual.source}[/] {verdict} [dim]({plan.source})[/]")
+    console.print(_table("Summary", ("check", "count"), summary.items()))
+
+    def more(items: Sequence[object]) -> str:
+        return f" (worst {worst} of {len(items)})" if len(items) > worst else ""
+
+    if report.missing:
+        console.print(_table(f"Missing cables{more(report.missing)}", ("planned cable", "plan line"),
+                             ((plan.describe_cable(c), c.origin or "") for c in report.missing[:worst])))
+    if report.miswired:
+        console.print(_table(
+            f"Miswired cables{more(report.miswired)}", ("kind", "expected", "actual"),
+            ((m.kind.value, plan.describe_cable(m.expected), "\n".join(actual.describe_cable(c) for c in m.actual))
+             for m in report.miswired[:worst]),
+        ))
+    if report.unexpected:
+        console.print(_table(f"Unexpected cables{more(report.unexpected)}", ("cable",),
+                             ((actual.describe_cable(c),) for c in report.unexpected[:worst])))
+    if report.degraded:
+        console.print(_table(
+            f"Degraded cables{more(report.degraded)}", ("cable", "expected", "actual"),
+            ((plan.describe_cable(d.planned), _rate(d.expected_width, d.expected_speed_gbps),
+              _rate(d.actual.width, d.actual.speed_gbps)) for d in report.degraded[:worst]),
+        ))
+    if plan.conflicts:
+        console.print(_table(f"Plan conflicts{more(plan.conflicts)}", ("problem",),
+                             ((str(error),) for error in plan.conflicts[:worst])))
+    if report.unknown_devices or report.absent_devices:
+        console.print(_table("Devices", ("state", "devices"), (
+            ("not in the plan", ", ".join(actual.devices[k].name for k in report.unknown_devices[:worst])),
+            ("planned but absent", ", ".join(plan.devices[k].name for k in report.absent_devices[:worst])),
+        )))
+    bad_cables = [*report.missing, *(m.expected for m in report.miswired), *(d.planned for d in report.degraded)]
+    if bad_cables:
+        hits = _devices_hit(plan, bad_cables).most_common(worst)
+        console.print(_table("Devices with the most cabling faults", ("device", "faulty cables"), hits))
+    sizes = ", ".join(str(len(c)) for c in report.components[:worst])
+    style = "red" if len(report.components) > report.planned_components else "green"
+    console.print(f"[{style}]Switch fabric partitions: {len(report.components)}[/] "
+                  f"(planned {report.planned_components}; switches per partition: {sizes})")
+    if not report.tiers_known:
+        console.print("[dim]Paths to core: the plan has no host links, so leaves cannot be told apart.[/]")
+        return
+    below = report.leaves_below_guard
+    console.print(f"Paths to core: {len(below)} of {len(report.leaves)} leaves below the guard "
+                  f"({report.guard:.0%} of planned)")
+    degraded_leaves = [leaf for leaf in report.leaves if leaf.ratio < 1.0][:worst]
+    if degraded_leaves:
+        console.print(_table(
+            "Leaves with the fewest paths to core", ("leaf", "paths", "planned", "cores reached", "planned cores"),
+            ((plan.devices[leaf.leaf].name, leaf.actual.paths, leaf.planned.paths, leaf.actual.tops_reached,
+              leaf.planned.tops_reached) for leaf in degraded_leaves),
+        ))
+
+
+def _rate(width: int | None, speed: float | None) -> str:
+    parts = [f"{width}x" if width else "", f"{speed:g} Gb/s" if speed else ""]
+    return " ".join(p for p in parts if p) or "?"

@@ -1,0 +1,132 @@
+"""Wiring plans in the CSV format of UFM's NDT plugin.
+
+The header row names ``StartDevice`` (also written ``#StartDevice`` or ``#Fields:StartDevice``), ``StartPort``,
+``EndDevice`` and ``EndPort``; it need not be the first row nor the first column (site spreadsheets put rack
+and U-height columns in front). ``LinkType`` and any other column are ignored, except ``Speed`` and ``Width``
+which give the planned rate of a cable.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from topology.errors import InputError
+from topology.model import Cable, End, Fabric
+from topology.ports import Kind, PortLabelError, display_port, parse_end
+from topology.rates import parse_total_gbps, parse_width
+
+REQUIRED = ("StartDevice", "StartPort", "EndDevice", "EndPort")
+_ALIASES = {"#startdevice": "StartDevice", "#fields:startdevice": "StartDevice"}
+_OPTIONAL = {"speed": "Speed", "width": "Width", "linkspeed": "Speed", "linkwidth": "Width"}
+_HEADER_SEARCH_ROWS = 20
+
+
+def read_ndt(path: Path, *, lenient: bool = False) -> Fabric:
+    """Read a plan; ``lenient`` keeps the first of two cables on one port and records the conflict."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            return parse_ndt(handle, str(path), lenient=lenient)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not a text file ({exc.reason})", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc), source=str(path)) from None
+
+
+def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False) -> Fabric:
+    rows = csv.reader(lines)
+    columns, header_line = _find_header(rows, source)
+    fabric = Fabric(source)
+    start_dev, start_port, end_dev, end_port = (columns[name] for name in REQUIRED)
+    speed_col, width_col = columns.get("Speed"), columns.get("Width")
+    needed = max(start_dev, start_port, end_dev, end_port)
+    for row in rows:
+        line = rows.line_num
+        if not any(cell.strip() for cell in row) or row[min(columns.values())].lstrip().startswith("#"):
+            continue
+        if len(row) <= needed:
+            missing = next(n for n in REQUIRED if columns[n] >= len(row))
+            raise InputError(f"row has {len(row)} cells, no value for this column", source=source,
+                             line=line, column=missing)
+        origin = f"{source}:{line}"
+        a = _end(fabric, row[start_dev], row[start_port], origin, "StartPort", "StartDevice")
+        b = _end(fabric, row[end_dev], row[end_port], origin, "EndPort", "EndDevice")
+        width = parse_width(_cell(row, width_col)) if width_col is not None else None
+        speed = parse_total_gbps(_cell(row, speed_col), width) if speed_col is not None else None
+        fabric.add_cable(Cable(a, b, width, speed, origin), lenient=lenient)
+    if not fabric.cables:
+        raise InputError(f"no cables after the header on line {header_line}", source=source)
+    fabric.infer_tiers()
+    return fabric
+
+
+def _cell(row: Sequence[str], index: int | None) -> str:
+    return row[index].strip() if index is not None and index < len(row) else ""
+
+
+def _find_header(rows: Iterable[Sequence[str]], source: str) -> tuple[dict[str, int], int]:
+    first_line: int | None = None
+    for number, row in enumerate(rows, start=1):
+        if not any(cell.strip() for cell in row):
+            continue
+        first_line = first_line or number
+        columns: dict[str, int] = {}
+        for index, cell in enumerate(row):
+            name = cell.strip()
+            lowered = name.casefold().replace(" ", "")
+            canonical = _ALIASES.get(lowered) or next((r for r in REQUIRED if r.casefold() == lowered), None)
+            canonical = canonical or _OPTIONAL.get(lowered)
+            if canonical and canonical not in columns:
+                columns[canonical] = index
+        if "StartDevice" in columns or len(columns.keys() & set(REQUIRED)) >= 2:
+            for name in REQUIRED:
+                if name not in columns:
+                    raise InputError(
+                        "header row lacks this required column (need StartDevice, StartPort, EndDevice, EndPort)",
+                        source=source, line=number, column=name,
+                    )
+            return columns, number
+        if number >= _HEADER_SEARCH_ROWS:
+            break
+    raise InputError(
+        "no header row naming StartDevice, StartPort, EndDevice, EndPort (is this an NDT wiring plan?)",
+        source=source, line=first_line or 1, column="StartDevice",
+    )
+
+
+def _end(fabric: Fabric, device: str, port: str, origin: str, port_col: str, device_col: str) -> End:
+    source, _, line = origin.rpartition(":")
+    if not device.strip():
+        raise InputError("empty device name", source=source, line=int(line), column=device_col)
+    try:
+        parsed = parse_end(device, port)
+    except PortLabelError as exc:
+        raise InputError(str(exc), source=source, line=int(line), column=port_col) from None
+    node = fabric.add_device(parsed.device, parsed.kind, host=parsed.host, origin=origin)
+    return End(node.key, parsed.port)
+
+
+def write_ndt(fabric: Fabric, out: TextIO) -> None:
+    """Write a plan NDT can read; host ends as ``<host>,<adapter node description>``."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["#StartDevice", "StartPort", "EndDevice", "EndPort", "LinkType", "Speed", "Width"])
+    for cable in fabric.cables:
+        cells: list[str] = []
+        for end in (cable.a, cable.b):
+            device = fabric.devices[end.device]
+            if device.kind is Kind.ADAPTER and end.port == "1":
+                cells += [device.host or device.name.split(maxsplit=1)[0], device.name]
+            else:
+                cells += [device.name, display_port(end.port)]
+        speed = f"{round(cable.speed_gbps * 1000)}" if cable.speed_gbps else ""
+        width = f"{cable.width}x" if cable.width else ""
+        writer.writerow([*cells, "Data", speed, width])
+
+
+def ndt_text(fabric: Fabric) -> str:
+    buffer = io.StringIO()
+    write_ndt(fabric, buffer)
+    return buffer.getvalue()

@@ -1,0 +1,247 @@
+"""The fabric graph: switches and host adapters joined by cables, each cable keyed by its two ends.
+
+Nodes are looked up case-insensitively by name (UFM ``system_name``, the node description of an adapter).
+Each port holds at most one cable, so the graph is indexed by end; parallel leaf-spine cables are simply
+distinct ends on the same pair of devices.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+from topology.errors import InputError
+from topology.ports import Kind, display_port
+
+
+class Tier(StrEnum):
+    HOST = "host"
+    LEAF = "leaf"
+    SPINE = "spine"
+    CORE = "core"
+    UNKNOWN = "unknown"
+
+
+TIER_RANK = {Tier.HOST: 0, Tier.LEAF: 1, Tier.SPINE: 2, Tier.CORE: 3}
+
+
+@dataclass(slots=True)
+class Device:
+    name: str
+    kind: Kind
+    tier: Tier = Tier.UNKNOWN
+    guid: str | None = None
+    host: str | None = None
+    origin: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.name.casefold()
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class End:
+    device: str
+    """Device key (case-folded name)."""
+    port: str
+    """Canonical port label (see ``topology.ports``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    a: End
+    b: End
+    width: int | None = None
+    """Lanes: planned width in a plan, active width in an as-built fabric."""
+    speed_gbps: float | None = None
+    """Total link rate in Gb/s (lanes x per-lane rate)."""
+    origin: str | None = None
+    """Where the cable was read from, ``file:line`` or a UFM link name."""
+
+    @property
+    def key(self) -> tuple[End, End]:
+        return (self.a, self.b) if self.a <= self.b else (self.b, self.a)
+
+    def other(self, end: End) -> End:
+        return self.b if end == self.a else self.a
+
+
+def canonical_guid(text: str) -> str:
+    """GUIDs as UFM prints them: 16 lower-case hex digits, no ``0x``."""
+    value = text.strip().lower()
+    value = value.removeprefix("0x")
+    return value.rjust(16, "0")
+
+
+class Fabric:
+    """A set of devices and cables, built by a plan reader or an as-built source."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.devices: dict[str, Device] = {}
+        self.cables: list[Cable] = []
+        self.by_end: dict[End, Cable] = {}
+        self._guids: dict[str, str] = {}
+        self.conflicts: list[InputError] = []
+        """Problems a lenient reader stepped over (a port cabled twice); see ``add_cable``."""
+
+    # --- building -------------------------------------------------------------------------------------
+
+    def add_device(
+        self,
+        name: str,
+        kind: Kind,
+        *,
+        tier: Tier = Tier.UNKNOWN,
+        guid: str | None = None,
+        host: str | None = None,
+        origin: str | None = None,
+    ) -> Device:
+        key = name.casefold()
+        device = self.devices.get(key)
+        if device is None:
+            device = Device(name, kind, tier, None, host, origin)
+            self.devices[key] = device
+        elif device.kind is not kind:
+            raise self._error(
+                f"device {name!r} is used as a {kind.value} but was first seen as a {device.kind.value}"
+                + (f" at {device.origin}" if device.origin else ""),
+                origin,
+            )
+        if tier is not Tier.UNKNOWN:
+            device.tier = tier
+        if guid:
+            self._claim_guid(device, canonical_guid(guid), origin)
+        return device
+
+    def _claim_guid(self, device: Device, guid: str, origin: str | None) -> None:
+        owner = self._guids.get(guid)
+        if owner is not None and owner != device.key:
+            raise self._error(
+                f"GUID {guid} is claimed by both {self.devices[owner].name!r} and {device.name!r}", origin
+            )
+        if device.guid is not None and device.guid != guid:
+            raise self._error(f"device {device.name!r} has two GUIDs: {device.guid} and {guid}", origin)
+        self._guids[guid] = device.key
+        device.guid = guid
+
+    def add_cable(self, cable: Cable, *, lenient: bool = False) -> bool:
+        """Add ``cable``; False when it was not added.
+
+        A row that repeats a cable already present (plans often list each cable from both ends) is merged.
+        A port cabled twice is an error, unless ``lenient``: then the first cable stays, the conflict is
+        kept in ``conflicts`` for the report, and the second is left out.
+        """
+        if cable.a == cable.b:
+            raise self._error(f"cable joins port {self.describe(cable.a)} to itself", cable.origin)
+        for end in (cable.a, cable.b):
+            if end.device not in self.devices:
+                raise self._error(f"cable end on unknown device {end.device!r}", cable.origin)
+            existing = self.by_end.get(end)
+            if existing is None:
+                continue
+            if existing.key == cable.key:
+                return False
+            error = self._error(
+                f"port {self.describe(end)} is cabled twice"
+                + (f" (first at {existing.origin})" if existing.origin else ""),
+                cable.origin,
+            )
+            if not lenient:
+                raise error
+            self.conflicts.append(error)
+            return False
+        self.cables.append(cable)
+        self.by_end[cable.a] = cable
+        self.by_end[cable.b] = cable
+        return True
+
+    def _error(self, message: str, origin: str | None) -> InputError:
+        if origin and ":" in origin:
+            source, _, line = origin.rpartition(":")
+            if line.isdigit():
+                return InputError(message, source=source, line=int(line))
+        return InputError(message, source=origin or self.source)
+
+    # --- queries --------------------------------------------------------------------------------------
+
+    def device_by_guid(self, guid: str) -> Device | None:
+        key = self._guids.get(canonical_guid(guid))
+        return self.devices[key] if key is not None else None
+
+    def describe(self, end: End) -> str:
+        device = self.devices.get(end.device)
+        name = device.name if device else end.device
+        if device is not None and device.kind is Kind.ADAPTER and end.port == "1":
+            return name
+        return f"{name}/{display_port(end.port)}"
+
+    def describe_cable(self, cable: Cable) -> str:
+        return f"{self.describe(cable.a)} - {self.describe(cable.b)}"
+
+    def switches(self) -> Iterator[Device]:
+        return (d for d in self.devices.values() if d.kind is Kind.SWITCH)
+
+    def adjacency(self) -> dict[str, list[Cable]]:
+        """Cables by device key."""
+        table: dict[str, list[Cable]] = defaultdict(list)
+        for cable in self.cables:
+            table[cable.a.device].append(cable)
+            table[cable.b.device].append(cable)
+        return table
+
+    def infer_tiers(self) -> bool:
+        """Rank switches by distance from host adapters: leaf, spine, core (and above: core).
+
+        Tiers already set (a generated plan names them) are kept. Returns False when the fabric has no
+        host links, so tiers cannot be known.
+        """
+        adjacency = self.adjacency()
+        frontier = [d.key for d in self.devices.values() if d.kind is Kind.ADAPTER]
+        if not frontier:
+            return any(d.tier is not Tier.UNKNOWN for d in self.switches())
+        for key in frontier:
+            self.devices[key].tier = Tier.HOST
+        ranked = set(frontier)
+        tiers = (Tier.LEAF, Tier.SPINE, Tier.CORE)
+        rank = 0
+        while frontier:
+            tier = tiers[min(rank, len(tiers) - 1)]
+            nxt: list[str] = []
+            for key in frontier:
+                for cable in adjacency.get(key, ()):
+                    for end in (cable.a, cable.b):
+                        if end.device not in ranked and self.devices[end.device].kind is Kind.SWITCH:
+                            ranked.add(end.device)
+                            nxt.append(end.device)
+                            if self.devices[end.device].tier is Tier.UNKNOWN:
+                                self.devices[end.device].tier = tier
+            frontier = nxt
+            rank += 1
+        return True
+
+
+def switch_components(devices: Iterable[str], cables: Iterable[Cable]) -> list[list[str]]:
+    """Connected components (largest first) of the given switches over switch-switch cables."""
+    parent: dict[str, str] = {key: key for key in devices}
+
+    def find(key: str) -> str:
+        root = key
+        while parent[root] != root:
+            root = parent[root]
+        while parent[key] != root:
+            parent[key], key = root, parent[key]
+        return root
+
+    for cable in cables:
+        a, b = cable.a.device, cable.b.device
+        if a in parent and b in parent:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[ra] = rb
+    groups: dict[str, list[str]] = defaultdict(list)
+    for key in parent:
+        groups[find(key)].append(key)
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g[0]))

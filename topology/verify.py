@@ -1,0 +1,271 @@
+"""Compare an as-built fabric with its wiring plan.
+
+Matching is by device name (case-insensitive) and canonical port, and ignores cable direction. Every
+planned cable lands in exactly one of ``ok``, ``degraded`` (right ports, below planned width or speed),
+``missing`` (nothing on either planned port) or ``miswired`` (its ports are cabled, but not to each other),
+so ``planned = ok + degraded + missing + miswired``. Unlike NDT, a cable that landed on a different device
+is one miswire (not a missing plus an extra), and two cables whose far ends were exchanged are recognised
+as a swap. ``unexpected`` holds as-built cables that touch no planned port at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from topology.capacity import LeafPaths, leaf_paths
+from topology.model import Cable, End, Fabric, Tier, switch_components
+
+DEFAULT_GUARD = 0.75
+
+
+class MiswireKind(StrEnum):
+    SWAPPED = "swapped"
+    """Two planned cables whose far ends were exchanged."""
+    WRONG_PORT = "wrong_port"
+    """Right devices, wrong port on one side."""
+    WRONG_DEVICE = "wrong_device"
+    """A planned port is cabled to a device the plan does not join it to."""
+
+
+@dataclass(frozen=True, slots=True)
+class Miswire:
+    kind: MiswireKind
+    expected: Cable
+    actual: tuple[Cable, ...]
+    swapped_with: Cable | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Degraded:
+    planned: Cable
+    actual: Cable
+    expected_width: int | None
+    expected_speed_gbps: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeafCapacity:
+    leaf: str
+    planned: LeafPaths
+    actual: LeafPaths
+
+    @property
+    def ratio(self) -> float:
+        """The worse of the path ratio and the reached-cores ratio (1.0 = as planned)."""
+        paths = self.actual.paths / self.planned.paths if self.planned.paths else 1.0
+        tops = self.actual.tops_reached / self.planned.tops_reached if self.planned.tops_reached else 1.0
+        return min(paths, tops)
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    plan: Fabric
+    actual: Fabric
+    guard: float
+    ok: list[Cable] = field(default_factory=list)
+    missing: list[Cable] = field(default_factory=list)
+    miswired: list[Miswire] = field(default_factory=list)
+    unexpected: list[Cable] = field(default_factory=list)
+    degraded: list[Degraded] = field(default_factory=list)
+    unknown_devices: list[str] = field(default_factory=list)
+    absent_devices: list[str] = field(default_factory=list)
+    components: list[list[str]] = field(default_factory=list)
+    planned_components: int = 1
+    leaves: list[LeafCapacity] = field(default_factory=list)
+    tiers_known: bool = True
+
+    @property
+    def leaves_below_guard(self) -> list[LeafCapacity]:
+        return [leaf for leaf in self.leaves if leaf.actual.paths < math.ceil(self.guard * leaf.planned.paths)]
+
+    @property
+    def matches(self) -> bool:
+        return not (self.missing or self.miswired or self.unexpected or self.degraded or self.unknown_devices
+                    or self.plan.conflicts or len(self.components) > self.planned_components)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "planned": len(self.plan.cables),
+            "actual": len(self.actual.cables),
+            "ok": len(self.ok),
+            "missing": len(self.missing),
+            "miswired": len(self.miswired),
+            "unexpected": len(self.unexpected),
+            "degraded": len(self.degraded),
+            "partitions": len(self.components),
+            "planned_partitions": self.planned_components,
+            "unknown_devices": len(self.unknown_devices),
+            "absent_devices": len(self.absent_devices),
+            "leaves_below_guard": len(self.leaves_below_guard),
+            "plan_conflicts": len(self.plan.conflicts),
+        }
+
+    def to_dict(self, worst: int = 20) -> dict[str, Any]:
+        plan, actual = self.plan, self.actual
+
+        def cable(c: Cable, side: Fabric) -> dict[str, Any]:
+            entry: dict[str, Any] = {
+                "cable": side.describe_cable(c), "a": _end(side, c.a), "b": _end(side, c.b),
+            }
+            if c.origin:
+                entry["origin"] = c.origin
+            return entry
+
+        def rate(width: int | None, speed: float | None) -> dict[str, Any]:
+            return {"width": f"{width}x" if width else None, "speed_gbps": speed}
+
+        return {
+            "summary": self.summary(),
+            "matches": self.matches,
+            "plan": plan.source,
+            "as_built": actual.source,
+            "missing": [cable(c, plan) for c in self.missing],
+            "miswired": [
+                {
+                    "kind": m.kind.value,
+                    "expected": plan.describe_cable(m.expected),
+                    "actual": [actual.describe_cable(c) for c in m.actual],
+                    **({"swapped_with": plan.describe_cable(m.swapped_with)} if m.swapped_with else {}),
+                    **({"origin": m.expected.origin} if m.expected.origin else {}),
+                }
+                for m in self.miswired
+            ],
+            "unexpected": [cable(c, actual) for c in self.unexpected],
+            "degraded": [
+                {
+                    **cable(d.planned, plan),
+                    "expected": rate(d.expected_width, d.expected_speed_gbps),
+                    "actual": rate(d.actual.width, d.actual.speed_gbps),
+                }
+                for d in self.degraded
+            ],
+            "plan_conflicts": [str(error) for error in plan.conflicts],
+            "unknown_devices": [actual.devices[k].name for k in self.unknown_devices],
+            "absent_devices": [plan.devices[k].name for k in self.absent_devices],
+            "partitions": {
+                "count": len(self.components),
+                "planned": self.planned_components,
+                "sizes": [len(c) for c in self.components],
+                "members": [[plan.devices[k].name for k in comp] for comp in self.components[:worst]],
+            },
+            "paths_to_core": {
+                "tiers_known": self.tiers_known,
+                "guard": self.guard,
+                "leaves": len(self.leaves),
+                "below_guard": len(self.leaves_below_guard),
+                "worst": [
+                    {
+                        "leaf": plan.devices[leaf.leaf].name,
+                        "planned_paths": leaf.planned.paths,
+                        "paths": leaf.actual.paths,
+                        "planned_cores": leaf.planned.tops_reached,
+                        "cores": leaf.actual.tops_reached,
+                        "ratio": round(leaf.ratio, 4),
+                    }
+                    for leaf in self.leaves[:worst]
+                ],
+            },
+        }
+
+
+def _end(fabric: Fabric, end: End) -> dict[str, str]:
+    return {"device": fabric.devices[end.device].name, "port": end.port}
+
+
+def _modal(values: list[Any]) -> Any:
+    counts = Counter(v for v in values if v)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def verify(plan: Fabric, actual: Fabric, guard: float = DEFAULT_GUARD) -> VerifyReport:
+    report = VerifyReport(plan, actual, guard)
+    planned_keys = {c.key for c in plan.cables}
+    # Where the plan gives no rate, a cable is held to what most cables of the as-built fabric run at,
+    # which is how a 1x straggler among 4x links is caught without a per-cable speed in the plan.
+    default_width = _modal([c.width for c in actual.cables])
+    default_speed = _modal([c.speed_gbps for c in actual.cables])
+
+    for planned in plan.cables:
+        a, b = planned.key
+        at_a, at_b = actual.by_end.get(a), actual.by_end.get(b)
+        if at_a is not None and at_a.key == planned.key:
+            _check_rate(report, planned, at_a, default_width, default_speed)
+        elif at_a is None and at_b is None:
+            report.missing.append(planned)
+        else:
+            report.miswired.append(_classify(plan, planned, at_a, at_b))
+
+    for cable in actual.cables:
+        if cable.key not in planned_keys and cable.a not in plan.by_end and cable.b not in plan.by_end:
+            report.unexpected.append(cable)
+
+    report.unknown_devices = sorted(k for k in actual.devices if k not in plan.devices)
+    report.absent_devices = sorted(k for k in plan.devices if k not in actual.devices)
+    _check_structure(report)
+    return report
+
+
+def _check_rate(
+    report: VerifyReport, planned: Cable, actual: Cable, default_width: int | None, default_speed: float | None
+) -> None:
+    width = planned.width or default_width
+    speed = planned.speed_gbps or default_speed
+    narrow = width is not None and actual.width is not None and actual.width < width
+    slow = speed is not None and actual.speed_gbps is not None and actual.speed_gbps < speed
+    if narrow or slow:
+        report.degraded.append(Degraded(planned, actual, width, speed))
+    else:
+        report.ok.append(planned)
+
+
+def _classify(plan: Fabric, planned: Cable, at_a: Cable | None, at_b: Cable | None) -> Miswire:
+    a, b = planned.key
+    seen = tuple(dict.fromkeys(c for c in (at_a, at_b) if c is not None))
+    if at_a is not None and at_b is not None:
+        far_a, far_b = at_a.other(a), at_b.other(b)
+        partner = plan.by_end.get(far_a)
+        if partner is not None and partner.key == _pair(far_a, far_b):
+            return Miswire(MiswireKind.SWAPPED, planned, seen, partner)
+    for end, found in ((a, at_a), (b, at_b)):
+        if found is not None and found.other(end).device == planned.other(end).device:
+            return Miswire(MiswireKind.WRONG_PORT, planned, seen)
+    return Miswire(MiswireKind.WRONG_DEVICE, planned, seen)
+
+
+def _pair(x: End, y: End) -> tuple[End, End]:
+    return (x, y) if x <= y else (y, x)
+
+
+def _check_structure(report: VerifyReport) -> None:
+    plan, actual = report.plan, report.actual
+    plan_switches = {d.key for d in plan.switches()}
+    switches = [d.key for d in actual.switches()]
+    switch_set = set(switches)
+    # Unplanned switches carry paths between planned ones, but a stray lab switch on its own is not a
+    # partition of the fabric: only components holding a planned switch count, sized by planned switches.
+    report.components = sorted((
+        planned for planned in (
+            [key for key in comp if key in plan_switches]
+            for comp in switch_components(
+                switches, (c for c in actual.cables if c.a.device in switch_set and c.b.device in switch_set)
+            )
+        ) if planned
+    ), key=lambda comp: (-len(comp), comp[0]))
+    report.planned_components = len(switch_components(
+        plan_switches, (c for c in plan.cables if c.a.device in plan_switches and c.b.device in plan_switches)
+    ))
+    tiers = {d.key: d.tier for d in plan.devices.values() if d.tier is not Tier.UNKNOWN}
+    report.tiers_known = any(t is Tier.LEAF for t in tiers.values())
+    if not report.tiers_known:
+        return
+    planned_paths = leaf_paths(tiers, plan.cables)
+    actual_paths = leaf_paths(tiers, actual.cables)
+    empty = LeafPaths("", 0, 0)
+    report.leaves = sorted(
+        (LeafCapacity(key, planned_paths[key], actual_paths.get(key, empty)) for key in planned_paths),
+        key=lambda leaf: (leaf.ratio, leaf.leaf),
+    )
