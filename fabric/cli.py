@@ -63,7 +63,8 @@ def plan_generate(
 ) -> None:
     """Write the wiring plan of a rail-optimised three-tier fat tree as an NDT CSV."""
     from topology.formats.ndt import write_ndt
-    from topology.generate import fat_tree, preset as get_preset
+    from topology.generate import fat_tree
+    from topology.generate import preset as get_preset
 
     overrides = {k: v for k, v in {
         "pods": pods, "hosts_per_pod": hosts_per_pod, "rails": rails, "spines_per_pod": spines_per_pod,

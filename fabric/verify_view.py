@@ -8,8 +8,8 @@ from collections.abc import Iterable, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from topology.model import Cable, Fabric
-from topology.verify import VerifyReport
+from topology.model import Cable, End, Fabric
+from topology.verify import Miswire, VerifyReport
 
 
 def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
@@ -44,10 +44,19 @@ def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> No
         console.print(_table(f"Missing cables{more(report.missing)}", ("planned cable", "plan line"),
                              ((plan.describe_cable(c), c.origin or "") for c in report.missing[:worst])))
     if report.miswired:
+        # A swap is one mistake to undo: show each pair once, with both planned cables.
+        shown: list[Miswire] = []
+        partners: set[tuple[End, End]] = set()
+        for m in sorted(report.miswired, key=lambda m: (m.kind.value, plan.describe_cable(m.expected))):
+            if m.expected.key in partners:
+                continue
+            if m.swapped_with is not None:
+                partners.add(m.swapped_with.key)
+            shown.append(m)
         console.print(_table(
-            f"Miswired cables{more(report.miswired)}", ("kind", "expected", "actual"),
-            ((m.kind.value, plan.describe_cable(m.expected), "\n".join(actual.describe_cable(c) for c in m.actual))
-             for m in report.miswired[:worst]),
+            f"Miswired cables{more(shown)}", ("kind", "expected", "actual"),
+            ((m.kind.value, "\n".join(plan.describe_cable(c) for c in (m.expected, m.swapped_with) if c),
+              "\n".join(actual.describe_cable(c) for c in m.actual)) for m in shown[:worst]),
         ))
     if report.unexpected:
         console.print(_table(f"Unexpected cables{more(report.unexpected)}", ("cable",),
@@ -67,8 +76,8 @@ def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> No
             ("planned but absent", ", ".join(plan.devices[k].name for k in report.absent_devices[:worst])),
         )))
     bad_cables = [*report.missing, *(m.expected for m in report.miswired), *(d.planned for d in report.degraded)]
-    if bad_cables:
-        hits = _devices_hit(plan, bad_cables).most_common(worst)
+    hits = _devices_hit(plan, bad_cables).most_common(worst)
+    if hits and hits[0][1] > 1:  # only worth a table when faults concentrate on some devices
         console.print(_table("Devices with the most cabling faults", ("device", "faulty cables"), hits))
     sizes = ", ".join(str(len(c)) for c in report.components[:worst])
     style = "red" if len(report.components) > report.planned_components else "green"

@@ -60,15 +60,22 @@ def plant(plan: Fabric, counts: FaultCounts, seed: int = 0) -> PlantedFaults:
     needed = counts.missing + 2 * counts.swapped + counts.wrong_device + counts.degraded
     if needed > len(pool):
         raise ValueError(f"{needed} faults need more switch-switch cables than the plan's {len(pool)}")
-    chosen = rng.sample(pool, needed)
-    taken = iter(chosen)
+    rng.shuffle(pool)
     by_key = {c.key: c for c in plan.cables}
-    result = PlantedFaults(plan)
+    untouched = {c.key for c in pool}
 
+    def take(candidates: list[Cable]) -> Cable:
+        cable = rng.choice([c for c in candidates if c.key in untouched] or [c for c in pool if c.key in untouched])
+        untouched.discard(cable.key)
+        return by_key.pop(cable.key)
+
+    result = PlantedFaults(plan)
     for _ in range(counts.missing):
-        result.missing.append(by_key.pop(next(taken).key))
+        result.missing.append(take(pool))
     for _ in range(counts.swapped):
-        first, second = by_key.pop(next(taken).key), by_key.pop(next(taken).key)
+        first = take(pool)
+        # The swap a technician makes: two cables on the same switch, plugged into each other's ports.
+        second = take([c for c in pool if c.a.device == first.a.device and c.b.device != first.b.device])
         result.swapped.append((first, second))
         for cable in (Cable(first.a, second.b, first.width, first.speed_gbps),
                       Cable(second.a, first.b, second.width, second.speed_gbps)):
@@ -76,12 +83,12 @@ def plant(plan: Fabric, counts: FaultCounts, seed: int = 0) -> PlantedFaults:
     # A wrong-device fault moves one end of a cable onto a switch the plan does not have, so that each
     # planted fault shows up as exactly one finding.
     for i in range(counts.wrong_device):
-        cable = by_key.pop(next(taken).key)
+        cable = take(pool)
         result.wrong_device.append(cable)
         moved = Cable(cable.a, End("unplanned-sw1", str(i + 1)), cable.width, cable.speed_gbps)
         by_key[moved.key] = moved
     for _ in range(counts.degraded):
-        cable = by_key.pop(next(taken).key)
+        cable = take(pool)
         result.degraded.append(cable)
         narrow = replace(cable, width=1, speed_gbps=(cable.speed_gbps or 0) / (cable.width or 4) or None)
         by_key[narrow.key] = narrow

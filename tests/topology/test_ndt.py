@@ -76,9 +76,9 @@ def test_missing_column() -> None:
 
 
 def test_short_row_and_empty_device() -> None:
-    with pytest.raises(InputError, match="plan.csv:2: column 'EndPort'"):
+    with pytest.raises(InputError, match=r"plan\.csv:2: column 'EndPort'"):
         parse("StartDevice,StartPort,EndDevice,EndPort\nsw1,Port 1,sw2\n")
-    with pytest.raises(InputError, match="plan.csv:2: column 'EndDevice'"):
+    with pytest.raises(InputError, match=r"plan\.csv:2: column 'EndDevice'"):
         parse("StartDevice,StartPort,EndDevice,EndPort\nsw1,Port 1, ,Port 3\n")
 
 
