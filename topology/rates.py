@@ -7,6 +7,7 @@ Mb/s or Gb/s (``200000``, ``400G``); the as-built side gives a width (``4x``, ``
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Per-lane data rate in Gb/s, by InfiniBand generation.
 LANE_GBPS: dict[str, float] = {
@@ -27,6 +28,7 @@ _TOTAL = re.compile(r"^(\d+(?:\.\d+)?)\s*(g|gb|gbps|gb/s|m|mb|mbps|mb/s)?$", re.
 _WIDTH_SPEED = re.compile(r"^(\d+)x([a-z0-9]+)$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=256)
 def parse_width(text: str | int | None) -> int | None:
     """Lanes from ``4x``, ``IB_4x``, ``4`` or 4; None when absent or unreadable."""
     if text is None:
@@ -46,6 +48,7 @@ def lane_gbps(speed: str | None) -> float | None:
     return LANE_GBPS.get(speed.strip().upper())
 
 
+@lru_cache(maxsize=256)
 def parse_total_gbps(text: str | None, lanes: int | None = None) -> float | None:
     """Total link rate in Gb/s from ``NDR``, ``400G``, ``400``, ``200000`` (Mb/s) or ``200G HDR cable``."""
     if not text:

@@ -52,8 +52,8 @@ def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False) -> Fa
             raise InputError(f"row has {len(row)} cells, no value for this column", source=source,
                              line=line, column=missing)
         origin = f"{source}:{line}"
-        a = _end(fabric, row[start_dev], row[start_port], origin, "StartPort", "StartDevice")
-        b = _end(fabric, row[end_dev], row[end_port], origin, "EndPort", "EndDevice")
+        a = _end(fabric, row[start_dev], row[start_port], source, line, "StartPort", "StartDevice")
+        b = _end(fabric, row[end_dev], row[end_port], source, line, "EndPort", "EndDevice")
         width = parse_width(_cell(row, width_col)) if width_col is not None else None
         speed = parse_total_gbps(_cell(row, speed_col), width) if speed_col is not None else None
         fabric.add_cable(Cable(a, b, width, speed, origin), lenient=lenient)
@@ -97,15 +97,14 @@ def _find_header(rows: Iterable[Sequence[str]], source: str) -> tuple[dict[str, 
     )
 
 
-def _end(fabric: Fabric, device: str, port: str, origin: str, port_col: str, device_col: str) -> End:
-    source, _, line = origin.rpartition(":")
+def _end(fabric: Fabric, device: str, port: str, source: str, line: int, port_col: str, device_col: str) -> End:
     if not device.strip():
-        raise InputError("empty device name", source=source, line=int(line), column=device_col)
+        raise InputError("empty device name", source=source, line=line, column=device_col)
     try:
         parsed = parse_end(device, port)
     except PortLabelError as exc:
-        raise InputError(str(exc), source=source, line=int(line), column=port_col) from None
-    node = fabric.add_device(parsed.device, parsed.kind, host=parsed.host, origin=origin)
+        raise InputError(str(exc), source=source, line=line, column=port_col) from None
+    node = fabric.add_device(parsed.device, parsed.kind, host=parsed.host, origin=f"{source}:{line}")
     return End(node.key, parsed.port)
 
 

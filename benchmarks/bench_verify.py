@@ -1,0 +1,39 @@
+"""`fabricctl verify` on the reference fabric and at 8x scale, from files, as a whole command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from benchmarks.measure import Measurement, run_command
+from topology.faults import FaultCounts, plant
+from topology.formats.ndt import write_ndt
+from topology.formats.ufm_render import write_ufm_snapshot
+from topology.generate import PRESETS, fat_tree
+
+TARGETS_S = {"h100-4k": 1.0, "h100-32k": 8.0}
+FAULTS = FaultCounts(missing=5, swapped=3, wrong_device=2, degraded=4, unexpected=1)
+
+
+def prepare(preset: str, workdir: Path) -> tuple[Path, Path]:
+    plan = fat_tree(PRESETS[preset])
+    plan_path = workdir / f"{preset}.csv"
+    with plan_path.open("w", newline="") as handle:
+        write_ndt(plan, handle)
+    snapshot = workdir / f"{preset}-as-built"
+    write_ufm_snapshot(plant(plan, FAULTS, seed=1).fabric, snapshot)
+    return plan_path, snapshot
+
+
+def run(workdir: Path) -> list[Measurement]:
+    results = []
+    fabricctl = str(Path(sys.executable).with_name("fabricctl"))
+    for preset, target in TARGETS_S.items():
+        plan_path, snapshot = prepare(preset, workdir)
+        size_mib = sum(p.stat().st_size for p in snapshot.iterdir()) / 2**20
+        argv = [fabricctl, "verify", "--plan", str(plan_path), "--as-built", str(snapshot), "--format", "json"]
+        results.append(run_command(
+            f"verify {preset} ({PRESETS[preset].cables:,} cables)", argv, target_s=target, expect_codes=(1,),
+            note=f"UFM snapshot systems+ports+links.json, {size_mib:.0f} MiB; JSON report",
+        ))
+    return results

@@ -1,0 +1,46 @@
+"""Wall time and peak memory of a whole command, as an operator would experience it."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Measurement:
+    name: str
+    runs: list[float]
+    peak_rss_mib: float
+    target_s: float | None = None
+    note: str = ""
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.runs)
+
+    @property
+    def verdict(self) -> str:
+        if self.target_s is None:
+            return ""
+        return "ok" if self.median_s < self.target_s else "MISSED"
+
+
+def run_command(name: str, argv: list[str], *, repeat: int = 3, target_s: float | None = None,
+                expect_codes: tuple[int, ...] = (0,), note: str = "") -> Measurement:
+    """Run ``argv`` ``repeat`` times; wall time per run and the largest peak RSS of any run."""
+    runs: list[float] = []
+    peak_kib = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
+            stderr = child.stderr.read().decode() if child.stderr else ""
+        runs.append(time.perf_counter() - start)
+        peak_kib = max(peak_kib, usage.ru_maxrss)
+        if child.returncode not in expect_codes:
+            raise RuntimeError(f"{name}: exit {child.returncode}: {stderr[-500:]}")
+    return Measurement(name, runs, peak_kib / 1024, target_s, note)
