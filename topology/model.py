@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from topology.errors import InputError
 from topology.ports import Kind, display_port
@@ -68,6 +69,7 @@ class Cable:
         return self.b if end == self.a else self.a
 
 
+@lru_cache(maxsize=1 << 16)
 def canonical_guid(text: str) -> str:
     """GUIDs as UFM prints them: 16 lower-case hex digits, no ``0x``."""
     value = text.strip().lower()

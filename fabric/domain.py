@@ -1,0 +1,99 @@
+"""The remediation vocabulary shared by signals, detectors, policy, store and engine.
+
+Components are named by the fabric model, never by UFM ids, so that a UFM restart or a re-read of the plan
+does not change who is who: a cable by its two ends (``leaf1/Port 33|spine2/Port 5``, ends sorted), a port
+as ``device/Port n``, a switch or a host by its name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class ComponentKind(StrEnum):
+    LINK = "link"
+    PORT = "port"
+    SWITCH = "switch"
+    HOST = "host"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ComponentId:
+    kind: ComponentKind
+    name: str
+    """Canonical, case-folded: ``a/p|b/q`` for a link, ``device/p`` for a port, the name for a device."""
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}:{self.name}"
+
+    @classmethod
+    def parse(cls, text: str) -> ComponentId:
+        kind, sep, name = text.partition(":")
+        if not sep or not name:
+            raise ValueError(f"not a component id: {text!r} (expected 'link:...', 'port:...', 'switch:...')")
+        return cls(ComponentKind(kind), name)
+
+
+class Lifecycle(StrEnum):
+    """Where a component is in DESIGN.md's lifecycle."""
+
+    HEALTHY = "healthy"
+    DISABLED = "disabled"
+    """Taken out of service in UFM; its ticket is being opened."""
+    AWAITING_REPAIR = "awaiting_repair"
+    """Out of service with an open ticket."""
+    DEFERRED = "deferred"
+    """Faulty, but the capacity guard kept it up; ticket open; retried when capacity returns."""
+    TICKETED = "ticketed"
+    """A ticket-only finding (host links, duplicate GUIDs...): nothing was changed in UFM."""
+    PROBATION = "probation"
+    """Repaired and back in service, watched for a clean soak."""
+    QUARANTINED = "quarantined"
+    """Broke too often: stays out until an operator clears it."""
+
+
+OUT_OF_SERVICE = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.QUARANTINED})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A detector's conclusion that a component is faulty, with the evidence that led to it."""
+
+    component: ComponentId
+    rule: str
+    at: datetime
+    reason: str
+    evidence: tuple[int, ...] = ()
+    """UFM event ids."""
+    ticket_only: bool = False
+    never_auto_restore: bool = False
+
+
+class ActionKind(StrEnum):
+    DISABLE = "disable"
+    ENABLE = "enable"
+    DEFER = "defer"
+    TICKET = "ticket"
+    COMMENT = "comment"
+    REOPEN = "reopen"
+    QUARANTINE = "quarantine"
+    HALT = "halt"
+    RECORD = "record"
+    """Noted, nothing to do (below a threshold, explained by a reboot, silenced...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One decision of the policy: what to do, to what, by which rule, and why."""
+
+    kind: ActionKind
+    at: datetime
+    rule: str
+    reason: str
+    component: ComponentId | None = None
+    guard: dict[str, Any] = field(default_factory=dict)
+    """The capacity guard's figures at the time of the decision."""
+    dry_run: bool = True

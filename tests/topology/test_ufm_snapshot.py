@@ -1,0 +1,391 @@
+"""The UFM REST snapshot reader: small hand-written snapshots for each rule and error, then UFM's samples."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from topology.errors import InputError
+from topology.formats.ufm_snapshot import fabric_from_ufm, read_ufm_snapshot
+from topology.model import Cable, End, Fabric
+from topology.ports import Kind
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SAMPLES = SHARED / "conformance" / "ufm_sdk" / "ufm_samples"
+
+LEAF, CHASSIS, LINE_CARD, SPINE_ASIC = "00000000000000a1", "00000000000000dd", "00000000000000d1", "00000000000000d2"
+HCA0, HCA1, SHARP, STRANGER = "00000000000000b1", "00000000000000b2", "00000000000000e1", "00000000000000f1"
+
+
+def system(guid: str, name: str, kind: str, ports: list[str]) -> dict[str, Any]:
+    return {"guid": guid, "name": guid, "system_guid": guid, "system_name": name, "type": kind,
+            "model": "MQM8700" if kind == "switch" else "Computer", "ports": ports, "state": "active"}
+
+
+def link(src: str, sport: str, dst: str, dport: str, width: str | None = "4x", *,
+         src_desc: str | None = None, dst_desc: str | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": f"{src}_{sport}:{dst}_{dport}",
+        "source_guid": src, "source_port": sport, "source_port_dname": sport,
+        "destination_guid": dst, "destination_port": dport, "destination_port_dname": dport,
+        "severity": "Info", "capabilities": [], "cable_info": {},
+    }
+    if width is not None:
+        entry["width"] = width
+    if src_desc is not None:
+        entry["source_port_node_description"] = src_desc
+    if dst_desc is not None:
+        entry["destination_port_node_description"] = dst_desc
+    return entry
+
+
+SYSTEMS = [
+    system(LEAF, "leaf-1", "switch", [f"{LEAF}_1", f"{LEAF}_2", f"{LEAF}_21"]),
+    system(CHASSIS, "dir-1", "switch", [f"{LINE_CARD}_20", f"{LINE_CARD}_21", f"{SPINE_ASIC}_1"]),
+    system(HCA0, "host1", "host", [f"{HCA0}_1", f"{HCA1}_1"]),
+]
+LINKS = [
+    # 0: host adapter named from ports.json (the link's description is ignored for it)
+    link(LEAF, "1", HCA0, "1", "4x", src_desc="leaf-1:1", dst_desc="host1 HCA-1"),
+    # 1: an adapter neither ports.json nor the link describes
+    link(LEAF, "2", HCA1, "1", "4x", src_desc="leaf-1:2"),
+    # 2: leaf -> line card 1, ASIC 1, port 20 of the director (older "IB_4x" width)
+    link(LEAF, "21", LINE_CARD, "20", "IB_4x", src_desc="leaf-1:21", dst_desc="dir-1:L01/U1/20"),
+    # 3: line card <-> internal spine ASIC: inside the chassis
+    link(LINE_CARD, "21", SPINE_ASIC, "1", "4x", src_desc="dir-1:L01/U1/21", dst_desc="dir-1:S01/U1/1"),
+    # 4: SHARP aggregation node: not cabling
+    link(LEAF, "41", SHARP, "1", "4x", src_desc="leaf-1:41", dst_desc="Mellanox Technologies Aggregation Node"),
+    # 5: a switch systems.json does not list, self-described by the link
+    link(LEAF, "30", STRANGER, "5", None, src_desc="leaf-1:30", dst_desc="spine-9:5"),
+]
+PORTS = [
+    {"name": f"{LEAF}_1", "guid": LEAF, "number": 1, "dname": "1", "node_description": "leaf-1:1",
+     "active_speed": "HDR", "active_width": "4x", "description": "Switch IB Port", "system_name": "leaf-1"},
+    {"name": f"{HCA0}_1", "guid": HCA0, "number": 1, "dname": "HCA-1/1", "node_description": "host1 mlx5_0",
+     "active_speed": "HDR", "active_width": "4x", "description": "Computer IB Port", "system_name": "host1"},
+    {"name": f"{LINE_CARD}_20", "guid": LINE_CARD, "number": 20, "dname": "20",
+     "node_description": "dir-1:L01/U1/20", "active_speed": "NDR", "active_width": "4x"},
+    {"name": f"{STRANGER}_5", "guid": STRANGER, "number": 5, "active_width": "2x"},
+]
+
+
+def snapshot(
+    directory: Path,
+    systems: Any = None,
+    links: Any = None,
+    ports: Any = None,
+    *,
+    with_ports: bool = True,
+) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    documents = {"systems": SYSTEMS if systems is None else systems, "links": LINKS if links is None else links}
+    if with_ports:
+        documents["ports"] = PORTS if ports is None else ports
+    for name, value in documents.items():
+        (directory / f"{name}.json").write_text(value if isinstance(value, str) else json.dumps(value, indent=2))
+    return directory
+
+
+def cable_at(fabric: Fabric, device: str, port: str) -> Cable:
+    return fabric.by_end[End(device.casefold(), port)]
+
+
+def error_of(directory: Path) -> InputError:
+    with pytest.raises(InputError) as info:
+        read_ufm_snapshot(directory)
+    return info.value
+
+
+# --- the small snapshot ------------------------------------------------------------------------------
+
+
+def test_devices_and_cables(tmp_path: Path) -> None:
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap"))
+
+    assert fabric.source == str(tmp_path / "snap")
+    assert {d.name: d.kind for d in fabric.devices.values()} == {
+        "leaf-1": Kind.SWITCH,
+        "dir-1": Kind.SWITCH,
+        "spine-9": Kind.SWITCH,
+        "host1 mlx5_0": Kind.ADAPTER,
+        f"host1 {HCA1}": Kind.ADAPTER,
+    }
+    assert sorted(fabric.describe_cable(c) for c in fabric.cables) == [
+        "leaf-1/Port 1 - host1 mlx5_0",
+        f"leaf-1/Port 2 - host1 {HCA1}",
+        "leaf-1/Port 21 - dir-1/Blade 1_Port 1/20",
+        "leaf-1/Port 30 - spine-9/Port 5",
+    ]
+    assert End("leaf-1", "41") not in fabric.by_end  # the aggregation node's link is dropped
+    assert cable_at(fabric, "leaf-1", "1").origin == f"{LEAF}_1:{HCA0}_1"
+
+
+def test_guids_and_hosts(tmp_path: Path) -> None:
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap"))
+    found = {guid: fabric.device_by_guid(guid) for guid in (LEAF, CHASSIS, LINE_CARD, HCA0, HCA1, STRANGER)}
+    names = {guid: device.name if device else None for guid, device in found.items()}
+    assert names == {
+        LEAF: "leaf-1",
+        CHASSIS: "dir-1",  # the director system's GUID; its ASICs' node GUIDs only map to it
+        LINE_CARD: None,
+        HCA0: "host1 mlx5_0",
+        HCA1: f"host1 {HCA1}",
+        STRANGER: "spine-9",
+    }
+    assert fabric.devices["host1 mlx5_0"].host == "host1"
+    assert fabric.devices[f"host1 {HCA1}".casefold()].host == "host1"
+
+
+def test_width_forms_and_speed_from_either_end(tmp_path: Path) -> None:
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap"))
+    host = cable_at(fabric, "leaf-1", "1")  # "4x"; HDR on both ends in ports.json
+    uplink = cable_at(fabric, "leaf-1", "21")  # "IB_4x"; only the director's end is in ports.json (NDR)
+    unlisted = cable_at(fabric, "leaf-1", "2")  # "4x"; neither end in ports.json
+    stranger = cable_at(fabric, "leaf-1", "30")  # no width: ports.json's active_width, no speed
+    assert (host.width, host.speed_gbps) == (4, 200.0)
+    assert (uplink.width, uplink.speed_gbps) == (4, 400.0)
+    assert (unlisted.width, unlisted.speed_gbps) == (4, None)
+    assert (stranger.width, stranger.speed_gbps) == (2, None)
+
+
+def test_without_ports_json(tmp_path: Path) -> None:
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap", with_ports=False))
+    # The adapter is now named by the link's own node description.
+    assert cable_at(fabric, "leaf-1", "1").other(End("leaf-1", "1")) == End("host1 hca-1", "1")
+    assert all(c.speed_gbps is None for c in fabric.cables)
+    assert cable_at(fabric, "leaf-1", "21").width == 4
+
+
+@pytest.mark.parametrize("wrapped", [(), ("systems",), ("links",), ("ports",), ("systems", "links", "ports")])
+def test_data_wrapper_or_bare_list(tmp_path: Path, wrapped: tuple[str, ...]) -> None:
+    documents: dict[str, Any] = {"systems": SYSTEMS, "links": LINKS, "ports": PORTS}
+    for name in wrapped:
+        documents[name] = {"data": documents[name]}
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap", **documents))
+    bare = read_ufm_snapshot(snapshot(tmp_path / "bare"))
+    assert sorted(c.key for c in fabric.cables) == sorted(c.key for c in bare.cables)
+    assert len(fabric.cables) == 4
+
+
+def test_fabric_from_decoded_json() -> None:
+    fabric = fabric_from_ufm(copy.deepcopy(SYSTEMS), copy.deepcopy(LINKS), None, "https://ufm.example/ufmRest",
+                             documents={"links": "GET /resources/links"})
+    assert fabric.source == "https://ufm.example/ufmRest"
+    assert len(fabric.cables) == 4
+    bad = copy.deepcopy(LINKS)
+    del bad[2]["destination_port"]
+    with pytest.raises(InputError) as info:
+        fabric_from_ufm(SYSTEMS, bad, None, "https://ufm.example/ufmRest",
+                        documents={"links": "GET /resources/links"})
+    assert str(info.value).startswith("GET /resources/links: field '[2].destination_port': ")
+    with pytest.raises(InputError) as info:
+        fabric_from_ufm([{"type": "switch"}], [], None, "https://ufm.example/ufmRest")
+    assert info.value.source == "https://ufm.example/ufmRest/systems.json"
+
+
+def test_same_link_listed_twice_is_read_once(tmp_path: Path) -> None:
+    reverse = link(HCA0, "1", LEAF, "1", "4x", src_desc="host1 mlx5_0", dst_desc="leaf-1:1")
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap", links=[*LINKS, copy.deepcopy(LINKS[0]), reverse]))
+    assert len(fabric.cables) == 4
+
+
+def test_devices_sharing_a_name_are_told_apart(tmp_path: Path) -> None:
+    other = "00000000000000a2"
+    systems = [*SYSTEMS, system(other, "leaf-1", "switch", [f"{other}_1"])]
+    links = [*LINKS, link(other, "1", HCA1, "2", src_desc="leaf-1:1")]
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap", systems, links))
+    assert f"leaf-1 ({LEAF})" in [d.name for d in fabric.devices.values()]
+    assert fabric.device_by_guid(other) is fabric.devices[f"leaf-1 ({other})"]
+    assert cable_at(fabric, f"leaf-1 ({other})", "1").other(End(f"leaf-1 ({other})", "1")) == End(
+        f"host1 {HCA1}".casefold(), "2")
+
+
+def test_unknown_guid_adapter_from_its_description(tmp_path: Path) -> None:
+    links = [*LINKS,
+             link(LEAF, "31", "00000000000000f2", "1", src_desc="leaf-1:31", dst_desc="node7  mlx5_0"),
+             link(LEAF, "32", "00000000000000f3", "1", src_desc="leaf-1:32", dst_desc="node8 mlx5_0:1")]
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap", links=links))
+    node7, node8 = fabric.devices["node7 mlx5_0"], fabric.devices["node8 mlx5_0"]
+    assert (node7.kind, node7.host, node7.guid) == (Kind.ADAPTER, "node7", "00000000000000f2")
+    assert (node8.kind, node8.host) == (Kind.ADAPTER, "node8")
+    assert cable_at(fabric, "leaf-1", "32").other(End("leaf-1", "32")) == End("node8 mlx5_0", "1")
+
+
+def test_director_port_from_dname_when_description_has_no_asic(tmp_path: Path) -> None:
+    links = [link(LEAF, "21", LINE_CARD, "20", dst_desc="dir-1:20")]
+    links[0]["destination_port_dname"] = "Blade 1_Port 1/20"
+    fabric = read_ufm_snapshot(snapshot(tmp_path / "snap", links=links))
+    assert cable_at(fabric, "leaf-1", "21").other(End("leaf-1", "21")) == End("dir-1", "Blade 1_Port 1/20")
+
+
+# --- errors ------------------------------------------------------------------------------------------
+
+
+def test_missing_documents(tmp_path: Path) -> None:
+    directory = snapshot(tmp_path / "snap")
+    (directory / "links.json").unlink()
+    assert error_of(directory).source == str(directory / "links.json")
+    (directory / "systems.json").unlink()
+    assert error_of(directory).source == str(directory / "systems.json")
+    error = error_of(tmp_path / "nowhere")
+    assert error.source == str(tmp_path / "nowhere")
+    assert "not a directory" in error.message
+
+
+def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
+    directory = snapshot(tmp_path / "snap", links='[\n  {"name": "x",\n   "width": 4x}\n]')
+    error = error_of(directory)
+    assert error.source == str(directory / "links.json")
+    assert error.line == 3
+    assert "invalid JSON" in error.message and "column 14" in error.message
+
+
+@pytest.mark.parametrize(("document", "value", "column", "text"), [
+    ("systems", {"systems": []}, None, "expected a JSON list"),
+    ("systems", "42", None, "expected a JSON list"),
+    ("links", {"data": {"0": {}}}, "data", "expected a list"),
+    ("links", [LINKS[0], "oops"], "[1]", "expected an object"),
+    ("ports", [{"guid": LEAF}], "[0].name", "missing required field"),
+    ("ports", [{"name": "leaf-1 port 1"}], "[0].name", "not a UFM port name"),
+])
+def test_document_shape_errors(tmp_path: Path, document: str, value: Any, column: str | None, text: str) -> None:
+    directory = snapshot(tmp_path / "snap", **{document: value})
+    error = error_of(directory)
+    assert error.source == str(directory / f"{document}.json")
+    assert error.column == column
+    assert text in error.message
+
+
+def without(entries: list[dict[str, Any]], index: int, field: str) -> list[dict[str, Any]]:
+    copied = copy.deepcopy(entries)
+    del copied[index][field]
+    return copied
+
+
+def changed(entries: list[dict[str, Any]], index: int, **fields: Any) -> list[dict[str, Any]]:
+    copied = copy.deepcopy(entries)
+    copied[index].update(fields)
+    return copied
+
+
+@pytest.mark.parametrize(("document", "value", "column", "text"), [
+    ("systems", without(SYSTEMS, 2, "guid"), "[2].guid", "missing required field"),
+    ("systems", without(SYSTEMS, 0, "system_name"), "[0].system_name", "missing required field"),
+    ("systems", without(SYSTEMS, 1, "type"), "[1].type", "missing required field"),
+    ("systems", changed(SYSTEMS, 1, system_name="  "), "[1].system_name", "empty required field"),
+    ("systems", changed(SYSTEMS, 0, guid="leaf-1"), "[0].guid", "not a GUID"),
+    ("systems", changed(SYSTEMS, 0, guid=161), "[0].guid", "found a number"),
+    ("systems", changed(SYSTEMS, 0, ports="all"), "[0].ports", "expected a list"),
+    ("systems", changed(SYSTEMS, 0, ports=[f"{LEAF}_1", 7]), "[0].ports[1]", "not a UFM port name"),
+    ("links", without(LINKS, 0, "source_guid"), "[0].source_guid", "missing required field"),
+    ("links", without(LINKS, 3, "destination_port"), "[3].destination_port", "missing required field"),
+    ("links", changed(LINKS, 1, destination_port=[1]), "[1].destination_port", "expected a string"),
+    ("links", changed(LINKS, 0, width="wide"), "[0].width", "unreadable link width"),
+    ("links", changed(LINKS, 2, source_port="x", source_port_dname="y", source_port_node_description="leaf-1:z"),
+     "[2].source_port",
+     "cannot read a switch port label"),
+])
+def test_field_errors(tmp_path: Path, document: str, value: Any, column: str, text: str) -> None:
+    directory = snapshot(tmp_path / "snap", **{document: value})
+    error = error_of(directory)
+    assert error.source == str(directory / f"{document}.json")
+    assert error.column == column
+    assert text in error.message
+    assert str(error).startswith(f"{directory / document}.json: field '{column}': ")
+
+
+def test_field_path_inside_the_data_wrapper(tmp_path: Path) -> None:
+    directory = snapshot(tmp_path / "snap", systems={"data": without(SYSTEMS, 1, "guid")})
+    assert error_of(directory).column == "data[1].guid"
+
+
+def test_guid_claimed_by_two_systems(tmp_path: Path) -> None:
+    systems = [*SYSTEMS, system(LEAF, "leaf-2", "switch", [])]
+    error = error_of(snapshot(tmp_path / "a", systems))
+    assert error.column == "[3].guid"
+    assert f"GUID {LEAF} is claimed by two systems: 'leaf-1' ([0].guid) and 'leaf-2'" in error.message
+    # An adapter (node) GUID listed in the ports of two systems.
+    systems = [*SYSTEMS, system("00000000000000c1", "host2", "host", [f"{HCA1}_1"])]
+    error = error_of(snapshot(tmp_path / "b", systems))
+    assert error.column == "[3].ports[0]"
+    assert "[2].ports[1]" in error.message
+
+
+def test_link_to_an_unknown_guid_without_a_description(tmp_path: Path) -> None:
+    links = [*LINKS, link(LEAF, "31", "00000000000000f2", "1")]
+    error = error_of(snapshot(tmp_path / "snap", links=links))
+    assert error.column == "[6].destination_guid"
+    assert "belongs to no system" in error.message
+
+
+def test_unknown_guid_described_as_a_switch_and_as_an_adapter(tmp_path: Path) -> None:
+    links = [*LINKS, link(LEAF, "31", STRANGER, "6", src_desc="leaf-1:31", dst_desc="node7 mlx5_0")]
+    error = error_of(snapshot(tmp_path / "snap", links=links))
+    assert error.column == "[6].destination_port_node_description"
+
+
+def test_unknown_guid_described_as_an_adapter_then_a_switch(tmp_path: Path) -> None:
+    links = [*LINKS,
+             link(LEAF, "31", "00000000000000f2", "1", src_desc="leaf-1:31", dst_desc="node7 mlx5_0"),
+             link(LEAF, "32", "00000000000000f2", "2", src_desc="leaf-1:32", dst_desc="node7:2")]
+    error = error_of(snapshot(tmp_path / "snap", links=links))
+    assert error.column == "[7].destination_port_node_description"
+
+
+def test_port_cabled_twice(tmp_path: Path) -> None:
+    links = [*LINKS, link(LEAF, "1", LINE_CARD, "5", src_desc="leaf-1:1", dst_desc="dir-1:L01/U1/5")]
+    error = error_of(snapshot(tmp_path / "snap", links=links))
+    assert error.source == str(tmp_path / "snap" / "links.json")
+    assert error.column == "[6]"
+    assert "leaf-1/Port 1 is cabled twice" in error.message and "[0]" in error.message
+
+
+def test_internal_spine_asic_linked_outside_its_chassis(tmp_path: Path) -> None:
+    links = [*LINKS, link(LEAF, "40", SPINE_ASIC, "2", src_desc="leaf-1:40", dst_desc="dir-1:S01/U1/2")]
+    error = error_of(snapshot(tmp_path / "snap", links=links))
+    assert error.column == "[6]"
+    assert "internal spine ASIC" in error.message
+
+
+# --- UFM's own samples (Mellanox/ufm_sdk_3.0, NDT plugin) --------------------------------------------
+
+
+def require_samples() -> None:
+    if not (SAMPLES / "systems.json").is_file():
+        pytest.skip(f"conformance data not found at {SAMPLES} (the shared checkout is absent)")
+
+
+@pytest.mark.conformance
+def test_ufm_samples_load() -> None:
+    require_samples()
+    fabric = read_ufm_snapshot(SAMPLES)
+    # systems.json lists SLG01-02 and the host luna-0218; links.json holds one link, SLG01-02 port 37 to
+    # SSPINE1-13 port 2, whose GUID no system owns: the switch is built from the link's own description.
+    assert sorted(d.name for d in fabric.devices.values()) == ["SLG01-02", "SSPINE1-13"]
+    assert fabric.devices["slg01-02"].guid == "1c34da0300728606"
+    assert fabric.devices["sspine1-13"].guid == "1c34da0300728a06"
+    assert [fabric.describe_cable(c) for c in fabric.cables] == ["SLG01-02/Port 37 - SSPINE1-13/Port 2"]
+    cable = fabric.cables[0]
+    # ports.json holds neither end of this link: width from the link, speed unknown.
+    assert (cable.width, cable.speed_gbps) == (4, None)
+    assert cable.origin == "1c34da0300728606_37:1c34da0300728a06_2"
+
+
+@pytest.mark.conformance
+def test_ufm_samples_wrapped_with_speed(tmp_path: Path) -> None:
+    require_samples()
+    directory = tmp_path / "snap"
+    shutil.copytree(SAMPLES, directory)
+    links = json.loads((directory / "links.json").read_text())
+    links[0]["width"] = "IB_4x"
+    (directory / "links.json").write_text(json.dumps({"data": links}))
+    ports = json.loads((directory / "ports.json").read_text())
+    ports[0] = {**ports[0], "name": "1c34da0300728606_37", "number": 37, "dname": "37"}
+    (directory / "ports.json").write_text(json.dumps({"data": ports}))
+    cable = read_ufm_snapshot(directory).cables[0]
+    assert (cable.width, cable.speed_gbps) == (4, 200.0)  # 4 lanes of HDR

@@ -1,0 +1,466 @@
+"""Build a ``Fabric`` from UFM REST responses: ``/resources/systems``, ``/resources/links`` and, optionally,
+``/resources/ports``, saved as ``systems.json``, ``links.json`` and ``ports.json`` in one directory (or
+already decoded, for a live UFM source: ``fabric_from_ufm``).
+
+Each document is a JSON list, or the ``{"data": [...]}`` wrapper UFM returns when paging is used.
+
+Devices and names follow the wiring plan's conventions:
+
+* every system of ``type`` ``switch`` is a switch named by its ``system_name``, claiming its ``guid``;
+* a system's ``ports`` (``<node guid>_<n>``) map node GUIDs to systems: a director chassis has one node
+  GUID per ASIC, a host one per adapter. Two systems claiming one GUID is an error;
+* a link end on a switch is ``(system_name, port label)``. The label comes from the end's
+  ``*_port_node_description`` when it names a director ASIC port (``<chassis>:L16/U2/20`` is
+  ``Blade 16_Port 2/20``, as NDT maps it), else from ``*_port_dname`` (``37``, ``1/3/1``), else from
+  ``*_port``. A link to an internal spine ASIC of a director (``S<n>/U<n>/<p>``) from the same chassis is
+  inside the chassis and is dropped;
+* a link end on a host is an adapter named by its node description: the ``node_description`` of port
+  ``<guid>_<n>`` in ports.json, else the link's ``*_port_node_description``; when neither is known it is
+  named ``<system_name> <node guid>`` (unique, and its host is the system). Its port is the adapter port
+  number (``"1"``). Adapters are created from links: an adapter with no cable is not in the fabric;
+* UFM links describe themselves, so a link end whose GUID no system owns (a partial systems.json) is
+  still read from its node description: ``<name>:<port>`` is a switch port (unless ``<name>`` reads as
+  ``<host> <adapter>``, e.g. ``node7 mlx5_0:1``), anything else an adapter. Only an end that cannot be
+  named at all is an error;
+* links to SHARP aggregation nodes (``Mellanox Technologies Aggregation Node``) are dropped, as NDT does;
+* as in the ibnetdiscover reader, distinct devices that would share a name (unconfigured node
+  descriptions) are each named ``<name> (<guid>)``, and such an adapter has no host;
+* the cable's width is the link ``width`` (``4x`` or ``IB_4x``); its speed is lanes x the per-lane rate of
+  the ``active_speed`` either end has in ports.json. The same link listed twice is read once; a port on
+  two different links is an error.
+
+Errors name the document and the JSON field: ``links.json: field '[3].source_guid': ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from topology.errors import InputError
+from topology.model import Cable, End, Fabric, canonical_guid
+from topology.ports import Kind, director_asic, host_of, is_adapter_name, switch_port
+from topology.rates import lane_gbps, parse_width
+
+AGGREGATION_NODE = "mellanox technologies aggregation node"
+DOCUMENTS = ("systems", "links", "ports")
+_GUID = re.compile(r"^(?:0x)?[0-9a-fA-F]{1,16}$")
+_PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,16})_(\S+)$")
+_TRAILING_NUMBER = re.compile(r"(\d+)$")
+_WITH_PORT = re.compile(r"^(.*\S):(\d+)$")
+_UNKNOWN = {"", "n/a", "na", "none", "unknown"}
+
+
+def read_ufm_snapshot(directory: Path) -> Fabric:
+    """Read ``systems.json``, ``links.json`` and (if present) ``ports.json`` from ``directory``."""
+    if not directory.is_dir():
+        raise InputError("not a directory holding a UFM snapshot (systems.json, links.json)",
+                         source=str(directory))
+    paths = {name: directory / f"{name}.json" for name in DOCUMENTS}
+    systems = load_ufm_json(paths["systems"])
+    links = load_ufm_json(paths["links"])
+    ports = load_ufm_json(paths["ports"]) if paths["ports"].exists() else None
+    return fabric_from_ufm(
+        systems, links, ports, str(directory), documents={name: str(path) for name, path in paths.items()}
+    )
+
+
+def load_ufm_json(path: Path) -> Any:
+    """Decode one saved UFM response; errors name the file (and the line and column of bad JSON)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        raise InputError("file not found", source=str(path)) from exc
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path),
+                         line=exc.lineno) from exc
+
+
+def fabric_from_ufm(
+    systems: list[dict[str, Any]],
+    links: list[dict[str, Any]],
+    ports: list[dict[str, Any]] | None,
+    source: str,
+    *,
+    documents: Mapping[str, str] | None = None,
+) -> Fabric:
+    """Build the as-built fabric from decoded UFM ``systems``, ``links`` and optional ``ports`` responses.
+
+    Each may also be the ``{"data": [...]}`` wrapper. ``source`` names the snapshot (a directory or the
+    UFM URL); ``documents`` maps ``systems``/``links``/``ports`` to the names errors cite, by default
+    ``<source>/systems.json`` and so on.
+    """
+    names = {name: f"{source}/{name}.json" for name in DOCUMENTS}
+    names.update(documents or {})
+    builder = _Builder(source, names)
+    if ports is not None:
+        builder.index_ports(_Document(names["ports"], ports))
+    builder.read_systems(_Document(names["systems"], systems))
+    builder.read_links(_Document(names["links"], links))
+    return builder.build()
+
+
+# --- documents and fields ----------------------------------------------------------------------------
+
+
+class _Document:
+    """A decoded UFM list response, with JSON field paths for errors."""
+
+    def __init__(self, name: str, value: object) -> None:
+        self.name = name
+        self.prefix = ""
+        if isinstance(value, dict) and "data" in value:
+            self.prefix = "data"
+            value = value["data"]
+            if not isinstance(value, list):
+                raise InputError("expected a list", source=name, column="data")
+        if not isinstance(value, list):
+            raise InputError('expected a JSON list of objects, or an object {"data": [...]}', source=name)
+        self.entries: list[dict[str, Any]] = []
+        for index, entry in enumerate(value):
+            if not isinstance(entry, dict):
+                raise self.error(index, None, f"expected an object, found {type(entry).__name__}")
+            self.entries.append(entry)
+
+    def path(self, index: int, name: str | None) -> str:
+        return f"{self.prefix}[{index}]" + (f".{name}" if name else "")
+
+    def error(self, index: int, name: str | None, message: str) -> InputError:
+        return InputError(message, source=self.name, column=self.path(index, name))
+
+    def text(self, index: int, name: str, *, required: bool = True) -> str | None:
+        """A string field (numbers are accepted and turned into text)."""
+        value = self.entries[index].get(name)
+        if type(value) is str:  # the common case, checked first: this runs for every field of every link
+            text = value.strip()
+            if text or not required:
+                return text
+        if value is None:
+            if required:
+                raise self.error(index, name, "missing required field")
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise self.error(index, name, f"expected a string, found {type(value).__name__}")
+        text = str(value).strip()
+        if required and not text:
+            raise self.error(index, name, "empty required field")
+        return text
+
+    def required(self, index: int, name: str) -> str:
+        value = self.text(index, name)
+        assert value is not None
+        return value
+
+    def guid(self, index: int, name: str) -> str:
+        if isinstance(self.entries[index].get(name), int):
+            raise self.error(index, name, "expected a GUID string, found a number")
+        value = self.required(index, name)
+        if not _GUID.match(value):
+            raise self.error(index, name, f"not a GUID: {value!r}")
+        return canonical_guid(value)
+
+
+@dataclass(slots=True)
+class _System:
+    index: int
+    guid: str
+    name: str
+    switch: bool
+
+
+@dataclass(slots=True)
+class _Device:
+    """A device to be: one per identity (a system, a chassis, an adapter's node GUID)."""
+
+    identity: str
+    name: str
+    kind: Kind
+    guid: str | None
+    """The GUID the device claims in the fabric, if any."""
+    display_guid: str
+    origin: str
+    host: str | None = None
+
+
+@dataclass(slots=True)
+class _End:
+    device: _Device
+    port: str | None
+    """Canonical port label; None for a port of an internal spine ASIC of a director."""
+
+
+@dataclass(slots=True)
+class _Link:
+    index: int
+    a: _End
+    b: _End
+    width: int | None
+    speed: float | None
+    origin: str
+
+
+# --- building ----------------------------------------------------------------------------------------
+
+
+class _Builder:
+    def __init__(self, source: str, names: Mapping[str, str]) -> None:
+        self.source = source
+        self.names = names
+        self.ports: dict[str, dict[str, Any]] = {}
+        self.systems: list[_System] = []
+        self.owner: dict[str, tuple[_System, str]] = {}
+        """Node (and system) GUID -> the system that lists it, and the field that does."""
+        self.switch_by_name: dict[str, _Device] = {}
+        self.devices: dict[str, _Device] = {}
+        self.links: list[_Link] = []
+
+    def index_ports(self, doc: _Document) -> None:
+        for index, entry in enumerate(doc.entries):
+            name = entry.get("name")
+            if type(name) is str and len(name) > 17 and name[16] == "_" and name[:16].islower():
+                self.ports[name] = entry  # already <16 lower-case hex>_<port>, as UFM writes it
+                continue
+            name = doc.required(index, "name")
+            m = _PORT_NAME.match(name)
+            if not m:
+                raise doc.error(index, "name", f"not a UFM port name (<guid>_<port>): {name!r}")
+            self.ports[f"{canonical_guid(m.group(1))}_{m.group(2)}"] = entry
+
+    def read_systems(self, doc: _Document) -> None:
+        for index, entry in enumerate(doc.entries):
+            guid = doc.guid(index, "guid")
+            name = " ".join(doc.required(index, "system_name").split())
+            kind = doc.required(index, "type")
+            system = _System(index, guid, name, kind.casefold() == "switch")
+            self.systems.append(system)
+            self._own(doc, system, guid, doc.path(index, "guid"))
+            listed = entry.get("ports", [])
+            if not isinstance(listed, list):
+                raise doc.error(index, "ports", "expected a list of port names")
+            for k, port in enumerate(listed):
+                m = _PORT_NAME.match(port) if isinstance(port, str) else None
+                if m is None:
+                    raise doc.error(index, f"ports[{k}]", f"not a UFM port name (<guid>_<port>): {port!r}")
+                self._own(doc, system, canonical_guid(m.group(1)), doc.path(index, f"ports[{k}]"))
+            if system.switch:
+                device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
+                                      f"{doc.name}:{doc.path(index, None)}")
+                self.switch_by_name.setdefault(name.casefold(), device)
+
+    def _own(self, doc: _Document, system: _System, guid: str, where: str) -> None:
+        previous = self.owner.get(guid)
+        if previous is not None and previous[0] is not system:
+            other, other_where = previous
+            raise InputError(
+                f"GUID {guid} is claimed by two systems: {other.name!r} ({other_where}) and {system.name!r}",
+                source=doc.name, column=where,
+            )
+        self.owner.setdefault(guid, (system, where))
+
+    def _device(self, identity: str, name: str, kind: Kind, guid: str | None, display_guid: str,
+                origin: str, host: str | None = None) -> _Device:
+        device = self.devices.get(identity)
+        if device is None:
+            device = _Device(identity, name, kind, guid, display_guid, origin, host)
+            self.devices[identity] = device
+        return device
+
+    # --- links --------------------------------------------------------------------------------------
+
+    def read_links(self, doc: _Document) -> None:
+        for index, entry in enumerate(doc.entries):
+            descriptions = [entry.get(f"{side}_port_node_description") for side in ("source", "destination")]
+            if any(isinstance(d, str) and AGGREGATION_NODE in d.casefold() for d in descriptions):
+                continue
+            a = self._end(doc, index, "source")
+            b = self._end(doc, index, "destination")
+            port_entries = self._port_entries(doc, index)
+            width = self._width(doc, index, port_entries)
+            name = doc.text(index, "name", required=False)
+            origin = name or f"{doc.name}:{doc.path(index, None)}"
+            if a.port is None or b.port is None:
+                if a.device is b.device:
+                    continue  # line card <-> spine ASIC inside one director chassis
+                raise doc.error(index, None, "an internal spine ASIC port of a director is linked outside "
+                                f"its chassis ({a.device.name!r} - {b.device.name!r})")
+            self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin))
+
+    def _end(self, doc: _Document, index: int, side: str) -> _End:
+        guid = doc.guid(index, f"{side}_guid")
+        port = doc.required(index, f"{side}_port")
+        dname = doc.text(index, f"{side}_port_dname", required=False)
+        description = doc.text(index, f"{side}_port_node_description", required=False)
+        known = self.owner.get(guid)
+        if known is not None and known[0].switch:
+            system = known[0]
+            device = self.devices[f"system:{system.guid}"]
+            return _End(device, self._switch_label(doc, index, side, description, dname, port))
+        if known is not None:
+            system = known[0]
+            name = self._adapter_name(guid, port, description)
+            host = host_of(name) if name else system.name
+            origin = f"{doc.name}:{doc.path(index, side + '_guid')}"
+            device = self._device(f"node:{guid}", name or f"{system.name} {guid}", Kind.ADAPTER, guid, guid,
+                                  origin, host)
+            return _End(device, self._adapter_port(doc, index, side, port, dname))
+        return self._unowned_end(doc, index, side, guid, port, dname, description)
+
+    def _unowned_end(self, doc: _Document, index: int, side: str, guid: str, port: str, dname: str | None,
+                     description: str | None) -> _End:
+        """An end whose GUID no system lists: name it from its own node description."""
+        origin = f"{doc.name}:{doc.path(index, side + '_guid')}"
+        if not description:
+            raise doc.error(index, f"{side}_guid", f"GUID {guid} belongs to no system in "
+                            f"{self.names['systems']} and the link has no {side}_port_node_description "
+                            "to name the device by")
+        name, asic_suffix = _switch_description(description)
+        if name is not None:
+            device = self.switch_by_name.get(name.casefold())
+            if device is None:
+                identity = f"chassis:{name.casefold()}" if asic_suffix else f"node:{guid}"
+                claimed = None if asic_suffix else guid  # a chassis' ASIC GUIDs are not the chassis' own
+                device = self._device(identity, name, Kind.SWITCH, claimed, guid, origin)
+                self.switch_by_name[name.casefold()] = device
+            if device.kind is not Kind.SWITCH:
+                raise doc.error(index, f"{side}_port_node_description", f"GUID {guid} is an adapter "
+                                f"({device.name!r}) at {device.origin}, but this link describes a switch port")
+            return _End(device, self._switch_label(doc, index, side, description, dname, port))
+        name = self._adapter_name(guid, port, description) or " ".join(description.split())
+        device = self._device(f"node:{guid}", name, Kind.ADAPTER, guid, guid, origin, host_of(name))
+        if device.kind is not Kind.ADAPTER:
+            raise doc.error(index, f"{side}_port_node_description", f"GUID {guid} is a switch "
+                            f"({device.name!r}) at {device.origin}, but this link describes it as {name!r}")
+        return _End(device, self._adapter_port(doc, index, side, port, dname))
+
+    def _adapter_name(self, guid: str, port: str, description: str | None) -> str | None:
+        entry = self.ports.get(f"{guid}_{port}")
+        from_ports = entry.get("node_description") if entry else None
+        for text in (from_ports, description):
+            if isinstance(text, str) and text.strip():
+                name = " ".join(text.split())
+                # ``<host> <adapter>:<port>``, should UFM ever append the port as it does for switches.
+                if (m := _WITH_PORT.match(name)) and is_adapter_name(m.group(1)):
+                    return m.group(1)
+                return name
+        return None
+
+    def _switch_label(self, doc: _Document, index: int, side: str, description: str | None,
+                      dname: str | None, port: str) -> str | None:
+        suffix = description.partition(":")[2] if description and ":" in description else ""
+        parsed = director_asic(suffix.replace(":", "/")) if suffix else None
+        if parsed is not None and parsed[1] is not None:
+            return parsed[0].port_label(parsed[1])
+        for text in (dname, port, suffix.rpartition(":")[2]):
+            if text and (label := switch_port(text)) is not None:
+                return label
+        raise doc.error(index, f"{side}_port", f"cannot read a switch port label from {side}_port {port!r}"
+                        + (f", {side}_port_dname {dname!r}" if dname else ""))
+
+    def _adapter_port(self, doc: _Document, index: int, side: str, port: str, dname: str | None) -> str:
+        if port.isdigit():
+            return str(int(port))
+        if dname and (m := _TRAILING_NUMBER.search(dname)):
+            return str(int(m.group(1)))
+        raise doc.error(index, f"{side}_port", f"not an adapter port number: {port!r}")
+
+    def _width(self, doc: _Document, index: int, port_entries: list[dict[str, Any]]) -> int | None:
+        text = doc.text(index, "width", required=False)
+        if text is not None and text.casefold() not in _UNKNOWN:
+            width = parse_width(text)
+            if width is None:
+                raise doc.error(index, "width",
+                                f"unreadable link width {text!r} (expected e.g. '4x' or 'IB_4x')")
+            return width
+        for entry in port_entries:
+            if isinstance(value := entry.get("active_width"), str) and (width := parse_width(value)):
+                return width
+        return None
+
+    @staticmethod
+    def _speed(width: int | None, port_entries: list[dict[str, Any]]) -> float | None:
+        if width is None:
+            return None
+        for entry in port_entries:
+            value = entry.get("active_speed")
+            if isinstance(value, str) and (rate := lane_gbps(value)) is not None:
+                return rate * width
+        return None
+
+    def _port_entries(self, doc: _Document, index: int) -> list[dict[str, Any]]:
+        if not self.ports:
+            return []
+        link = doc.entries[index]
+        found = []
+        for side in ("source", "destination"):
+            key = f"{canonical_guid(str(link[side + '_guid']))}_{str(link[side + '_port']).strip()}"
+            if (entry := self.ports.get(key)) is not None:
+                found.append(entry)
+        return found
+
+    # --- the fabric ---------------------------------------------------------------------------------
+
+    def build(self) -> Fabric:
+        self._disambiguate()
+        fabric = Fabric(self.source)
+        for device in self.devices.values():
+            try:
+                fabric.add_device(device.name, device.kind, guid=device.guid, host=device.host,
+                                  origin=device.origin)
+            except InputError as exc:
+                raise InputError(exc.message, source=self.source) from exc
+        links_doc = self.names["links"]
+        placed: dict[End, _Link] = {}
+        seen: set[tuple[End, End]] = set()
+        for link in self.links:
+            assert link.a.port is not None and link.b.port is not None
+            cable = Cable(End(link.a.device.name.casefold(), link.a.port),
+                          End(link.b.device.name.casefold(), link.b.port),
+                          width=link.width, speed_gbps=link.speed, origin=link.origin)
+            if cable.key in seen:
+                continue  # the same link listed twice (or from both directions)
+            for end in (cable.a, cable.b):
+                if (first := placed.get(end)) is not None:
+                    raise InputError(f"port {fabric.describe(end)} is cabled twice (also on link "
+                                     f"[{first.index}] {first.origin})", source=links_doc,
+                                     column=f"[{link.index}]")
+            try:
+                fabric.add_cable(cable)
+            except InputError as exc:
+                raise InputError(exc.message, source=links_doc, column=f"[{link.index}]") from exc
+            seen.add(cable.key)
+            placed[cable.a] = placed[cable.b] = link
+        return fabric
+
+    def _disambiguate(self) -> None:
+        by_name: dict[str, list[_Device]] = {}
+        for device in self.devices.values():
+            by_name.setdefault(device.name.casefold(), []).append(device)
+        for group in by_name.values():
+            if len(group) > 1:
+                for device in group:
+                    device.name = f"{device.name} ({device.display_guid})"
+                    device.host = None
+
+
+def _switch_description(description: str) -> tuple[str | None, bool]:
+    """``SSPINE1-13:2`` -> (``SSPINE1-13``, False); ``X:L16/U2/20`` -> (``X``, True); an adapter's
+    description (``luna-0001 mlx5_10``, no ``:<port>`` or a ``<host> <adapter>`` name) -> (None, False)."""
+    body = description.strip().removeprefix("MF0;")
+    name, sep, rest = body.partition(":")
+    if not sep or not name.strip() or not rest or is_adapter_name(" ".join(name.split())):
+        return None, False
+    if director_asic(rest.replace(":", "/")) is not None:
+        return " ".join(name.split()), True
+    if switch_port(rest.rpartition(":")[2]) is not None:
+        return " ".join(name.split()), False
+    return None, False
