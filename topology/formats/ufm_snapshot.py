@@ -38,6 +38,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -162,12 +163,20 @@ class _Document:
         return value
 
     def guid(self, index: int, name: str) -> str:
-        if isinstance(self.entries[index].get(name), int):
+        raw = self.entries[index].get(name)
+        if type(raw) is str and (known := _checked_guid(raw)) is not None:
+            return known
+        if isinstance(raw, int):
             raise self.error(index, name, "expected a GUID string, found a number")
         value = self.required(index, name)
-        if not _GUID.match(value):
-            raise self.error(index, name, f"not a GUID: {value!r}")
-        return canonical_guid(value)
+        raise self.error(index, name, f"not a GUID: {value!r}")
+
+
+@lru_cache(maxsize=1 << 16)
+def _checked_guid(text: str) -> str | None:
+    """The canonical form of a GUID string, None when it is not one (cached: GUIDs repeat across links)."""
+    value = text.strip()
+    return canonical_guid(value) if _GUID.match(value) else None
 
 
 @dataclass(slots=True)
@@ -357,7 +366,7 @@ class _Builder:
     def _switch_label(self, doc: _Document, index: int, side: str, description: str | None,
                       dname: str | None, port: str) -> str | None:
         suffix = description.partition(":")[2] if description and ":" in description else ""
-        parsed = director_asic(suffix.replace(":", "/")) if suffix else None
+        parsed = director_asic(suffix.replace(":", "/")) if "/" in suffix else None
         if parsed is not None and parsed[1] is not None:
             return parsed[0].port_label(parsed[1])
         for text in (dname, port, suffix.rpartition(":")[2]):
