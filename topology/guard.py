@@ -1,0 +1,203 @@
+"""The capacity guard: may this switch-switch cable be taken out of service right now?
+
+Three independent limits, each reported with its figures so that every decision can be explained:
+
+1. **Capacity** (CorrOpt's fast checker). Every leaf affected keeps ``paths_to_core >= ceil(c x planned)``.
+   A leaf-spine cable affects its leaf; a spine-core cable affects every leaf under the spine.
+2. **Blast radius.** At most ``max(floor, fraction x switch-switch cables)`` cables disabled by automation at
+   once, never more than the hard ceiling (5 %, far below the ~10 % where adaptive routing stops coping).
+3. **Rate.** At most ``hourly_limit`` new disables in any sliding hour.
+
+Capacity counts every cable that is not carrying traffic, whatever the reason (a link UFM reports down
+counts as much as one we disabled); the blast radius and the rate count only what automation did.
+
+The guard keeps per-switch counters (live cables to each upper neighbour and paths to the top) so that a
+decision costs a walk over the leaves under one spine, not a recomputation of the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from topology.model import TIER_RANK, End, Fabric, Tier
+
+CableKey = tuple[End, End]
+HARD_CEILING = 0.05
+_HOUR = timedelta(hours=1)
+
+
+@dataclass(frozen=True, slots=True)
+class GuardSettings:
+    c: float = 0.75
+    """Share of its planned paths to core every leaf must keep."""
+    cap_fraction: float = 0.005
+    cap_floor: int = 10
+    hourly_limit: int = 20
+
+    def cap(self, switch_cables: int) -> int:
+        fraction = min(self.cap_fraction, HARD_CEILING)
+        ceiling = math.floor(HARD_CEILING * switch_cables)
+        return min(max(self.cap_floor, math.floor(fraction * switch_cables)), ceiling)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    allowed: bool
+    limit: str | None
+    """``capacity``, ``blast_radius`` or ``rate`` when refused; None when allowed."""
+    reason: str
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+class CapacityGuard:
+    def __init__(self, plan: Fabric, settings: GuardSettings | None = None) -> None:
+        self.settings = settings or GuardSettings()
+        self.names = {key: device.name for key, device in plan.devices.items()}
+        self.rank = {d.key: TIER_RANK[d.tier] for d in plan.switches() if d.tier in TIER_RANK}
+        self.top = max(self.rank.values(), default=0)
+        self.leaf_rank = TIER_RANK[Tier.LEAF]
+        # Live cables from each switch to each upper neighbour, and the reverse view.
+        self.up: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.down: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.orientation: dict[CableKey, tuple[str, str]] = {}
+        for cable in plan.cables:
+            pair = self._orient(cable.a.device, cable.b.device)
+            if pair is not None:
+                self.orientation[cable.key] = pair
+                self.up[pair[0]][pair[1]] += 1
+                self.down[pair[1]][pair[0]] += 1
+        self.paths: dict[str, int] = {}
+        for node in sorted(self.rank, key=lambda n: -self.rank[n]):
+            self.paths[node] = 1 if self.rank[node] == self.top else sum(
+                count * self.paths[upper] for upper, count in self.up[node].items())
+        self.planned = {n: p for n, p in self.paths.items() if self.rank[n] == self.leaf_rank}
+        self.minimum = {n: math.ceil(self.settings.c * p) for n, p in self.planned.items()}
+        self.out: set[CableKey] = set()
+        """Guarded cables not carrying traffic (down in UFM or disabled)."""
+        self.disabled: set[CableKey] = set()
+        """Cables automation took out (the blast radius counts these)."""
+        self.recent: deque[datetime] = deque()
+        self.cap = self.settings.cap(len(self.orientation))
+
+    def _orient(self, a: str, b: str) -> tuple[str, str] | None:
+        ra, rb = self.rank.get(a), self.rank.get(b)
+        if ra is None or rb is None:
+            return None
+        if rb == ra + 1:
+            return a, b
+        if ra == rb + 1:
+            return b, a
+        return None
+
+    def guards(self, cable: CableKey) -> bool:
+        """True for a switch-switch cable between adjacent tiers: the ones whose loss costs paths to core."""
+        return cable in self.orientation
+
+    # --- what a change would do ----------------------------------------------------------------------
+
+    def _leaf_deltas(self, node: str, delta: int, into: dict[str, int]) -> None:
+        if self.rank[node] == self.leaf_rank:
+            into[node] = into.get(node, 0) + delta
+            return
+        for lower, count in self.down[node].items():
+            self._leaf_deltas(lower, count * delta, into)
+
+    def _effect(self, cable: CableKey, sign: int) -> tuple[str, dict[str, int]]:
+        lower, upper = self.orientation[cable]
+        deltas: dict[str, int] = {}
+        self._leaf_deltas(lower, sign * self.paths[upper], deltas)
+        return lower, deltas
+
+    # --- decisions -----------------------------------------------------------------------------------
+
+    def verdict(self, cable: CableKey, now: datetime) -> Verdict:
+        """May automation disable ``cable`` at ``now``? Nothing changes until ``take_out``."""
+        if not self.guards(cable):
+            return Verdict(True, None, "not a switch-switch cable: no path to core depends on it")
+        if cable in self.out:
+            return Verdict(True, None, "already out of service: capacity unchanged")
+        self._forget_before(now - _HOUR)
+        figures: dict[str, Any] = {
+            "c": self.settings.c, "disabled": len(self.disabled), "cap": self.cap,
+            "disables_last_hour": len(self.recent), "hourly_limit": self.settings.hourly_limit,
+        }
+        _, deltas = self._effect(cable, -1)
+        worst = min(deltas, key=lambda leaf: (self.paths[leaf] + deltas[leaf] - self.minimum[leaf], leaf))
+        after = self.paths[worst] + deltas[worst]
+        figures |= {
+            "affected_leaves": len(deltas), "worst_leaf": self.names.get(worst, worst),
+            "worst_leaf_paths": self.paths[worst], "worst_leaf_paths_after": after,
+            "worst_leaf_minimum": self.minimum[worst], "worst_leaf_planned": self.planned[worst],
+        }
+        if after < self.minimum[worst]:
+            return Verdict(False, "capacity", (
+                f"{figures['worst_leaf']} would keep {after} of {self.planned[worst]} planned paths to core, "
+                f"below the guard's {self.minimum[worst]} (c = {self.settings.c:g})"), figures)
+        if len(self.disabled) >= self.cap:
+            return Verdict(False, "blast_radius", (
+                f"{len(self.disabled)} cables already disabled by automation, the cap is {self.cap}"), figures)
+        if len(self.recent) >= self.settings.hourly_limit:
+            return Verdict(False, "rate", (
+                f"{len(self.recent)} disables in the last hour, the limit is {self.settings.hourly_limit}"),
+                figures)
+        return Verdict(True, None, (
+            f"every affected leaf keeps at least its guard ({figures['worst_leaf']}: {after} paths, "
+            f"minimum {self.minimum[worst]})"), figures)
+
+    def _forget_before(self, cutoff: datetime) -> None:
+        while self.recent and self.recent[0] <= cutoff:
+            self.recent.popleft()
+
+    # --- state changes -------------------------------------------------------------------------------
+
+    def mark_down(self, cable: CableKey) -> None:
+        """A cable stopped carrying traffic (UFM shows it down, or we disabled it)."""
+        if not self.guards(cable) or cable in self.out:
+            return
+        self._apply(cable, -1)
+        self.out.add(cable)
+
+    def mark_up(self, cable: CableKey) -> None:
+        if cable not in self.out:
+            return
+        self._apply(cable, +1)
+        self.out.discard(cable)
+
+    def take_out(self, cable: CableKey, now: datetime) -> None:
+        """Automation disabled ``cable``: counts against capacity, the blast radius and the rate."""
+        self.mark_down(cable)
+        if self.guards(cable) and cable not in self.disabled:
+            self.disabled.add(cable)
+            self.recent.append(now)
+
+    def put_back(self, cable: CableKey) -> None:
+        self.disabled.discard(cable)
+        self.mark_up(cable)
+
+    def _apply(self, cable: CableKey, sign: int) -> None:
+        lower, upper = self.orientation[cable]
+        change = sign * self.paths[upper]
+        self.up[lower][upper] += sign
+        self.down[upper][lower] += sign
+        self._shift(lower, change)
+
+    def _shift(self, node: str, change: int) -> None:
+        self.paths[node] += change
+        for lower, count in self.down[node].items():
+            self._shift(lower, count * change)
+
+    # --- reporting -----------------------------------------------------------------------------------
+
+    def leaf_figures(self, leaves: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        chosen = self.planned if leaves is None else leaves
+        return [{"leaf": self.names.get(leaf, leaf), "paths": self.paths[leaf], "planned": self.planned[leaf],
+                 "minimum": self.minimum[leaf]} for leaf in chosen]
+
+    def worst_leaves(self, count: int) -> list[dict[str, Any]]:
+        ordered = sorted(self.planned, key=lambda leaf: (self.paths[leaf] / max(self.planned[leaf], 1), leaf))
+        return self.leaf_figures(ordered[:count])
