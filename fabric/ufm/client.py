@@ -1,0 +1,492 @@
+"""Async client for UFM's REST API.
+
+Only a base URL and an auth config are needed (``UfmClient("https://ufm.example", BasicAuth(...))``);
+every path is built from the REST prefix the auth method implies (see :mod:`fabric.ufm.auth`).
+
+Guarantees:
+- reads (GET) are retried with exponential backoff on transport failures, timeouts, 429 and 5xx;
+  writes (POST/PUT) are never retried (a 401 answered to a session request is the one exception: the
+  request was refused, not performed, so it is re-sent once after logging in again) — see
+  :mod:`fabric.ufm.http`;
+- a response that is not what the API promises raises a :mod:`fabric.ufm.errors` error; no caller
+  ever gets partial data;
+- a port action is only reported done once reading the port (or the unhealthy-ports list) back shows
+  it took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
+from enum import StrEnum
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from fabric.ufm.auth import UfmAuth
+from fabric.ufm.errors import (
+    UfmActionNotConfirmedError,
+    UfmJobFailedError,
+    UfmJobTimeoutError,
+    UfmMalformedResponseError,
+    UfmNotFoundError,
+)
+from fabric.ufm.http import RetryPolicy, SleepFn, UfmHttp
+from fabric.ufm.models import (
+    Alarm,
+    Event,
+    Job,
+    JobStatus,
+    Link,
+    Port,
+    ShapeError,
+    System,
+    UfmModel,
+    UnhealthyPort,
+    Versioning,
+    parse_list,
+    parse_one,
+    unwrap_list,
+)
+from fabric.ufm.objects import PortEnd
+
+__all__ = [
+    "ActionResult",
+    "ConfirmPolicy",
+    "JobPollPolicy",
+    "PortActionMethod",
+    "RetryPolicy",
+    "UfmClient",
+]
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=UfmModel)
+ClockFn = Callable[[], float]
+
+_JOB_REF_RE = re.compile(r"(?:^|/)jobs/([A-Za-z0-9_.-]+)")
+
+
+class PortActionMethod(StrEnum):
+    """How a port is taken out of service (the choice is site configuration).
+
+    ``DISABLE``: ``POST /actions`` disable/enable, a UFM job; the port's ``physical_state`` becomes
+    ``Disabled``.  Persistent across switch reboots.
+    ``ISOLATE``: ``PUT /app/unhealthy_ports`` UNHEALTHY/HEALTHY, synchronous; OpenSM applies it at a
+    later sweep.
+    """
+
+    DISABLE = "disable"
+    ISOLATE = "isolate"
+
+
+@dataclass(frozen=True, slots=True)
+class JobPollPolicy:
+    """How a UFM job is awaited: poll every ``interval`` seconds, give up after ``deadline``."""
+
+    interval: float = 3.0
+    deadline: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmPolicy:
+    """How an action is confirmed by reading state back: up to ``attempts`` reads, ``interval`` apart."""
+
+    attempts: int = 5
+    interval: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("ConfirmPolicy.attempts must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """The outcome of a confirmed port action.
+
+    ``sent`` is False when nothing was sent because the port was already in the wanted state.
+    ``port`` is the port as read back (disable/enable); ``unhealthy`` the matching unhealthy-ports
+    entry after an isolation (``None`` after a restore).
+    """
+
+    port_name: str
+    action: str
+    method: PortActionMethod
+    sent: bool
+    job: Job | None = None
+    port: Port | None = None
+    unhealthy: UnhealthyPort | None = None
+    confirm_reads: int = 0
+
+
+def _port_name_of(port: str | Port) -> str:
+    name = port.name if isinstance(port, Port) else port
+    return PortEnd.parse(name).name
+
+
+class UfmClient:
+    """Async UFM REST client.  Use as ``async with UfmClient(...) as ufm:``.
+
+    ``transport`` replaces the network (tests, simulators); ``sleep`` and ``clock`` replace waiting
+    and the monotonic clock so tests never really wait.  ``server_tz`` is the zone UFM's zone-less
+    timestamps are read in (UTC unless configured).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        auth: UfmAuth,
+        *,
+        verify: bool = True,
+        ca_bundle: str | Path | None = None,
+        timeout: float | httpx.Timeout = 30.0,
+        retry: RetryPolicy | None = None,
+        job_poll: JobPollPolicy | None = None,
+        confirm: ConfirmPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: SleepFn | None = None,
+        clock: ClockFn | None = None,
+        server_tz: tzinfo = UTC,
+    ) -> None:
+        self._http = UfmHttp(
+            base_url,
+            auth,
+            verify=verify,
+            ca_bundle=ca_bundle,
+            timeout=timeout,
+            retry=retry,
+            transport=transport,
+            sleep=sleep,
+        )
+        self.base_url = self._http.base_url
+        self.retry = self._http.retry
+        self.job_poll = job_poll or JobPollPolicy()
+        self.confirm = confirm or ConfirmPolicy()
+        self._sleep: SleepFn = sleep or asyncio.sleep
+        self._clock: ClockFn = clock or time.monotonic
+        self._tz = server_tz
+
+    # ---------------------------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    @property
+    def prefix(self) -> str:
+        """The REST prefix in use: ``/ufmRest``, ``/ufmRestV2`` or ``/ufmRestV3``."""
+        return self._http.prefix
+
+    # ---------------------------------------------------------------------------------- reads
+
+    async def systems(self, type: str | None = None) -> list[System]:
+        """``GET /resources/systems`` (``type`` e.g. ``"switch"``)."""
+        return await self._get_list("/resources/systems", System, {"type": type} if type else None)
+
+    async def ports(self, system: str | None = None) -> list[Port]:
+        """``GET /resources/ports``, optionally only the ports of one system GUID."""
+        return await self._get_list("/resources/ports", Port, {"system": system} if system else None)
+
+    async def port(self, name: str) -> Port:
+        """``GET /resources/ports/<name>``.  UFM answers with a list; its element 0 is the port."""
+        wanted = _port_name_of(name)
+        path = f"/resources/ports/{quote(wanted, safe='')}"
+        payload, status = await self._http.get_json(path)
+        try:
+            if isinstance(payload, Mapping) and "data" not in payload:
+                port = parse_one(Port, payload, tz=self._tz)
+            else:
+                items = unwrap_list(payload)
+                if not items:
+                    raise UfmNotFoundError(
+                        f"UFM has no port {wanted}", method="GET", path=self._http.prefix + path, body="[]"
+                    )
+                port = parse_list(Port, items[:1], tz=self._tz)[0]
+        except ShapeError as exc:
+            raise self._http.malformed("GET", path, status, payload, exc) from exc
+        if port.end is None or port.end.name != wanted:
+            raise UfmMalformedResponseError(
+                f"asked for port {wanted}, UFM answered with port {port.name!r}",
+                method="GET",
+                path=self._http.prefix + path,
+            )
+        return port
+
+    async def links(self) -> list[Link]:
+        """``GET /resources/links``."""
+        return await self._get_list("/resources/links", Link)
+
+    async def events(self, **filters: str) -> list[Event]:
+        """``GET /app/events`` (documented filters: object_name, type, category, severity, group)."""
+        return await self._get_list("/app/events", Event, dict(filters) or None)
+
+    async def alarms(self) -> list[Alarm]:
+        """``GET /app/alarms``."""
+        return await self._get_list("/app/alarms", Alarm)
+
+    async def unhealthy_ports(self) -> list[UnhealthyPort]:
+        """``GET /app/unhealthy_ports``."""
+        return await self._get_list("/app/unhealthy_ports", UnhealthyPort)
+
+    async def versioning(self) -> Versioning:
+        """``GET /app/versioning``: change counters, for cheap change detection."""
+        path = "/app/versioning"
+        payload, status = await self._http.get_json(path)
+        try:
+            return parse_one(Versioning, payload, tz=self._tz)
+        except ShapeError as exc:
+            raise self._http.malformed("GET", path, status, payload, exc) from exc
+
+    async def job(self, job_id: str) -> Job:
+        """``GET /jobs/<id>`` (an object, or a list holding it; an empty list means no such job)."""
+        job_id = str(job_id)
+        path = f"/jobs/{quote(job_id, safe='')}"
+        payload, status = await self._http.get_json(path)
+        try:
+            if isinstance(payload, list) or (isinstance(payload, Mapping) and "data" in payload):
+                items = unwrap_list(payload)
+                if not items:
+                    raise UfmNotFoundError(
+                        f"UFM has no job {job_id}", method="GET", path=self._http.prefix + path, body="[]"
+                    )
+                jobs = parse_list(Job, items, tz=self._tz)
+                job = next((j for j in jobs if job_id == j.ID), jobs[0])
+            else:
+                job = parse_one(Job, payload, tz=self._tz)
+        except ShapeError as exc:
+            raise self._http.malformed("GET", path, status, payload, exc) from exc
+        if job.ID is None:
+            job = job.model_copy(update={"ID": job_id})
+        return job
+
+    # ---------------------------------------------------------------------------------- actions
+
+    async def take_out(self, port: str | Port, method: PortActionMethod) -> ActionResult:
+        """Take a port out of service by the configured method, and confirm it."""
+        if method is PortActionMethod.DISABLE:
+            return await self.disable_port(_port_name_of(port))
+        return await self.isolate_port(_port_name_of(port))
+
+    async def put_back(self, port: str | Port, method: PortActionMethod) -> ActionResult:
+        """Undo :meth:`take_out` by the same method, and confirm it."""
+        if method is PortActionMethod.DISABLE:
+            return await self.enable_port(_port_name_of(port))
+        return await self.restore_port(_port_name_of(port))
+
+    async def disable_port(self, port_name: str) -> ActionResult:
+        """Disable a port (``POST /actions``), wait for the job, confirm ``physical_state`` Disabled."""
+        return await self._port_job_action(port_name, "disable")
+
+    async def enable_port(self, port_name: str) -> ActionResult:
+        """Enable a port (``POST /actions``), wait for the job, confirm it is no longer Disabled."""
+        return await self._port_job_action(port_name, "enable")
+
+    async def isolate_port(self, port_name: str) -> ActionResult:
+        """Mark a port UNHEALTHY with action isolate; confirm it is listed in the unhealthy ports."""
+        name = _port_name_of(port_name)
+        body = {"ports": [name], "ports_policy": "UNHEALTHY", "action": "isolate"}
+        await self._put_unhealthy(name, body, "isolate")
+        entry, reads = await self._confirm_unhealthy(name, listed=True)
+        return ActionResult(
+            port_name=name,
+            action="isolate",
+            method=PortActionMethod.ISOLATE,
+            sent=True,
+            unhealthy=entry,
+            confirm_reads=reads,
+        )
+
+    async def restore_port(self, port_name: str) -> ActionResult:
+        """Mark a port HEALTHY again; confirm it has left the unhealthy ports."""
+        name = _port_name_of(port_name)
+        body = {"ports": [name], "ports_policy": "HEALTHY"}
+        await self._put_unhealthy(name, body, "restore")
+        _, reads = await self._confirm_unhealthy(name, listed=False)
+        return ActionResult(
+            port_name=name,
+            action="restore",
+            method=PortActionMethod.ISOLATE,
+            sent=True,
+            confirm_reads=reads,
+        )
+
+    async def wait_for_job(self, job_id: str) -> Job:
+        """Poll a job until it is no longer running; raise unless it succeeded.
+
+        "Completed" and "Completed With Warnings" succeed; "Completed With Errors", "Aborted" and any
+        undocumented final status raise :class:`UfmJobFailedError`; still running at the deadline
+        raises :class:`UfmJobTimeoutError`.
+        """
+        start = self._clock()
+        slept = 0.0
+        path = f"{self._http.prefix}/jobs/{job_id}"
+        while True:
+            job = await self.job(job_id)
+            if not job.in_progress:
+                break
+            # Slept time counts too, so an injected no-op sleep still reaches the deadline.
+            if max(self._clock() - start, slept) >= self.job_poll.deadline:
+                raise UfmJobTimeoutError(
+                    f"UFM job {job_id} still {job.Status!r} (progress {job.Progress}) after "
+                    f"{self.job_poll.deadline:g}s",
+                    job=job,
+                    method="GET",
+                    path=path,
+                )
+            await self._sleep(self.job_poll.interval)
+            slept += self.job_poll.interval
+        if job.failed:
+            raise UfmJobFailedError(
+                f"UFM job {job_id} ended {job.Status!r}: {job.Summary!r}", job=job, method="GET", path=path
+            )
+        if job.status is JobStatus.COMPLETED_WITH_WARNINGS:
+            log.warning(
+                "UFM job completed with warnings",
+                extra={"ufm_job_id": job_id, "ufm_job_summary": str(job.Summary)[:500]},
+            )
+        return job
+
+    # ---------------------------------------------------------------------------------- action internals
+
+    async def _port_job_action(self, port_name: str, action: str) -> ActionResult:
+        name = _port_name_of(port_name)
+        want_disabled = action == "disable"
+        port = await self.port(name)
+        system_guid = port.system_guid
+        if system_guid is None:
+            raise UfmMalformedResponseError(
+                f"port {name} has no systemID, cannot address the {action} action to its system",
+                method="GET",
+                path=f"{self._http.prefix}/resources/ports/{name}",
+            )
+        if port.is_disabled == want_disabled:
+            log.info(
+                "UFM port already in wanted state, nothing sent",
+                extra={"ufm_action": action, "ufm_port": name, "physical_state": port.physical_state},
+            )
+            return ActionResult(port_name=name, action=action, method=PortActionMethod.DISABLE, sent=False, port=port)
+        body = {
+            "action": action,
+            "object_ids": [system_guid],
+            "object_type": "System",
+            "identifier": "id",
+            "params": {"port_id": name},
+            "description": "",
+        }
+        log.info("UFM port action requested", extra={"ufm_action": action, "ufm_port": name})
+        response = await self._http.request("POST", "/actions", json_body=body)
+        job_id = self._job_id(response, "/actions")
+        log.info("UFM port action accepted", extra={"ufm_action": action, "ufm_port": name, "ufm_job_id": job_id})
+        job = await self.wait_for_job(job_id)
+        reads = 0
+        last: Port | None = None
+        for attempt in range(self.confirm.attempts):
+            if attempt:
+                await self._sleep(self.confirm.interval)
+            last = await self.port(name)
+            reads += 1
+            if last.is_disabled == want_disabled:
+                log.info(
+                    "UFM port action confirmed",
+                    extra={"ufm_action": action, "ufm_port": name, "physical_state": last.physical_state},
+                )
+                return ActionResult(
+                    port_name=name,
+                    action=action,
+                    method=PortActionMethod.DISABLE,
+                    sent=True,
+                    job=job,
+                    port=last,
+                    confirm_reads=reads,
+                )
+        expected = "'Disabled'" if want_disabled else "anything but 'Disabled'"
+        state = last.physical_state if last is not None else None
+        raise UfmActionNotConfirmedError(
+            f"{action} of port {name} not confirmed: job {job_id} ended {job.Status!r} but after "
+            f"{reads} read(s) physical_state is {state!r}, expected {expected}",
+            method="GET",
+            path=f"{self._http.prefix}/resources/ports/{name}",
+        )
+
+    async def _put_unhealthy(self, name: str, body: dict[str, Any], action: str) -> None:
+        log.info("UFM unhealthy-ports change requested", extra={"ufm_action": action, "ufm_port": name})
+        await self._http.request("PUT", "/app/unhealthy_ports", json_body=body)
+
+    async def _confirm_unhealthy(self, name: str, *, listed: bool) -> tuple[UnhealthyPort | None, int]:
+        reads = 0
+        matches: list[UnhealthyPort] = []
+        for attempt in range(self.confirm.attempts):
+            if attempt:
+                await self._sleep(self.confirm.interval)
+            entries = await self.unhealthy_ports()
+            reads += 1
+            matches = [entry for entry in entries if entry.concerns(name)]
+            if bool(matches) == listed:
+                return (matches[0] if matches else None), reads
+        action = "isolate" if listed else "restore"
+        seen = "absent from" if listed else "still in"
+        raise UfmActionNotConfirmedError(
+            f"{action} of port {name} not confirmed: after {reads} read(s) it is {seen} "
+            f"the unhealthy ports" + (f" (conditions {matches[0].Condition})" if matches else ""),
+            method="GET",
+            path=f"{self._http.prefix}/app/unhealthy_ports",
+        )
+
+    def _job_id(self, response: httpx.Response, path: str) -> str:
+        location = response.headers.get("Location")
+        if location:
+            try:
+                location_path = httpx.URL(location).path
+            except httpx.InvalidURL:
+                location_path = location
+            match = _JOB_REF_RE.search(location_path)
+            if match:
+                return match.group(1)
+        text = response.content.decode("utf-8", errors="replace")
+        match = _JOB_REF_RE.search(text)
+        if match:
+            return match.group(1)
+        try:
+            payload = json.loads(text) if text.strip() else None
+        except ValueError:
+            payload = None
+        if isinstance(payload, Mapping):
+            for key in ("job_id", "jobId", "ID", "id"):
+                value = payload.get(key)
+                if isinstance(value, int | str) and not isinstance(value, bool) and str(value).strip():
+                    return str(value).strip()
+        raise UfmMalformedResponseError(
+            "UFM accepted the action but named no job (no Location '/jobs/<id>', no job id in the body)",
+            method="POST",
+            path=self._http.prefix + path,
+            status_code=response.status_code,
+            body=response.content,
+        )
+
+    # ---------------------------------------------------------------------------------- helpers
+
+    async def _get_list(self, path: str, model: type[M], params: Mapping[str, str] | None = None) -> list[M]:
+        payload, status = await self._http.get_json(path, params)
+        try:
+            return parse_list(model, payload, tz=self._tz)
+        except ShapeError as exc:
+            raise self._http.malformed("GET", path, status, payload, exc, params) from exc

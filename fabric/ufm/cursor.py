@@ -1,0 +1,128 @@
+"""Which of the events UFM returns are new.  Pure: no I/O, no clock.
+
+UFM's ``GET /app/events`` has no documented since-id or paging parameter, so the service fetches the
+list each cycle and this cursor picks out what it has not seen, by the integer event id and a
+high-water mark.
+
+UFM restarts can reset its id sequence.  A restart is recognised when
+
+- every id in the list is below the high-water mark (ids went backwards), or
+- the list holds an event with an id at or below the mark that is *newer* than every event seen so
+  far: that id was already used by an older event, so the sequence started again.
+
+After a restart the cursor returns the events newer than the last event seen before it (by timestamp:
+the ids cannot be compared across the restart), then adopts the new id sequence.  It never replays the
+whole history, and never skips an event whose id is above the mark.
+
+The state is a small frozen dataclass that can be persisted (``to_dict``/``from_dict``) and restored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from fabric.ufm.models import Event
+
+__all__ = ["CursorState", "EventCursor"]
+
+
+@dataclass(frozen=True, slots=True)
+class CursorState:
+    """What the cursor remembers.
+
+    ``high_water_id``: the largest event id seen in the current id sequence (``None``: nothing yet).
+    ``last_event_time``: the newest event timestamp seen so far, across restarts.
+    ``restart_count``: UFM restarts (id sequence resets) recognised so far.
+    """
+
+    high_water_id: int | None = None
+    last_event_time: datetime | None = None
+    restart_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (timestamps as ISO 8601 with offset)."""
+        return {
+            "high_water_id": self.high_water_id,
+            "last_event_time": self.last_event_time.isoformat() if self.last_event_time else None,
+            "restart_count": self.restart_count,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CursorState:
+        raw_time = data.get("last_event_time")
+        when: datetime | None = None
+        if raw_time is not None:
+            when = datetime.fromisoformat(str(raw_time))
+            when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+        raw_id = data.get("high_water_id")
+        return cls(
+            high_water_id=None if raw_id is None else int(raw_id),
+            last_event_time=when,
+            restart_count=int(data.get("restart_count", 0)),
+        )
+
+
+def _dedupe(events: Iterable[Event]) -> dict[int, Event]:
+    """One event per id; if an id repeats, the newest timestamp wins."""
+    by_id: dict[int, Event] = {}
+    for event in events:
+        kept = by_id.get(event.id)
+        if kept is None or event.timestamp > kept.timestamp:
+            by_id[event.id] = event
+    return by_id
+
+
+class EventCursor:
+    """Feed it every fetched events list; it returns only the new events, in id order.
+
+    The first list ever fed is all new (call :meth:`prime` instead to start from "now").
+    """
+
+    def __init__(self, state: CursorState | None = None) -> None:
+        self._state = state or CursorState()
+
+    @property
+    def state(self) -> CursorState:
+        return self._state
+
+    def prime(self, events: Iterable[Event]) -> None:
+        """Mark everything in ``events`` as seen without returning it."""
+        self.advance(events)
+
+    def is_restart(self, events: Iterable[Event]) -> bool:
+        """Would this list be taken as a UFM restart?  (No state change.)"""
+        return self._restarted(_dedupe(events))
+
+    def _restarted(self, by_id: Mapping[int, Event]) -> bool:
+        mark, last = self._state.high_water_id, self._state.last_event_time
+        if mark is None or not by_id:
+            return False
+        if max(by_id) < mark:
+            return True
+        if last is None:
+            return False
+        return any(event_id <= mark and event.timestamp > last for event_id, event in by_id.items())
+
+    def advance(self, events: Iterable[Event]) -> list[Event]:
+        """Return the new events of this fetch in id order, and move the cursor past them."""
+        by_id = _dedupe(events)
+        if not by_id:
+            return []
+        state = self._state
+        if self._restarted(by_id):
+            # Ids cannot be compared across the restart: judge by time, then adopt the new sequence.
+            last = state.last_event_time
+            fresh = [by_id[i] for i in sorted(by_id) if last is None or by_id[i].timestamp > last]
+            state = replace(state, restart_count=state.restart_count + 1)
+        else:
+            mark = state.high_water_id
+            fresh = [by_id[i] for i in sorted(by_id) if mark is None or i > mark]
+        newest = max(event.timestamp for event in by_id.values())
+        if state.last_event_time is not None and state.last_event_time > newest:
+            newest = state.last_event_time
+        # Not a restart implies max(by_id) >= the old mark, so this never lowers it.
+        self._state = replace(state, high_water_id=max(by_id), last_event_time=newest)
+        return fresh

@@ -1,0 +1,283 @@
+"""The HTTP layer under :class:`fabric.ufm.client.UfmClient`.
+
+One job: send a request to UFM and hand back a 2xx response or raise a typed error.  It adds the REST
+prefix and credentials of the configured auth method, retries reads (GET) with exponential backoff on
+transport failures, timeouts, 429 and 5xx, never retries writes, logs in again once when a session is
+refused (the refused request was not performed, so re-sending it is safe), and decodes JSON bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import ssl
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+from fabric.ufm.auth import LOGIN_PATH, BasicAuth, SessionAuth, TokenAuth, UfmAuth
+from fabric.ufm.errors import (
+    UfmAuthError,
+    UfmError,
+    UfmHttpStatusError,
+    UfmMalformedResponseError,
+    UfmNotFoundError,
+    UfmServerError,
+    UfmTimeoutError,
+    UfmTransportError,
+)
+
+__all__ = ["RetryPolicy", "SleepFn", "UfmHttp"]
+
+log = logging.getLogger(__name__)
+
+SleepFn = Callable[[float], Awaitable[None]]
+_USER_AGENT = "fabric-remediation-ufm-client/0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Retries of reads.  ``attempts`` counts every try, so 1 means no retry."""
+
+    attempts: int = 3
+    backoff: float = 0.5
+    multiplier: float = 2.0
+    max_backoff: float = 10.0
+    retry_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("RetryPolicy.attempts must be at least 1")
+
+    def delay(self, retry_number: int) -> float:
+        """Seconds to wait before retry ``retry_number`` (1 for the first retry)."""
+        return float(min(self.max_backoff, self.backoff * self.multiplier ** (retry_number - 1)))
+
+
+@dataclass(slots=True)
+class _Session:
+    generation: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def _ssl_context(verify: bool, ca_bundle: str | Path | None) -> ssl.SSLContext | bool:
+    if not verify:
+        return False
+    if ca_bundle is None:
+        return True
+    return ssl.create_default_context(cafile=str(ca_bundle))
+
+
+class UfmHttp:
+    """Requests to one UFM, under the REST prefix of ``auth``; see the module docstring."""
+
+    def __init__(
+        self,
+        base_url: str,
+        auth: UfmAuth,
+        *,
+        verify: bool = True,
+        ca_bundle: str | Path | None = None,
+        timeout: float | httpx.Timeout = 30.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: SleepFn | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"UFM base URL must start with http:// or https://, got {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.prefix = auth.prefix
+        self._auth = auth
+        self._retry = retry or RetryPolicy()
+        self._sleep: SleepFn = sleep or asyncio.sleep
+        self._session = _Session()
+        headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+        httpx_auth: httpx.Auth | None = None
+        if isinstance(auth, BasicAuth):
+            httpx_auth = httpx.BasicAuth(auth.username, auth.password)
+        elif isinstance(auth, TokenAuth):
+            headers["Authorization"] = auth.header
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            auth=httpx_auth,
+            headers=headers,
+            timeout=timeout,
+            verify=_ssl_context(verify, ca_bundle),
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def get_json(self, path: str, params: Mapping[str, str] | None = None) -> tuple[Any, int]:
+        """The decoded JSON body of a GET, and the status it came with."""
+        response = await self.request("GET", path, params=params)
+        try:
+            return json.loads(response.content), response.status_code
+        except ValueError as exc:
+            raise UfmMalformedResponseError(
+                "UFM's answer is not valid JSON (garbage or truncated)",
+                method="GET",
+                path=self.display_path(path, params),
+                status_code=response.status_code,
+                body=response.content,
+            ) from exc
+
+    def malformed(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        payload: Any,
+        exc: Exception,
+        params: Mapping[str, str] | None = None,
+    ) -> UfmMalformedResponseError:
+        try:
+            body = json.dumps(payload)[:400]
+        except (TypeError, ValueError):
+            body = repr(payload)[:400]
+        return UfmMalformedResponseError(
+            f"UFM's answer has the wrong shape: {str(exc)[:300]}",
+            method=method,
+            path=self.display_path(path, params),
+            status_code=status,
+            body=body,
+        )
+
+    def display_path(self, path: str, params: Mapping[str, str] | None = None) -> str:
+        full = self.prefix + path
+        return f"{full}?{urlencode(params)}" if params else full
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json_body: Any = None,
+    ) -> httpx.Response:
+        """Send one request; retries GETs only; re-logs in once on a session 401; maps errors."""
+        shown = self.display_path(path, params)
+        retryable = method == "GET"
+        attempts = self._retry.attempts if retryable else 1
+        relogged = False
+        attempt = 0
+        while True:
+            attempt += 1
+            generation = await self._ensure_session()
+            error: UfmError
+            try:
+                response = await self._client.request(method, self.prefix + path, params=params, json=json_body)
+            except httpx.TimeoutException as exc:
+                error = UfmTimeoutError(
+                    f"UFM request timed out ({type(exc).__name__})"
+                    + ("" if retryable else "; the outcome of this write is unknown"),
+                    method=method,
+                    path=shown,
+                )
+                cause: BaseException = exc
+            except httpx.RequestError as exc:
+                error = UfmTransportError(
+                    f"UFM request failed: {type(exc).__name__}: {exc}"
+                    + ("" if retryable else "; the outcome of this write is unknown"),
+                    method=method,
+                    path=shown,
+                )
+                cause = exc
+            else:
+                status = response.status_code
+                if status == 401 and isinstance(self._auth, SessionAuth) and not relogged:
+                    relogged = True
+                    attempt -= 1  # a refused request was not performed: this is no retry
+                    log.info("UFM session rejected, logging in again", extra={"ufm_path": shown})
+                    await self._relogin(generation)
+                    continue
+                if 200 <= status < 300:
+                    return response
+                error = self._status_error(method, shown, response)
+                cause = error
+                if status not in self._retry.retry_statuses:
+                    raise error
+            if attempt >= attempts:
+                raise error from (cause if cause is not error else None)
+            delay = self._retry.delay(attempt)
+            log.warning(
+                "UFM read failed, retrying",
+                extra={"ufm_path": shown, "attempt": attempt, "delay_s": delay, "error": str(error)[:300]},
+            )
+            await self._sleep(delay)
+
+    @staticmethod
+    def _status_error(method: str, path: str, response: httpx.Response) -> UfmHttpStatusError:
+        status = response.status_code
+        cls: type[UfmHttpStatusError]
+        if status in (401, 403):
+            cls, what = UfmAuthError, "UFM refused the credentials"
+        elif status == 404:
+            cls, what = UfmNotFoundError, "UFM has no such object"
+        elif status >= 500:
+            cls, what = UfmServerError, "UFM failed"
+        else:
+            cls, what = UfmHttpStatusError, "UFM answered an unexpected status"
+        return cls(f"{what} (HTTP {status})", method=method, path=path, status_code=status, body=response.content)
+
+    # ---------------------------------------------------------------------------------- session login
+
+    async def _ensure_session(self) -> int:
+        if not isinstance(self._auth, SessionAuth):
+            return 0
+        if self._session.generation == 0:
+            async with self._session.lock:
+                if self._session.generation == 0:
+                    await self._login(self._auth)
+        return self._session.generation
+
+    async def _relogin(self, seen_generation: int) -> None:
+        assert isinstance(self._auth, SessionAuth)
+        async with self._session.lock:
+            if self._session.generation == seen_generation:
+                await self._login(self._auth)
+
+    async def _login(self, auth: SessionAuth) -> None:
+        self._client.cookies.clear()
+        try:
+            response = await self._client.post(
+                LOGIN_PATH, data={"httpd_username": auth.username, "httpd_password": auth.password}
+            )
+        except httpx.TimeoutException as exc:
+            raise UfmTimeoutError("UFM session login timed out", method="POST", path=LOGIN_PATH) from exc
+        except httpx.RequestError as exc:
+            raise UfmTransportError(
+                f"UFM session login failed: {type(exc).__name__}: {exc}", method="POST", path=LOGIN_PATH
+            ) from exc
+        status = response.status_code
+        if status >= 400:
+            if status in (401, 403):
+                raise UfmAuthError(
+                    "UFM session login refused",
+                    method="POST",
+                    path=LOGIN_PATH,
+                    status_code=status,
+                    body=response.content,
+                )
+            raise self._status_error("POST", LOGIN_PATH, response)
+        if not self._client.cookies:
+            raise UfmAuthError(
+                "UFM session login answered but set no session cookie (wrong credentials?)",
+                method="POST",
+                path=LOGIN_PATH,
+                status_code=status,
+                body=response.content,
+            )
+        self._session.generation += 1
+        log.info("UFM session established", extra={"ufm_user": auth.username})

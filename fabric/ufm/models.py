@@ -1,0 +1,581 @@
+"""Pydantic models of UFM REST payloads.
+
+Every model keeps fields it does not know (``extra="allow"``): a new UFM release adding a field never
+breaks parsing.  Fields this service relies on are typed; fields UFM fills with ``"N/A"`` are read
+leniently.  Timestamps become timezone-aware UTC datetimes; UFM writes them without a zone, and they are
+read as UTC unless a validation context ``{"tz": <tzinfo>}`` says otherwise (the zone UFM's timestamps
+are written in is UNCONFIRMED).
+
+Lists may come bare (``[...]``) or wrapped (``{"data": [...]}``): :func:`unwrap_list` is the one place
+that knows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, tzinfo
+from enum import StrEnum
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from fabric.ufm.objects import ObjectRef, PortEnd, normalize_guid, parse_object_path
+
+__all__ = [
+    "Alarm",
+    "Event",
+    "Job",
+    "JobStatus",
+    "Link",
+    "Port",
+    "ShapeError",
+    "System",
+    "UfmModel",
+    "UnhealthyPort",
+    "Versioning",
+    "parse_list",
+    "parse_ufm_timestamp",
+    "unwrap_list",
+]
+
+_NA_STRINGS = frozenset({"", "n/a", "na", "none", "null"})
+
+
+class ShapeError(ValueError):
+    """A payload does not have the shape the API promises."""
+
+
+# --------------------------------------------------------------------------------------------------
+# lenient scalar types
+
+
+def _is_na(value: object) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().lower() in _NA_STRINGS)
+
+
+def _loose_int(value: object) -> int | None:
+    """``"N/A"``/``None``/unparseable → ``None``; ``"12"``/``12`` → 12.  For fields nothing depends on."""
+    if _is_na(value) or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _to_str(value: object) -> object:
+    """Numbers become strings (UFM is inconsistent about ``"37"`` vs ``37``); ``None`` stays ``None``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def _na_to_none(value: object) -> object:
+    return None if _is_na(value) else value
+
+
+def _str_list(value: object) -> object:
+    """``None`` → ``[]``; a lone string → ``[string]``; lists pass through."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [] if value == "" else [value]
+    return value
+
+
+def parse_ufm_timestamp(value: object, tz: tzinfo = UTC) -> datetime:
+    """Parse a UFM timestamp into an aware UTC datetime.
+
+    Accepts ``"2017-09-19 10:49:03.018"``, ``"2024-05-28 08:03:05"``, ISO 8601 with ``T`` and/or an
+    offset, ``datetime`` objects and epoch seconds (or milliseconds).  A timestamp without a zone is
+    taken to be in ``tz``.  Raises ``ValueError`` for anything else.
+    """
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value) / 1000.0 if value > 1e11 else float(value)
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"not a UFM timestamp: {value!r}") from None
+    else:
+        raise ValueError(f"not a UFM timestamp: {value!r}")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=tz)
+    return parsed.astimezone(UTC)
+
+
+def _context_tz(info: ValidationInfo) -> tzinfo:
+    context = info.context
+    if isinstance(context, Mapping):
+        tz = context.get("tz")
+        if isinstance(tz, tzinfo):
+            return tz
+    return UTC
+
+
+def _strict_ts(value: object, info: ValidationInfo) -> datetime:
+    return parse_ufm_timestamp(value, _context_tz(info))
+
+
+def _loose_ts(value: object, info: ValidationInfo) -> datetime | None:
+    if _is_na(value):
+        return None
+    try:
+        return parse_ufm_timestamp(value, _context_tz(info))
+    except ValueError:
+        return None
+
+
+LooseInt = Annotated[int | None, BeforeValidator(_loose_int)]
+CoercedStr = Annotated[str | None, BeforeValidator(_to_str)]
+NaStr = Annotated[str | None, BeforeValidator(_na_to_none), BeforeValidator(_to_str)]
+StrList = Annotated[list[str], BeforeValidator(_str_list)]
+UtcDatetime = Annotated[datetime, BeforeValidator(_strict_ts)]
+LooseUtcDatetime = Annotated[datetime | None, BeforeValidator(_loose_ts)]
+Counter = Annotated[int | float | str | None, BeforeValidator(_na_to_none)]
+
+
+class UfmModel(BaseModel):
+    """Base of every UFM payload model: unknown fields are kept, never fatal."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# resources
+
+
+class System(UfmModel):
+    """An entry of ``GET /resources/systems``."""
+
+    guid: Annotated[str, BeforeValidator(_to_str)]
+    system_guid: CoercedStr = None
+    name: CoercedStr = None
+    system_name: str | None = None
+    description: str | None = None
+    model: str | None = None
+    type: str | None = None
+    ip: str | None = None
+    technology: str | None = None
+    vendor: str | None = None
+    role: str | None = None
+    state: str | None = None
+    severity: str | None = None
+    fw_version: str | None = None
+    ports: StrList = Field(default_factory=list)
+    modules: StrList = Field(default_factory=list)
+    capabilities: StrList = Field(default_factory=list)
+
+    @property
+    def is_switch(self) -> bool:
+        return (self.type or "").lower() == "switch"
+
+    @property
+    def known_ip(self) -> str | None:
+        """The management IP, or ``None`` when UFM says ``0.0.0.0`` (unknown)."""
+        return None if _is_na(self.ip) or self.ip == "0.0.0.0" else self.ip
+
+
+class Port(UfmModel):
+    """An entry of ``GET /resources/ports`` (or the single element of ``/resources/ports/<name>``)."""
+
+    name: str
+    guid: CoercedStr = None
+    systemID: CoercedStr = None
+    system_name: str | None = None
+    system_ip: str | None = None
+    number: LooseInt = None
+    external_number: LooseInt = None
+    dname: CoercedStr = None
+    node_description: str | None = None
+    description: str | None = None
+    peer: NaStr = None
+    peer_guid: NaStr = None
+    peer_node_guid: NaStr = None
+    peer_node_name: NaStr = None
+    peer_node_description: NaStr = None
+    peer_port_dname: NaStr = None
+    peer_lid: LooseInt = None
+    logical_state: str | None = None
+    physical_state: str | None = None
+    active_speed: str | None = None
+    active_width: str | None = None
+    severity: str | None = None
+    high_ber_severity: str | None = None
+    lid: LooseInt = None
+    mtu: LooseInt = None
+    tier: LooseInt = None
+    path: str | None = None
+    capabilities: StrList = Field(default_factory=list)
+
+    @property
+    def system_guid(self) -> str | None:
+        """The GUID of the system (switch or host) the port belongs to, from ``systemID``."""
+        if self.systemID is None or _is_na(self.systemID):
+            return None
+        return normalize_guid(self.systemID)
+
+    @property
+    def is_disabled(self) -> bool:
+        """UFM's ``physical_state`` is ``"Disabled"`` (the port was administratively disabled)."""
+        return (self.physical_state or "").strip().lower() == "disabled"
+
+    @property
+    def is_switch_port(self) -> bool:
+        return (self.description or "").lower().startswith("switch")
+
+    @property
+    def end(self) -> PortEnd | None:
+        """The port name parsed as ``<guid>_<n>``, or ``None`` if the name has another form."""
+        try:
+            return PortEnd.parse(self.name)
+        except ValueError:
+            return None
+
+
+def _width_lanes(width: str | None) -> int | None:
+    if width is None:
+        return None
+    match = re.search(r"(\d+)\s*x", width, flags=re.IGNORECASE)
+    return int(match.group(1)) if match else None
+
+
+class Link(UfmModel):
+    """An entry of ``GET /resources/links``."""
+
+    name: str | None = None
+    source_guid: Annotated[str, BeforeValidator(_to_str)]
+    source_port: Annotated[str, BeforeValidator(_to_str)]
+    source_port_dname: CoercedStr = None
+    source_port_name: str | None = None
+    source_port_node_description: str | None = None
+    destination_guid: Annotated[str, BeforeValidator(_to_str)]
+    destination_port: Annotated[str, BeforeValidator(_to_str)]
+    destination_port_dname: CoercedStr = None
+    destination_port_name: str | None = None
+    destination_port_node_description: str | None = None
+    width: str | None = None
+    severity: str | None = None
+    capabilities: StrList = Field(default_factory=list)
+    cable_info: dict[str, Any] | list[Any] | None = None
+
+    @property
+    def lanes(self) -> int | None:
+        """Lane count from ``width``: ``"4x"`` and ``"IB_4x"`` → 4; ``None`` if absent or odd."""
+        return _width_lanes(self.width)
+
+    @property
+    def source(self) -> PortEnd:
+        return PortEnd(guid=normalize_guid(self.source_guid), port=int(self.source_port))
+
+    @property
+    def destination(self) -> PortEnd:
+        return PortEnd(guid=normalize_guid(self.destination_guid), port=int(self.destination_port))
+
+
+# --------------------------------------------------------------------------------------------------
+# events and alarms
+
+_SEVERITIES = {"info": "Info", "warning": "Warning", "minor": "Minor", "critical": "Critical"}
+
+
+def _normalise_severity(value: object) -> object:
+    if isinstance(value, str):
+        return _SEVERITIES.get(value.strip().lower(), value)
+    return value
+
+
+def _int_like(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and value.strip().isdigit()
+
+
+class Event(UfmModel):
+    """A UFM event, from ``GET /app/events`` or from a line of ``event.log``.
+
+    Two REST shapes exist.  Up to UFM 6.16 ``type`` is the event number as a string; from 6.17
+    ``type`` is the object type and ``event_type`` holds the number.  Both are normalised into
+    ``event_id`` (the number) and ``object_type`` (``None`` in the old shape unless the payload
+    carries it some other way).  The raw ``type``/``event_type`` are kept as they came.
+    """
+
+    id: int
+    event_id: int
+    object_type: str | None = None
+    timestamp: UtcDatetime
+    name: str | None = None
+    type: CoercedStr = None
+    event_type: CoercedStr = None
+    severity: Annotated[str | None, BeforeValidator(_normalise_severity)] = None
+    counter: Counter = None
+    category: str | None = None
+    object_name: CoercedStr = None
+    object_path: str | None = None
+    write_to_syslog: bool | None = None
+    description: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise_shape(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        out = dict(data)
+        if "event_id" in out:
+            return out
+        raw_type, raw_event_type = out.get("type"), out.get("event_type")
+        if _int_like(raw_event_type):
+            out["event_id"] = raw_event_type
+            if "object_type" not in out and isinstance(raw_type, str) and not _int_like(raw_type):
+                out["object_type"] = raw_type
+        elif _int_like(raw_type):
+            out["event_id"] = raw_type
+        return out
+
+    @field_validator("id", "event_id", mode="before")
+    @classmethod
+    def _strict_int(cls, value: Any) -> Any:
+        # "227" is fine, 227.0 is fine, True or "abc" are not.
+        if isinstance(value, bool):
+            raise ValueError("a boolean is not an id")
+        return value
+
+    @property
+    def ref(self) -> ObjectRef:
+        """The object path split into site/device/port, or the two ends of a link."""
+        return parse_object_path(self.object_type, self.object_path, self.description)
+
+    @property
+    def link_ends(self) -> tuple[PortEnd, PortEnd] | None:
+        """For a Link event, its two ends (``None`` otherwise or when they cannot be found)."""
+        if self.object_type != "Link":
+            return None
+        return self.ref.ends
+
+
+class Alarm(UfmModel):
+    """An entry of ``GET /app/alarms``."""
+
+    id: int
+    event_type: LooseInt = None
+    type: CoercedStr = None
+    name: str | None = None
+    summary: str | None = None
+    reason: str | None = None
+    severity: Annotated[str | None, BeforeValidator(_normalise_severity)] = None
+    timestamp: LooseUtcDatetime = None
+    event_count: LooseInt = None
+    duration: LooseInt = None
+    counter: Counter = None
+    related_object_name: CoercedStr = None
+    related_object_path: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# jobs
+
+
+class JobStatus(StrEnum):
+    """Job statuses documented by UFM."""
+
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    COMPLETED_WITH_ERRORS = "Completed With Errors"
+    COMPLETED_WITH_WARNINGS = "Completed With Warnings"
+    ABORTED = "Aborted"
+
+
+_IN_PROGRESS = frozenset({"running", "pending", "queued", "scheduled", "in progress", "waiting"})
+_SUCCEEDED = frozenset({JobStatus.COMPLETED.lower(), JobStatus.COMPLETED_WITH_WARNINGS.lower()})
+
+
+class Job(UfmModel):
+    """``GET /jobs/<id>``.  Field names are UFM's (capitalised)."""
+
+    ID: CoercedStr = None
+    Status: str
+    Progress: LooseInt = None
+    Description: str | None = None
+    RelatedObjects: StrList = Field(default_factory=list)
+    Created: LooseUtcDatetime = None
+    LastUpdated: LooseUtcDatetime = None
+    Summary: Any = None
+    CreatedBy: str | None = None
+    Operation: str | None = None
+    Foreground: bool | None = None
+
+    @property
+    def status(self) -> JobStatus | None:
+        """The status as a :class:`JobStatus`, or ``None`` for a status UFM did not document."""
+        wanted = self.Status.strip().lower()
+        for member in JobStatus:
+            if member.lower() == wanted:
+                return member
+        return None
+
+    @property
+    def in_progress(self) -> bool:
+        """Still running (``Running``, or a pending-like status)."""
+        return self.Status.strip().lower() in _IN_PROGRESS
+
+    @property
+    def succeeded(self) -> bool:
+        """``Completed`` or ``Completed With Warnings``."""
+        return self.Status.strip().lower() in _SUCCEEDED
+
+    @property
+    def failed(self) -> bool:
+        """Finished without success: ``Completed With Errors``, ``Aborted`` or an unknown status."""
+        return not self.in_progress and not self.succeeded
+
+
+# --------------------------------------------------------------------------------------------------
+# unhealthy ports
+
+
+def _port_name(guid: str | None, number: str | None, fallback: str | None) -> str | None:
+    if guid and number and str(number).strip().isdigit():
+        try:
+            return PortEnd(guid=normalize_guid(guid), port=int(number)).name
+        except ValueError:
+            pass
+    if fallback:
+        try:
+            return PortEnd.parse(fallback).name
+        except ValueError:
+            return None
+    return None
+
+
+class UnhealthyPort(UfmModel):
+    """An entry of ``GET /app/unhealthy_ports``.
+
+    ``Condition`` is a string in some documented examples and a list in others; it is always a list
+    here.
+    """
+
+    UnhealthyGUID: CoercedStr = None
+    UnhealthyPort: CoercedStr = None
+    UnhealthyPortNumber: CoercedStr = None
+    UnhealthyPortDname: CoercedStr = None
+    UnhealthyNode: str | None = None
+    PeerGUID: NaStr = None
+    PeerPort: NaStr = None
+    PeerPortNumber: NaStr = None
+    PeerPortDname: NaStr = None
+    PeerNode: NaStr = None
+    PeerLID: LooseInt = None
+    State: str | None = None
+    Condition: StrList = Field(default_factory=list)
+    StatusTime: LooseUtcDatetime = None
+
+    @property
+    def port_name(self) -> str | None:
+        """The unhealthy side as ``<guid>_<n>`` (from GUID + number, else from ``UnhealthyPort``)."""
+        return _port_name(self.UnhealthyGUID, self.UnhealthyPortNumber, self.UnhealthyPort)
+
+    @property
+    def peer_port_name(self) -> str | None:
+        """The peer side as ``<guid>_<n>``, when UFM gives it."""
+        return _port_name(self.PeerGUID, self.PeerPortNumber, self.PeerPort)
+
+    def concerns(self, port_name: str) -> bool:
+        """This entry names ``port_name`` on either side.
+
+        Which side of the pair UFM puts the port it was asked to isolate on is UNCONFIRMED, so both
+        sides count.
+        """
+        wanted = PortEnd.parse(port_name).name
+        return wanted in (self.port_name, self.peer_port_name)
+
+
+# --------------------------------------------------------------------------------------------------
+# versioning
+
+
+class Versioning(UfmModel):
+    """``GET /app/versioning``: counters that move when a class of objects changes."""
+
+    alarms_version: LooseInt = None
+    ports_version: LooseInt = None
+    links_version: LooseInt = None
+    switches_version: LooseInt = None
+    servers_version: LooseInt = None
+    sites_version: LooseInt = None
+    event_policies_version: LooseInt = None
+
+    def versions(self) -> dict[str, int]:
+        """Every ``*_version`` counter present, known or extra."""
+        out: dict[str, int] = {}
+        for key, value in {**self.__dict__, **(self.model_extra or {})}.items():
+            number = _loose_int(value)
+            if key.endswith("_version") and number is not None:
+                out[key] = number
+        return out
+
+
+# --------------------------------------------------------------------------------------------------
+# lists
+
+M = TypeVar("M", bound=UfmModel)
+
+
+def unwrap_list(payload: Any) -> list[Any]:
+    """The list in a payload that is either a bare JSON list or ``{"data": [...]}``."""
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, Mapping) and isinstance(payload.get("data"), list):
+        return list(payload["data"])
+    raise ShapeError(
+        f"expected a JSON list or an object with a 'data' list, got {type(payload).__name__}"
+        + (f" with keys {sorted(payload)[:10]}" if isinstance(payload, Mapping) else "")
+    )
+
+
+def parse_list(model: type[M], payload: Any, *, tz: tzinfo = UTC) -> list[M]:
+    """Validate every element of a (possibly wrapped) list; any bad element fails the whole list."""
+    items = unwrap_list(payload)
+    out: list[M] = []
+    context = {"tz": tz}
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise ShapeError(f"element {index} is a {type(item).__name__}, not an object")
+        try:
+            out.append(model.model_validate(item, context=context))
+        except ValidationError as exc:
+            raise ShapeError(f"element {index} is not a valid {model.__name__}: {exc}") from exc
+    return out
+
+
+def parse_one(model: type[M], payload: Any, *, tz: tzinfo = UTC) -> M:
+    """Validate a single object."""
+    if not isinstance(payload, Mapping):
+        raise ShapeError(f"expected a JSON object for {model.__name__}, got {type(payload).__name__}")
+    try:
+        return model.model_validate(payload, context={"tz": tz})
+    except ValidationError as exc:
+        raise ShapeError(f"not a valid {model.__name__}: {exc}") from exc

@@ -1,0 +1,196 @@
+"""EventCursor: new events only, in id order, across UFM restarts; unit and property tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabric.ufm.cursor import CursorState, EventCursor
+from fabric.ufm.models import Event
+
+T0 = datetime(2024, 5, 28, 8, 0, 0, tzinfo=UTC)
+
+
+def ev(event_id: int, seconds: float, tag: str = "") -> Event:
+    return Event.model_validate(
+        {
+            "id": event_id,
+            "type": "IBPort",
+            "event_type": "110",
+            "timestamp": (T0 + timedelta(seconds=seconds)).isoformat(),
+            "description": tag or f"event {event_id}",
+        }
+    )
+
+
+def ids(events: list[Event]) -> list[int]:
+    return [e.id for e in events]
+
+
+def test_first_fetch_returns_everything_in_id_order() -> None:
+    cursor = EventCursor()
+    assert ids(cursor.advance([ev(3, 3), ev(1, 1), ev(2, 2)])) == [1, 2, 3]
+    assert cursor.state == CursorState(high_water_id=3, last_event_time=T0 + timedelta(seconds=3))
+
+
+def test_only_new_events_and_duplicates_collapse() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(1, 1), ev(2, 2)])
+    assert ids(cursor.advance([ev(1, 1), ev(2, 2), ev(4, 4), ev(3, 3), ev(4, 4)])) == [3, 4]
+    assert cursor.advance([ev(1, 1), ev(2, 2), ev(3, 3), ev(4, 4)]) == []
+    assert cursor.advance([]) == []
+    assert cursor.state.high_water_id == 4
+
+
+def test_prime_starts_from_now() -> None:
+    cursor = EventCursor()
+    cursor.prime([ev(1, 1), ev(2, 2)])
+    assert ids(cursor.advance([ev(1, 1), ev(2, 2), ev(3, 3)])) == [3]
+
+
+def test_out_of_order_timestamps_are_not_a_restart() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(99, 10), ev(100, 5)])  # id 99 is newer than id 100
+    assert not cursor.is_restart([ev(99, 10), ev(100, 5)])
+    assert ids(cursor.advance([ev(99, 10), ev(100, 5), ev(101, 7)])) == [101]  # by id, though older
+    assert cursor.state.restart_count == 0
+
+
+def test_restart_with_ids_below_the_mark() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(i, i) for i in range(1, 501)])
+    # UFM restarted and lost its history: a fresh sequence, all newer than event 500
+    after = [ev(1, 600, "new-1"), ev(2, 601, "new-2")]
+    assert cursor.is_restart(after)
+    assert [e.description for e in cursor.advance(after)] == ["new-1", "new-2"]
+    assert cursor.state.restart_count == 1
+    assert cursor.state.high_water_id == 2  # the new sequence is adopted
+    assert ids(cursor.advance([*after, ev(3, 602)])) == [3]
+
+
+def test_restart_whose_new_ids_already_passed_the_mark() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(i, i) for i in range(1, 6)])
+    after = [ev(i, 100 + i, f"new-{i}") for i in range(1, 9)]  # ids 1..8, mark was 5
+    returned = cursor.advance(after)
+    assert [e.description for e in returned] == [f"new-{i}" for i in range(1, 9)]
+    assert cursor.state.restart_count == 1
+
+
+def test_restart_keeping_old_history_does_not_replay_it() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(i, i) for i in range(1, 11)])
+    # ids went backwards; the list still holds old events (older timestamps): only the newer are new
+    mixed = [ev(1, 1), ev(2, 2), ev(3, 20, "post-restart")]
+    assert [e.description for e in cursor.advance(mixed)] == ["post-restart"]
+
+
+def test_restart_with_a_clock_behind_adopts_the_new_sequence() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(i, 1000 + i) for i in range(1, 101)])
+    # ids went backwards and UFM's clock is behind: nothing can be proven new by time...
+    assert cursor.advance([ev(1, 500), ev(2, 501)]) == []
+    assert cursor.state.restart_count == 1
+    # ...but the new id sequence is adopted, so what follows is picked up by id again
+    assert ids(cursor.advance([ev(1, 500), ev(2, 501), ev(3, 502)])) == [3]
+
+
+def test_state_round_trip() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(1, 1.5), ev(7, 2.25)])
+    state = cursor.state
+    restored = CursorState.from_dict(state.to_dict())
+    assert restored == state
+    assert ids(EventCursor(restored).advance([ev(7, 2.25), ev(8, 3)])) == [8]
+    assert CursorState.from_dict({}) == CursorState()
+    assert CursorState.from_dict({"last_event_time": "2024-05-28 08:00:00"}).last_event_time == T0
+
+
+# ------------------------------------------------------------------------------------------ properties
+
+
+@dataclass
+class FakeUfm:
+    """An event log whose id counter restarts on a UFM restart.
+
+    ``restart(keep=0)`` loses the history; ``restart(keep=k)`` keeps the last k events but renumbers
+    them from 1 (same events, new ids), and new events continue after them.  Each event's description
+    is its identity, ``"<epoch it was emitted in>:<original id>"``.
+    """
+
+    cap: int | None
+    epoch: int = 0
+    next_id: int = 1
+    clock: float = 0.0
+    log: list[Event] = field(default_factory=list)
+
+    def emit(self, count: int, gap: int) -> None:
+        for _ in range(count):
+            self.clock += gap  # gap 0: several events in the same second
+            tag = f"{self.epoch}:{self.next_id}"
+            self.log.append(ev(self.next_id, self.clock, tag))
+            self.next_id += 1
+
+    def restart(self, keep: int) -> None:
+        kept = self.log[-keep:] if keep else []
+        self.log = [
+            ev(i, e.timestamp.timestamp() - T0.timestamp(), e.description or "") for i, e in enumerate(kept, start=1)
+        ]
+        self.epoch += 1
+        self.next_id = len(self.log) + 1
+        self.clock += 60  # a restart takes time
+
+    def fetch(self) -> list[Event]:
+        return list(self.log[-self.cap :] if self.cap else self.log)
+
+
+STEP = st.one_of(
+    st.tuples(st.just("emit"), st.integers(1, 6), st.integers(0, 3)),
+    st.tuples(st.just("fetch"), st.just(0), st.just(0)),
+    st.tuples(st.just("restart"), st.integers(0, 8), st.just(0)),
+    st.tuples(st.just("persist"), st.just(0), st.just(0)),
+)
+
+
+def epoch_of(tag: str) -> int:
+    return int(tag.split(":", maxsplit=1)[0])
+
+
+@settings(max_examples=400, deadline=None)
+@given(steps=st.lists(STEP, max_size=40), cap=st.none() | st.integers(1, 12))
+def test_cursor_properties(steps: list[tuple[str, int, int]], cap: int | None) -> None:
+    ufm = FakeUfm(cap=cap)
+    cursor = EventCursor()
+    returned: list[str] = []
+    required: set[str] = set()
+    visible: set[str] = set()
+    epoch_at_last_fetch = 0
+    for action, count, gap in steps:
+        if action == "emit":
+            ufm.emit(count, gap)
+        elif action == "restart":
+            ufm.restart(keep=count)
+        elif action == "persist":
+            cursor = EventCursor(CursorState.from_dict(cursor.state.to_dict()))
+        else:
+            fetched = ufm.fetch()
+            visible.update(e.description or "" for e in fetched)
+            # events emitted since the last restart must all come out; kept older ones may, once
+            required.update(e.description or "" for e in fetched if epoch_of(e.description or "") == ufm.epoch)
+            mark = cursor.state.high_water_id
+            same_sequence = ufm.epoch == epoch_at_last_fetch
+            new = cursor.advance(fetched)
+            tags = [e.description or "" for e in new]
+            assert ids(new) == sorted(ids(new))  # id order
+            if same_sequence and mark is not None:  # every event above the mark is returned
+                assert {e.description for e in fetched if e.id > mark} <= set(tags)
+            # nothing returned before (in particular before a restart) comes back
+            assert not set(tags) & set(returned)
+            returned.extend(tags)
+            epoch_at_last_fetch = ufm.epoch
+    assert len(returned) == len(set(returned))  # no event is ever returned twice
+    assert required <= set(returned)  # no new event is ever missed
+    assert set(returned) <= visible
