@@ -1,0 +1,310 @@
+"""``decide()``: the rules of DESIGN.md as one pure function of its inputs.
+
+Given the desired state of every component, this cycle's findings and repairs, and the capacity guard,
+it returns the actions to take and the next state. It performs no I/O and reads no clock: replay, the
+simulator and production run exactly this code, and the same inputs always give the same decisions.
+
+The capacity guard is the capacity view of the state: ``decide`` updates it in step with the lifecycle
+(a link it disables is taken out of the guard, a link it enables is put back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from fabric.domain import OUT_OF_SERVICE, Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from topology.guard import CableKey, CapacityGuard
+
+# How bad a rule's fault is, to reconsider deferred links worst first.
+SEVERITY = {"module_fault": 9, "temperature": 8, "ber_critical": 7, "unhealthy_port": 6, "high_retransmission": 6,
+            "flap": 5, "ber_high": 4, "degraded_width": 3, "degraded_speed": 3, "port_errors": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyConfig:
+    dry_run: bool = True
+    host_links_ticket_only: bool = True
+    max_strikes: int = 3
+    probation: timedelta = timedelta(days=2)
+    storm_components: int = 25
+    storm_window: timedelta = timedelta(minutes=15)
+    storm_quiet_period: timedelta | None = None
+    """Resume by itself after this long without findings; None = wait for ``fabricctl resume``."""
+
+
+@dataclass(frozen=True, slots=True)
+class FabricContext:
+    """What the policy needs of the fabric model."""
+
+    cables: Mapping[ComponentId, CableKey]
+    """Every planned cable's component id -> its key in the capacity guard."""
+    host_links: frozenset[ComponentId]
+    """Cables with a host adapter at one end."""
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentRecord:
+    lifecycle: Lifecycle
+    since: datetime
+    rule: str
+    reason: str
+    strikes: int = 0
+    never_auto_restore: bool = False
+    probation_until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Breaker:
+    halted: bool = False
+    since: datetime | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyState:
+    components: Mapping[ComponentId, ComponentRecord] = field(default_factory=dict)
+    breaker: Breaker = Breaker()
+    recent: tuple[tuple[datetime, ComponentId], ...] = ()
+    """Components with findings inside the storm window (for the storm breaker)."""
+    held: tuple[Finding, ...] = ()
+    """Findings that arrived while automation was halted, decided once it resumes."""
+
+
+@dataclass(frozen=True, slots=True)
+class CycleInput:
+    now: datetime
+    findings: tuple[Finding, ...] = ()
+    repaired: tuple[ComponentId, ...] = ()
+    """Components whose ticket was resolved since the last cycle."""
+    resume: bool = False
+    """An operator ran ``fabricctl resume``."""
+    cleared: tuple[ComponentId, ...] = ()
+    """Quarantined components an operator cleared."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    actions: tuple[Action, ...]
+    state: PolicyState
+
+
+class _Cycle:
+    """The working memory of one ``decide`` call."""
+
+    def __init__(self, state: PolicyState, guard: CapacityGuard, context: FabricContext,
+                 config: PolicyConfig, now: datetime) -> None:
+        self.components = dict(state.components)
+        self.breaker = state.breaker
+        self.recent = [r for r in state.recent if now - r[0] <= config.storm_window]
+        self.held = list(state.held)
+        self.guard, self.context, self.config, self.now = guard, context, config, now
+        self.actions: list[Action] = []
+
+    def act(self, kind: ActionKind, rule: str, reason: str, component: ComponentId | None = None,
+            guard: Mapping[str, object] | None = None) -> None:
+        self.actions.append(Action(kind, self.now, rule, reason, component, dict(guard or {}), self.config.dry_run))
+
+    def set(self, component: ComponentId, lifecycle: Lifecycle, rule: str, reason: str, **changes: object) -> None:
+        previous = self.components.get(component)
+        base = previous or ComponentRecord(lifecycle, self.now, rule, reason)
+        self.components[component] = replace(base, lifecycle=lifecycle, since=self.now, rule=rule, reason=reason,
+                                             **changes)  # type: ignore[arg-type]
+
+    def state(self) -> PolicyState:
+        return PolicyState(self.components, self.breaker, tuple(self.recent), tuple(self.held))
+
+
+def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, context: FabricContext,
+           config: PolicyConfig) -> Decision:
+    cycle = _Cycle(state, guard, context, config, cycle_input.now)
+    _resume(cycle, cycle_input)
+    _expire_probation(cycle)
+    for component in cycle_input.cleared:
+        _clear(cycle, component)
+    for component in cycle_input.repaired:
+        _repaired(cycle, component)
+    findings = [*cycle.held, *cycle_input.findings] if not cycle.breaker.halted else list(cycle_input.findings)
+    if not cycle.breaker.halted:
+        cycle.held = []
+    for finding in findings:
+        _finding(cycle, finding)
+    if not cycle.breaker.halted:
+        _reconsider_deferred(cycle)
+    return Decision(tuple(cycle.actions), cycle.state())
+
+
+# --- the breaker ---------------------------------------------------------------------------------------
+
+def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
+    breaker = cycle.breaker
+    if not breaker.halted:
+        return
+    quiet = cycle.config.storm_quiet_period
+    last_finding = max((at for at, _ in cycle.recent), default=breaker.since)
+    quiet_enough = quiet is not None and last_finding is not None and cycle.now - last_finding >= quiet
+    if cycle_input.resume or quiet_enough:
+        why = "an operator resumed automation" if cycle_input.resume else f"quiet for {quiet}"
+        cycle.breaker = Breaker()
+        cycle.recent = []
+        cycle.act(ActionKind.RECORD, "storm_breaker", f"automation resumed: {why}")
+
+
+def _storm(cycle: _Cycle, finding: Finding) -> bool:
+    """Count the component; trip the breaker when too many distinct components went bad at once."""
+    if all(component != finding.component for _, component in cycle.recent):
+        cycle.recent.append((finding.at, finding.component))
+    distinct = len({component for _, component in cycle.recent})
+    if cycle.breaker.halted or distinct < cycle.config.storm_components:
+        return cycle.breaker.halted
+    reason = (f"{distinct} distinct components had findings within {cycle.config.storm_window} "
+              f"(storm threshold {cycle.config.storm_components}): all UFM writes stop until "
+              "`fabricctl resume`" + (f" or {cycle.config.storm_quiet_period} of quiet"
+                                      if cycle.config.storm_quiet_period else ""))
+    cycle.breaker = Breaker(True, cycle.now, reason)
+    cycle.act(ActionKind.HALT, "storm_breaker", reason)
+    cycle.act(ActionKind.TICKET, "storm_breaker", reason)
+    return True
+
+
+# --- findings ------------------------------------------------------------------------------------------
+
+def _finding(cycle: _Cycle, finding: Finding) -> None:
+    component = finding.component
+    record = cycle.components.get(component)
+    lifecycle = record.lifecycle if record else Lifecycle.HEALTHY
+    if lifecycle in (Lifecycle.HEALTHY, Lifecycle.PROBATION) and _storm(cycle, finding):
+        cycle.held.append(finding)
+        cycle.act(ActionKind.RECORD, finding.rule, f"held, automation is halted: {finding.reason}", component)
+        return
+    if lifecycle is Lifecycle.HEALTHY:
+        _take_out(cycle, finding, strikes=record.strikes if record else 0, reopen=False)
+    elif lifecycle is Lifecycle.PROBATION:
+        assert record is not None
+        strikes = record.strikes + 1
+        if strikes >= cycle.config.max_strikes:
+            _quarantine(cycle, finding, strikes)
+        else:
+            _take_out(cycle, finding, strikes=strikes, reopen=True)
+    else:
+        cycle.act(ActionKind.RECORD, finding.rule, f"already {lifecycle.value}: {finding.reason}", component)
+
+
+def _ticket_only(cycle: _Cycle, finding: Finding) -> str | None:
+    component = finding.component
+    if finding.ticket_only:
+        return "the rule opens a ticket only"
+    if component.kind is not ComponentKind.LINK:
+        return f"a {component.kind.value} is ticketed, never disabled automatically"
+    if component in cycle.context.host_links and cycle.config.host_links_ticket_only:
+        return "host links are ticket-only (the scheduler drains the host)"
+    if component not in cycle.context.cables:
+        return "not a planned cable"
+    return None
+
+
+def _take_out(cycle: _Cycle, finding: Finding, *, strikes: int, reopen: bool) -> None:
+    component = finding.component
+    ticket = ActionKind.REOPEN if reopen else ActionKind.TICKET
+    extra = {"strikes": strikes, "never_auto_restore": finding.never_auto_restore, "probation_until": None}
+    if (why := _ticket_only(cycle, finding)) is not None:
+        cycle.set(component, Lifecycle.TICKETED, finding.rule, finding.reason, **extra)
+        cycle.act(ticket, finding.rule, f"{finding.reason}; {why}", component)
+        return
+    cable = cycle.context.cables[component]
+    verdict = cycle.guard.verdict(cable, cycle.now)
+    if verdict.allowed:
+        cycle.guard.take_out(cable, cycle.now)
+        cycle.set(component, Lifecycle.DISABLED, finding.rule, finding.reason, **extra)
+        cycle.act(ActionKind.DISABLE, finding.rule, f"{finding.reason}; {verdict.reason}", component, verdict.figures)
+        cycle.act(ticket, finding.rule, finding.reason, component)
+    else:
+        cycle.set(component, Lifecycle.DEFERRED, finding.rule, finding.reason, **extra)
+        cycle.act(ActionKind.DEFER, finding.rule, f"{finding.reason}; kept up: {verdict.reason}", component,
+                  verdict.figures)
+        cycle.act(ticket, finding.rule, f"{finding.reason}; deferred: {verdict.reason}", component)
+
+
+def _quarantine(cycle: _Cycle, finding: Finding, strikes: int) -> None:
+    component = finding.component
+    reason = (f"{finding.reason}; strike {strikes} of {cycle.config.max_strikes}: "
+              "quarantined until an operator clears it")
+    cable = cycle.context.cables.get(component)
+    if cable is not None and _ticket_only(cycle, finding) is None:
+        verdict = cycle.guard.verdict(cable, cycle.now)
+        if verdict.allowed:
+            cycle.guard.take_out(cable, cycle.now)
+            cycle.act(ActionKind.DISABLE, finding.rule, reason, component, verdict.figures)
+        else:
+            reason += f"; kept up: {verdict.reason}"
+    cycle.set(component, Lifecycle.QUARANTINED, finding.rule, reason, strikes=strikes, probation_until=None)
+    cycle.act(ActionKind.QUARANTINE, finding.rule, reason, component)
+    cycle.act(ActionKind.REOPEN, finding.rule, reason, component)
+
+
+# --- repairs and recovery --------------------------------------------------------------------------------
+
+def _repaired(cycle: _Cycle, component: ComponentId) -> None:
+    record = cycle.components.get(component)
+    if record is None or record.lifecycle in (Lifecycle.HEALTHY, Lifecycle.PROBATION, Lifecycle.QUARANTINED):
+        if record is not None and record.lifecycle is Lifecycle.QUARANTINED:
+            cycle.act(ActionKind.RECORD, "repair", "ticket resolved, but quarantined: an operator must clear it",
+                      component)
+        return
+    until = cycle.now + cycle.config.probation
+    reason = f"ticket resolved: back in service, on probation until {until.isoformat()}"
+    cable = cycle.context.cables.get(component)
+    if record.lifecycle in (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR):
+        if cycle.breaker.halted:
+            cycle.act(ActionKind.RECORD, "repair", "ticket resolved; re-enable waits for the breaker", component)
+            return
+        if cable is not None:
+            cycle.guard.put_back(cable)
+        cycle.act(ActionKind.ENABLE, "repair", reason, component)
+    cycle.set(component, Lifecycle.PROBATION, "repair", reason, probation_until=until)
+
+
+def _expire_probation(cycle: _Cycle) -> None:
+    for component, record in list(cycle.components.items()):
+        if record.lifecycle is Lifecycle.PROBATION and record.probation_until and cycle.now >= record.probation_until:
+            cycle.set(component, Lifecycle.HEALTHY, "probation", "clean soak: healthy again", probation_until=None)
+            cycle.act(ActionKind.RECORD, "probation", "clean soak over: healthy", component)
+
+
+def _clear(cycle: _Cycle, component: ComponentId) -> None:
+    record = cycle.components.get(component)
+    if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
+        return
+    if cycle.breaker.halted:
+        cycle.act(ActionKind.RECORD, "operator", "quarantine cleared; re-enable waits for the breaker", component)
+        return
+    until = cycle.now + cycle.config.probation
+    cable = cycle.context.cables.get(component)
+    if cable is not None and cable in cycle.guard.disabled:
+        cycle.guard.put_back(cable)
+        cycle.act(ActionKind.ENABLE, "operator", "quarantine cleared by an operator", component)
+    cycle.set(component, Lifecycle.PROBATION, "operator", "quarantine cleared: on probation", strikes=0,
+              probation_until=until)
+
+
+def _reconsider_deferred(cycle: _Cycle) -> None:
+    """Capacity may have come back: disable deferred links that now fit, worst first."""
+    deferred = [(c, r) for c, r in cycle.components.items() if r.lifecycle is Lifecycle.DEFERRED]
+    deferred.sort(key=lambda item: (-SEVERITY.get(item[1].rule, 0), item[1].since, item[0]))
+    for component, record in deferred:
+        cable = cycle.context.cables.get(component)
+        if cable is None:
+            continue
+        verdict = cycle.guard.verdict(cable, cycle.now)
+        if not verdict.allowed:
+            continue
+        cycle.guard.take_out(cable, cycle.now)
+        cycle.set(component, Lifecycle.DISABLED, record.rule, record.reason)
+        cycle.act(ActionKind.DISABLE, record.rule, f"deferred link now fits: {verdict.reason}", component,
+                  verdict.figures)
+        cycle.act(ActionKind.COMMENT, record.rule, "capacity allowed it: the link is now disabled", component)
+
+
+def out_of_service(state: PolicyState) -> Iterable[ComponentId]:
+    return (c for c, r in state.components.items() if r.lifecycle in OUT_OF_SERVICE)

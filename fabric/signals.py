@@ -1,0 +1,252 @@
+"""UFM events -> typed signals on components of the fabric model.
+
+A signal names its component the way the fabric model does (a cable by its two ends, a device by name), so
+that findings survive a UFM restart or a GUID change. Events that cannot be placed (unknown GUID, missing
+fields, an event id we do not use) are counted by kind and logged once per kind, never acted on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+from fabric.domain import ComponentId, ComponentKind
+from topology.model import End, Fabric, canonical_guid
+from topology.ports import Kind
+
+log = logging.getLogger(__name__)
+
+
+class SignalKind(StrEnum):
+    LINK_DOWN = "link_down"
+    LINK_UP = "link_up"
+    PORT_DOWN = "port_down"
+    LINK_DOWNED = "link_downed"
+    UNHEALTHY_PORT = "unhealthy_port"
+    BER_CRITICAL = "ber_critical"
+    BER_HIGH = "ber_high"
+    PORT_ERRORS = "port_errors"
+    RETRANSMISSION = "retransmission"
+    TEMPERATURE = "temperature"
+    MODULE_FAULT = "module_fault"
+    WIDTH_DEGRADED = "width_degraded"
+    SPEED_DEGRADED = "speed_degraded"
+    SWITCH_DOWN = "switch_down"
+    SWITCH_UP = "switch_up"
+    ASIC_FAILURE = "asic_failure"
+    DUPLICATE_GUID = "duplicate_guid"
+    DUPLICATE_CABLE = "duplicate_cable"
+    SWITCH_REBOOTED = "switch_rebooted"
+    NODE_DOWN = "node_down"
+    NODE_UP = "node_up"
+
+
+# UFM's event policy ids (docs/reference/ufm-rest-api.md); configuration may replace this table.
+DEFAULT_EVENT_KINDS: dict[int, SignalKind] = {
+    329: SignalKind.LINK_DOWN, 328: SignalKind.LINK_UP,
+    276: SignalKind.PORT_DOWN, 112: SignalKind.LINK_DOWNED,
+    702: SignalKind.UNHEALTHY_PORT,
+    917: SignalKind.BER_CRITICAL, 915: SignalKind.BER_CRITICAL,
+    918: SignalKind.BER_HIGH, 916: SignalKind.BER_HIGH,
+    110: SignalKind.PORT_ERRORS, 111: SignalKind.PORT_ERRORS, 113: SignalKind.PORT_ERRORS,
+    114: SignalKind.PORT_ERRORS,
+    750: SignalKind.RETRANSMISSION,
+    919: SignalKind.TEMPERATURE, 392: SignalKind.TEMPERATURE, 911: SignalKind.TEMPERATURE,
+    912: SignalKind.TEMPERATURE,
+    394: SignalKind.MODULE_FAULT,
+    130: SignalKind.WIDTH_DEGRADED, 701: SignalKind.SPEED_DEGRADED,
+    907: SignalKind.SWITCH_DOWN, 909: SignalKind.SWITCH_DOWN, 908: SignalKind.SWITCH_UP, 910: SignalKind.SWITCH_UP,
+    344: SignalKind.ASIC_FAILURE,
+    1310: SignalKind.DUPLICATE_GUID, 1311: SignalKind.DUPLICATE_GUID,
+    1503: SignalKind.DUPLICATE_CABLE,
+    1312: SignalKind.SWITCH_REBOOTED,
+    331: SignalKind.NODE_DOWN, 332: SignalKind.NODE_UP,
+}
+
+DEVICE_KINDS = frozenset({SignalKind.SWITCH_DOWN, SignalKind.SWITCH_UP, SignalKind.ASIC_FAILURE,
+                          SignalKind.SWITCH_REBOOTED, SignalKind.NODE_DOWN, SignalKind.NODE_UP,
+                          SignalKind.DUPLICATE_GUID})
+
+
+class EventLike(Protocol):
+    """What signals need of a UFM event (``fabric.ufm.models.Event`` has it, REST or event.log)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def event_id(self) -> int: ...
+    @property
+    def timestamp(self) -> datetime: ...
+    @property
+    def object_type(self) -> str | None: ...
+    @property
+    def object_name(self) -> str | None: ...
+    @property
+    def object_path(self) -> str | None: ...
+    @property
+    def description(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    kind: SignalKind
+    component: ComponentId
+    at: datetime
+    event: int
+    """The UFM event's record id (evidence)."""
+    reporter: str | None = None
+    """For a port-level signal on a cable: the end (``device/port``) that reported it."""
+    detail: str = ""
+    devices: tuple[str, ...] = ()
+    """Device keys the component sits on (both ends of a cable), for attribution."""
+
+
+def link_id(key: tuple[End, End]) -> ComponentId:
+    a, b = sorted(key)
+    return ComponentId(ComponentKind.LINK, f"{a.device}/{a.port}|{b.device}/{b.port}")
+
+
+def end_name(end: End) -> str:
+    return f"{end.device}/{end.port}"
+
+
+class Resolver:
+    """Places UFM objects (GUIDs, ports, names) on the fabric model.
+
+    ``fabric`` is the model the service manages (plan names, checked against UFM); ``guids`` maps UFM node
+    GUIDs to device keys and ``ports`` UFM port names (``<guid>_<n>``) to ends, both read from UFM.
+    """
+
+    def __init__(self, fabric: Fabric, guids: Mapping[str, str], ports: Mapping[str, End] | None = None) -> None:
+        self.fabric = fabric
+        self.guids = {canonical_guid(g): key for g, key in guids.items()}
+        self.ports = dict(ports or {})
+
+    def device(self, guid: str | None = None, name: str | None = None) -> str | None:
+        if guid:
+            try:
+                key = self.guids.get(canonical_guid(guid))
+            except (TypeError, ValueError):
+                key = None
+            if key is not None:
+                return key
+        if name and name.casefold() in self.fabric.devices:
+            return name.casefold()
+        return None
+
+    def end(self, guid: str, port: int | str) -> End | None:
+        try:
+            name = f"{canonical_guid(guid)}_{int(port)}"
+        except (TypeError, ValueError):
+            return None
+        if (end := self.ports.get(name)) is not None:
+            return end
+        device = self.guids.get(name.partition("_")[0])
+        # Without UFM's port list, a port number is its label (true of every port but director blades).
+        return End(device, str(int(port))) if device is not None else None
+
+    def cable_at(self, end: End) -> tuple[End, End] | None:
+        cable = self.fabric.by_end.get(end)
+        return cable.key if cable else None
+
+
+class SignalMapper:
+    """Turns events into signals; counts what it had to skip."""
+
+    def __init__(self, resolver: Resolver, kinds: Mapping[int, SignalKind] | None = None) -> None:
+        self.resolver = resolver
+        self.kinds = dict(kinds or DEFAULT_EVENT_KINDS)
+        self.skipped: Counter[str] = Counter()
+
+    def _skip(self, why: str, event: EventLike) -> None:
+        if self.skipped[why] == 0:
+            log.warning("skipping UFM event %s (type %s): %s; further events like it are only counted",
+                        getattr(event, "id", "?"), getattr(event, "event_id", "?"), why)
+        self.skipped[why] += 1
+
+    def map(self, events: Iterable[EventLike]) -> list[Signal]:
+        signals: list[Signal] = []
+        for event in events:
+            signal = self.one(event)
+            if signal is not None:
+                signals.append(signal)
+        return signals
+
+    def one(self, event: EventLike) -> Signal | None:
+        try:
+            kind = self.kinds.get(event.event_id)
+        except (AttributeError, TypeError):
+            self._skip("malformed event", event)
+            return None
+        if kind is None:
+            self.skipped["event type not used"] += 1
+            return None
+        if event.object_type == "Link" or kind in (SignalKind.LINK_DOWN, SignalKind.LINK_UP):
+            return self._link_signal(kind, event)
+        if kind in DEVICE_KINDS:
+            return self._device_signal(kind, event)
+        return self._port_signal(kind, event)
+
+    def _link_signal(self, kind: SignalKind, event: EventLike) -> Signal | None:
+        from fabric.ufm.objects import link_ends
+
+        ends = link_ends(event.object_path, event.description) or link_ends(event.object_name, None)
+        if ends is None:
+            self._skip("link event without two port ends", event)
+            return None
+        resolved = [self.resolver.end(e.guid, e.port) for e in ends]
+        known = [e for e in resolved if e is not None]
+        cable = next((c for e in known if (c := self.resolver.cable_at(e)) is not None), None)
+        if cable is None:
+            self._skip("link ends not in the fabric model", event)
+            return None
+        return Signal(kind, link_id(cable), event.timestamp, event.id, detail=event.description or "",
+                      devices=(cable[0].device, cable[1].device))
+
+    def _port_signal(self, kind: SignalKind, event: EventLike) -> Signal | None:
+        from fabric.ufm.objects import PortEnd, parse_object_path
+
+        end: End | None = None
+        if event.object_name:
+            try:
+                port = PortEnd.parse(event.object_name)
+            except ValueError:
+                port = None
+            if port is not None:
+                end = self.resolver.end(port.guid, port.port)
+        if end is None:
+            ref = parse_object_path(event.object_type, event.object_path, event.description)
+            device = self.resolver.device(name=ref.device_name)
+            label = ref.port_label.rsplit("/", 1)[-1] if ref.port_label else None
+            if device is not None and label and label.isdigit():
+                end = End(device, str(int(label)))
+        if end is None:
+            self._skip("port not in the fabric model", event)
+            return None
+        cable = self.resolver.cable_at(end)
+        component = link_id(cable) if cable else ComponentId(ComponentKind.PORT, end_name(end))
+        devices = (cable[0].device, cable[1].device) if cable else (end.device,)
+        return Signal(kind, component, event.timestamp, event.id, reporter=end_name(end),
+                      detail=event.description or "", devices=devices)
+
+    def _device_signal(self, kind: SignalKind, event: EventLike) -> Signal | None:
+        from fabric.ufm.objects import parse_object_path
+
+        guid = (event.object_name or "").partition("_")[0] or None
+        ref = parse_object_path(event.object_type, event.object_path, event.description)
+        device = self.resolver.device(guid=guid, name=ref.device_name)
+        if device is None:
+            self._skip("device not in the fabric model", event)
+            return None
+        info = self.resolver.fabric.devices[device]
+        if info.kind is Kind.ADAPTER:
+            host = info.host or info.name.split(maxsplit=1)[0]
+            component = ComponentId(ComponentKind.HOST, host.casefold())
+        else:
+            component = ComponentId(ComponentKind.SWITCH, device)
+        return Signal(kind, component, event.timestamp, event.id, detail=event.description or "")

@@ -1,0 +1,52 @@
+"""How the command line reaches a UFM: URL, auth mode and secrets (from the environment or files only)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
+from fabric.ufm.client import UfmClient
+
+
+class AuthMode(StrEnum):
+    BASIC = "basic"
+    TOKEN = "token"
+    SESSION = "session"
+
+
+class ConnectError(ValueError):
+    pass
+
+
+def _secret(env: str, file: Path | None, what: str) -> str:
+    if file is not None:
+        try:
+            return file.read_text().strip()
+        except OSError as exc:
+            raise ConnectError(f"cannot read the {what} file {file}: {exc.strerror or exc}") from None
+    value = os.environ.get(env)
+    if not value:
+        raise ConnectError(f"no UFM {what}: set {env} or pass a file")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class UfmTarget:
+    url: str
+    mode: AuthMode = AuthMode.BASIC
+    user: str = "admin"
+    secret_file: Path | None = None
+    ca_bundle: Path | None = None
+    insecure: bool = False
+
+    def auth(self) -> UfmAuth:
+        if self.mode is AuthMode.TOKEN:
+            return TokenAuth(_secret("FABRIC_UFM_TOKEN", self.secret_file, "access token"))
+        password = _secret("FABRIC_UFM_PASSWORD", self.secret_file, "password")
+        return SessionAuth(self.user, password) if self.mode is AuthMode.SESSION else BasicAuth(self.user, password)
+
+    def client(self) -> UfmClient:
+        return UfmClient(self.url, self.auth(), verify=not self.insecure, ca_bundle=self.ca_bundle)
