@@ -69,7 +69,7 @@ class PolicyState:
     recent: tuple[tuple[datetime, ComponentId], ...] = ()
     """Components with findings inside the storm window (for the storm breaker)."""
     held: tuple[Finding, ...] = ()
-    """Findings that arrived while automation was halted, decided once it resumes."""
+    """Findings that arrived while automation was halted (shown to operators, dropped on resume)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +125,7 @@ def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, co
         _clear(cycle, component)
     for component in cycle_input.repaired:
         _repaired(cycle, component)
-    findings = [*cycle.held, *cycle_input.findings] if not cycle.breaker.halted else list(cycle_input.findings)
-    if not cycle.breaker.halted:
-        cycle.held = []
-    for finding in findings:
+    for finding in cycle_input.findings:
         _finding(cycle, finding)
     if not cycle.breaker.halted:
         _reconsider_deferred(cycle)
@@ -146,9 +143,12 @@ def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
     quiet_enough = quiet is not None and last_finding is not None and cycle.now - last_finding >= quiet
     if cycle_input.resume or quiet_enough:
         why = "an operator resumed automation" if cycle_input.resume else f"quiet for {quiet}"
-        cycle.breaker = Breaker()
-        cycle.recent = []
-        cycle.act(ActionKind.RECORD, "storm_breaker", f"automation resumed: {why}")
+        # Findings held during the storm are what tripped it: they are dropped, not replayed. A fault that
+        # is real keeps producing events, and the detectors raise it again from that new evidence.
+        dropped = len(cycle.held)
+        cycle.breaker, cycle.recent, cycle.held = Breaker(), [], []
+        cycle.act(ActionKind.RECORD, "storm_breaker",
+                  f"automation resumed: {why}; {dropped} findings held during the storm were dropped")
 
 
 def _storm(cycle: _Cycle, finding: Finding) -> bool:
@@ -179,7 +179,7 @@ def _finding(cycle: _Cycle, finding: Finding) -> None:
         cycle.act(ActionKind.RECORD, finding.rule, f"held, automation is halted: {finding.reason}", component)
         return
     if lifecycle is Lifecycle.HEALTHY:
-        _take_out(cycle, finding, strikes=record.strikes if record else 0, reopen=False)
+        _take_out(cycle, finding, strikes=(record.strikes if record else 0) + 1, reopen=False)
     elif lifecycle is Lifecycle.PROBATION:
         assert record is not None
         strikes = record.strikes + 1

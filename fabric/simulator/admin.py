@@ -1,0 +1,147 @@
+"""The simulator's own API under ``/simulator`` (not UFM's): drive the clock, inject faults, read state.
+
+| method + path                     | body / answer                                                        |
+|-----------------------------------|----------------------------------------------------------------------|
+| ``GET /simulator/state``          | summary: clock, links down, disabled ports, events, pending steps…   |
+| ``POST /simulator/clock/advance`` | ``{"seconds": 90}`` or ``{"by": "10m"}``; runs what falls due        |
+| ``PUT /simulator/clock``          | ``{"rate": 60}``: simulated seconds per real second (0 freezes)      |
+| ``POST /simulator/faults``        | one scenario step, ``{"fault": "flap", "link": "…", "at": "30s"}``   |
+| ``POST /simulator/scenario``      | a whole scenario (the TOML/YAML structure as JSON)                   |
+| ``POST /simulator/events/bulk``   | ``{"count": 100000, "events": [110, 113]}``: an event storm, now     |
+| ``POST /simulator/restart``       | a UFM restart (event ids reset, history and sessions gone)           |
+| ``PUT /simulator/ufm_version``    | ``{"version": "6.16"}``: switches the event payload shape            |
+| ``DELETE /simulator/api_faults``  | clears injected API faults                                           |
+| ``GET /simulator/event.log``      | every event as UFM ``event.log`` lines (text)                        |
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import PlainTextResponse, Response
+
+from fabric.simulator.events import parse_version
+from fabric.simulator.faults import storm
+from fabric.simulator.scenario import ScenarioError, parse_duration, parse_scenario, parse_step
+from fabric.simulator.state import SimState, TargetError
+
+
+def _json(payload: Any, status: int = 200) -> Response:
+    return Response(json.dumps(payload).encode(), status_code=status, media_type="application/json")
+
+
+async def _body(request: Request) -> Mapping[str, Any]:
+    try:
+        data = json.loads(await request.body() or b"{}")
+    except ValueError:
+        raise HTTPException(400, "the body is not valid JSON") from None
+    if not isinstance(data, Mapping):
+        raise HTTPException(400, "the body must be a JSON object")
+    return data
+
+
+def admin_router(state: SimState) -> APIRouter:
+    router = APIRouter()
+    _clock_and_state(router, state)
+    _faults(router, state)
+    return router
+
+
+def _clock_and_state(router: APIRouter, state: SimState) -> None:
+    @router.get("/state")
+    async def read_state() -> Response:
+        return _json(state.summary())
+
+    @router.post("/clock/advance")
+    async def advance(request: Request) -> Response:
+        body = await _body(request)
+        try:
+            seconds = parse_duration(body.get("by", body.get("seconds", 0)))
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        when = state.advance(seconds)
+        return _json({"now": when.isoformat(), "errors": list(state.errors)})
+
+    @router.put("/clock")
+    async def set_clock(request: Request) -> Response:
+        body = await _body(request)
+        rate = body.get("rate")
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 0:
+            raise HTTPException(400, "rate must be a number >= 0")
+        state.clock.set_rate(float(rate))
+        return _json({"now": state.now().isoformat(), "rate": state.clock.rate})
+
+    @router.put("/ufm_version")
+    async def set_version(request: Request) -> Response:
+        body = await _body(request)
+        version = str(body.get("version", ""))
+        try:
+            parse_version(version)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        state.set_ufm_version(version)
+        return _json({"ufm_version": version, "event_shape": state.shape.value})
+
+    @router.get("/event.log")
+    async def event_log() -> Response:
+        with state.lock:
+            text = "".join(line + "\n" for line in state.events.log_lines())
+        return PlainTextResponse(text)
+
+
+def _faults(router: APIRouter, state: SimState) -> None:
+    @router.post("/faults")
+    async def inject(request: Request) -> Response:
+        body = await _body(request)
+        try:
+            timed = parse_step(body, "fault")
+            with state.lock:
+                if timed.at > 0:
+                    when = state.schedule(timed.at, f"admin: {timed.step.label()}",
+                                          lambda: timed.step.apply(state))
+                else:
+                    when = state.now()
+                    timed.step.apply(state)
+        except (ScenarioError, TargetError) as exc:
+            raise HTTPException(400, str(exc)) from None
+        return _json({"scheduled_at": when.isoformat(), "fault": timed.step.kind,
+                      "last_event_id": state.events.last_id})
+
+    @router.post("/scenario")
+    async def scenario(request: Request) -> Response:
+        body = await _body(request)
+        try:
+            loaded = parse_scenario(body, "posted scenario")
+        except ScenarioError as exc:
+            raise HTTPException(400, str(exc)) from None
+        loaded.schedule(state)
+        state.tick()
+        return _json({"name": loaded.name, "steps": len(loaded.steps), "errors": list(state.errors)})
+
+    @router.post("/events/bulk")
+    async def bulk(request: Request) -> Response:
+        body = await _body(request)
+        count = body.get("count", 1000)
+        events = body.get("events", [110, 111, 112, 113])
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 < count <= 2_000_000:
+            raise HTTPException(400, "count must be an integer between 1 and 2,000,000")
+        if not isinstance(events, list) or not events or any(e not in (110, 111, 112, 113) for e in events):
+            raise HTTPException(400, "events must be a non-empty list among 110, 111, 112, 113")
+        started = time.perf_counter()
+        storm(state, count, [int(e) for e in events])
+        return _json({"count": count, "last_event_id": state.events.last_id,
+                      "seconds": round(time.perf_counter() - started, 3)})
+
+    @router.post("/restart")
+    async def restart() -> Response:
+        state.ufm_restart()
+        return _json({"restarts": state.counters.restarts})
+
+    @router.delete("/api_faults")
+    async def clear_api_faults() -> Response:
+        state.api_faults.clear()
+        return _json({"cleared": True})

@@ -1,0 +1,371 @@
+"""The faults a scenario step can inject, each with the events UFM raises for it.
+
+Every step is a small dataclass whose fields are the step's parameters in a scenario file (durations are
+seconds, written ``"90s"``, ``"10m"``…) and whose ``apply`` runs at the step's time, scheduling any later
+part (the "up" half of a flap, the end of a reboot) on the simulated clock.
+
+| kind            | events (UFM event ids)                                                             |
+|-----------------|------------------------------------------------------------------------------------|
+| `flap`          | per cycle 329 Link is Down, then 328 Link is Up                                    |
+| `ber`           | 918 + 916 (high symbol / effective BER), after `escalate_after` 917 + 915 (critical) |
+| `link_down`     | 329 (ports Down/Polling, link leaves /resources/links); 328 after `duration`        |
+| `degrade`       | 130 non-optimal width (active_width `1x`) and/or 701 non-optimal speed, both ends  |
+| `hot_module`    | 919 cable temperature, 392 + 911 module temperature; 394 module FAULT if asked     |
+| `switch_reboot` | 907 Switch is Down + 329 for every link; after `downtime` 908, 1312, 328s          |
+| `host_reboot`   | per host 331 Node is Down + 329s; after `downtime` 332 Node is Up + 328s           |
+| `ufm_restart`   | event history and ids reset; API answers 503 during `downtime`                     |
+| `miswire`       | two cables' far ends swapped: 329 for the old links, 328 for the new ones          |
+| `api`           | an endpoint answers 500 / slowly / truncated, for `duration` or `requests`         |
+| `action_failure`| the next `count` port actions end "Completed With Errors" (337)                    |
+| `unhealthy`     | the SM marks a port unhealthy: /app/unhealthy_ports entry and 702                  |
+| `storm`         | `count` threshold events (110/111/112/113) on random ports                          |
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import ClassVar
+
+from fabric.simulator.apifaults import ApiFault, ApiFaultMode
+from fabric.simulator.catalog import SPECS, STORM_EVENTS
+from fabric.simulator.fabric_state import Transition
+from fabric.simulator.naming import module_object
+from fabric.simulator.state import ActionFailure, SimState, TargetError
+
+DURATION = {"duration": True}
+
+
+def _later(state: SimState, delay: float, label: str, callback: Callable[[], None]) -> None:
+    if delay <= 0:
+        callback()
+    else:
+        state.schedule(delay, label, callback)
+
+
+@dataclass(slots=True)
+class Step:
+    kind: ClassVar[str] = ""
+
+    def apply(self, state: SimState) -> None:
+        raise NotImplementedError
+
+    def label(self) -> str:
+        return self.kind
+
+
+@dataclass(slots=True)
+class Flap(Step):
+    kind: ClassVar[str] = "flap"
+    link: str = "random:switch"
+    cycles: int = 3
+    period: float = field(default=60.0, metadata=DURATION)
+    down_for: float | None = field(default=None, metadata=DURATION)
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_link(self.link).a
+        down_for = self.down_for if self.down_for is not None else self.period / 2
+        if not 0 < down_for < self.period:
+            raise TargetError("flap: down_for must be between 0 and period")
+
+        def hold(on: bool) -> Callable[[], None]:
+            def run() -> None:
+                link = state.fabric.link_at(port)
+                if link is not None:
+                    state.emit_links(state.fabric.set_hold(link, "flap", on))
+            return run
+
+        for cycle in range(self.cycles):
+            _later(state, cycle * self.period, f"flap {port} down #{cycle + 1}", hold(True))
+            state.schedule(cycle * self.period + down_for, f"flap {port} up #{cycle + 1}", hold(False))
+
+
+@dataclass(slots=True)
+class Ber(Step):
+    kind: ClassVar[str] = "ber"
+    port: str = "random:switch"
+    escalate_after: float | None = field(default=600.0, metadata=DURATION)
+    warning_threshold: str = "1e-13"
+    critical_threshold: str = "1e-12"
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_port(self.port)
+        state.fabric.set_port_fields([port], high_ber_severity="Warning")
+        state.emit_port(918, port, port, self.warning_threshold)
+        state.emit_port(916, port, port, self.warning_threshold)
+        if self.escalate_after is None:
+            return
+
+        def critical() -> None:
+            state.fabric.set_port_fields([port], high_ber_severity="Critical")
+            state.emit_port(917, port, port, self.critical_threshold)
+            state.emit_port(915, port, port, self.critical_threshold)
+
+        state.schedule(self.escalate_after, f"ber {port} critical", critical)
+
+
+@dataclass(slots=True)
+class LinkDown(Step):
+    kind: ClassVar[str] = "link_down"
+    link: str = "random:switch"
+    duration: float | None = field(default=None, metadata=DURATION)
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_link(self.link).a
+        link = state.fabric.link_at(port)
+        assert link is not None
+        state.emit_links(state.fabric.set_hold(link, "cable", True))
+        if self.duration is not None:
+            def restore() -> None:
+                current = state.fabric.link_at(port)
+                if current is not None:
+                    state.emit_links(state.fabric.set_hold(current, "cable", False))
+            state.schedule(self.duration, f"link_down {port} restored", restore)
+
+
+@dataclass(slots=True)
+class Degrade(Step):
+    kind: ClassVar[str] = "degrade"
+    link: str = "random:switch"
+    width: str | None = None
+    speed: str | None = None
+    duration: float | None = field(default=None, metadata=DURATION)
+
+    def apply(self, state: SimState) -> None:
+        if not self.width and not self.speed:
+            raise TargetError("degrade: give a width (e.g. 1x), a speed (e.g. HDR) or both")
+        link = state.resolve_link(self.link)
+        ends = (link.a, link.b)
+        planned_width = str(state.fabric.ports[link.a]["active_width"])
+        planned_speed = str(state.fabric.ports[link.a]["active_speed"])
+        if self.width:
+            state.fabric.set_link_width(link, self.width)
+            for port in ends:
+                state.emit_port(130, port, planned_width, self.width)
+        if self.speed:
+            state.fabric.set_port_fields(ends, active_speed=self.speed.upper())
+            for port in ends:
+                state.emit_port(701, port, planned_speed, self.speed.upper())
+        if self.duration is not None:
+            def restore() -> None:
+                current = state.fabric.link_at(link.a)
+                if current is not None and self.width:
+                    state.fabric.set_link_width(current, planned_width)
+                state.fabric.set_port_fields(ends, active_speed=planned_speed)
+                for port in ends:
+                    state.clear_alarms((130, 701), port)
+            state.schedule(self.duration, f"degrade {link.name} restored", restore)
+
+
+@dataclass(slots=True)
+class HotModule(Step):
+    kind: ClassVar[str] = "hot_module"
+    port: str = "random:switch"
+    temperature: int = 85
+    threshold: int = 70
+    sensor: int = 1
+    module_fault: bool = False
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_port(self.port)
+        name = state.port_name(port)
+        state.fabric.set_port_fields([port], severity="Critical")
+        # The text of 919 is a bare "%s" in the policy table; this wording is UNCONFIRMED.
+        state.emit_port(919, port, f"Cable temperature on port {name.sm_name} is high: {self.temperature}C "
+                                   f"(threshold {self.threshold}C)")
+        module = module_object(name)
+        state.emit(392, module, SPECS[392].describe(self.threshold, self.temperature))
+        state.emit(911, module, SPECS[911].describe(self.sensor, self.threshold, self.temperature))
+        if self.module_fault:
+            state.emit(394, state.node_object(name.system_guid),
+                       SPECS[394].describe("cable", name.dname, name.system_name, name.guid, "FAULT"))
+
+
+@dataclass(slots=True)
+class SwitchReboot(Step):
+    kind: ClassVar[str] = "switch_reboot"
+    switch: str = "random"
+    downtime: float = field(default=180.0, metadata=DURATION)
+
+    def apply(self, state: SimState) -> None:
+        guid = state.resolve_node(self.switch, switch=True)
+        state.emit_node(907, guid)
+        state.emit_links(state.fabric.set_system_down(guid, True))
+
+        def back() -> None:
+            change = state.fabric.set_system_down(guid, False)
+            state.clear_alarms((907,), guid)
+            state.emit_node(908, guid)
+            state.emit_node(1312, guid, node_guid=guid)
+            state.emit_links(change)
+
+        state.schedule(self.downtime, f"switch_reboot {guid} back", back)
+
+
+@dataclass(slots=True)
+class HostReboot(Step):
+    kind: ClassVar[str] = "host_reboot"
+    hosts: list[str] = field(default_factory=list)
+    count: int = 0
+    downtime: float = field(default=300.0, metadata=DURATION)
+    stagger: float = field(default=0.0, metadata=DURATION)
+
+    def apply(self, state: SimState) -> None:
+        chosen = [state.resolve_node(h, switch=False) for h in self.hosts]
+        if self.count:
+            pool = [g for g in state.hosts() if g not in chosen]
+            if self.count > len(pool):
+                raise TargetError(f"host_reboot: {self.count} hosts asked, {len(pool)} available")
+            chosen += state.rng.sample(pool, self.count)
+        if not chosen:
+            raise TargetError("host_reboot: name hosts or give a count")
+        for guid in chosen:
+            offset = state.rng.uniform(0.0, self.stagger) if self.stagger else 0.0
+            _later(state, offset, f"host_reboot {guid} down", self._down(state, guid))
+            state.schedule(offset + self.downtime, f"host_reboot {guid} up", self._up(state, guid))
+
+    @staticmethod
+    def _down(state: SimState, guid: str) -> Callable[[], None]:
+        def run() -> None:
+            state.emit_node(331, guid)
+            state.emit_links(state.fabric.set_system_down(guid, True))
+        return run
+
+    @staticmethod
+    def _up(state: SimState, guid: str) -> Callable[[], None]:
+        def run() -> None:
+            change = state.fabric.set_system_down(guid, False)
+            state.emit_node(332, guid)
+            state.emit_links(change)
+        return run
+
+
+@dataclass(slots=True)
+class UfmRestart(Step):
+    kind: ClassVar[str] = "ufm_restart"
+    downtime: float = field(default=0.0, metadata=DURATION)
+
+    def apply(self, state: SimState) -> None:
+        if self.downtime > 0:
+            now = state.now()
+            state.api_faults.add(ApiFault("*", ApiFaultMode.ERROR, status=503, start=now,
+                                          end=now + timedelta(seconds=self.downtime)))
+        state.ufm_restart()
+
+
+@dataclass(slots=True)
+class Miswire(Step):
+    kind: ClassVar[str] = "miswire"
+    links: list[str] = field(default_factory=list)
+    count: int = 1
+
+    def apply(self, state: SimState) -> None:
+        if self.links:
+            if len(self.links) != 2:
+                raise TargetError("miswire: name exactly two links (or give a count)")
+            pairs = [(state.resolve_link(self.links[0]), state.resolve_link(self.links[1]))]
+        else:
+            pool = [k for k in state.fabric.links.values()
+                    if state.port_name(k.a).is_switch and state.port_name(k.b).is_switch]
+            if 2 * self.count > len(pool):
+                raise TargetError(f"miswire: {self.count} swaps need {2 * self.count} switch-switch links")
+            picked = state.rng.sample(pool, 2 * self.count)
+            pairs = [(picked[2 * i], picked[2 * i + 1]) for i in range(self.count)]
+        for first, second in pairs:
+            if first.name == second.name:
+                raise TargetError("miswire: the two links must differ")
+            was = [(k.a, k.b) for k in (first, second) if state.fabric.link_up(k)]
+            new = state.fabric.swap_far_ends(first, second)
+            now_up = [(k.a, k.b) for k in new if state.fabric.link_up(k)]
+            state.emit_links(Transition(tuple(was), tuple(now_up)))
+
+
+@dataclass(slots=True)
+class ApiFailure(Step):
+    kind: ClassVar[str] = "api"
+    endpoint: str = "*"
+    mode: str = "error"
+    status: int = 500
+    delay: float = field(default=0.0, metadata=DURATION)
+    keep: float = 0.5
+    duration: float | None = field(default=None, metadata=DURATION)
+    requests: int | None = None
+    method: str | None = None
+
+    def apply(self, state: SimState) -> None:
+        try:
+            mode = ApiFaultMode(self.mode)
+        except ValueError:
+            raise TargetError(f"api: mode must be one of {', '.join(m.value for m in ApiFaultMode)}") from None
+        if self.duration is None and self.requests is None:
+            raise TargetError("api: give a duration or a number of requests")
+        now = state.now()
+        end = now + timedelta(seconds=self.duration) if self.duration is not None else None
+        endpoint = self.endpoint if self.endpoint.startswith(("/", "*")) else "/" + self.endpoint
+        state.api_faults.add(ApiFault(endpoint, mode, status=self.status, delay=self.delay, keep=self.keep,
+                                      start=now, end=end, remaining=self.requests, method=self.method))
+
+
+@dataclass(slots=True)
+class ActionFailureStep(Step):
+    kind: ClassVar[str] = "action_failure"
+    count: int = 1
+    port: str | None = None
+    reason: str = "injected failure"
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_port(self.port) if self.port else None
+        state.action_failures.append(ActionFailure(self.count, port, self.reason))
+
+
+@dataclass(slots=True)
+class Unhealthy(Step):
+    kind: ClassVar[str] = "unhealthy"
+    port: str = "random:switch"
+    condition: str = "FLAPPING"
+    action: str = "isolate"
+
+    def apply(self, state: SimState) -> None:
+        state.mark_unhealthy(state.resolve_port(self.port), self.action, self.condition)
+
+
+@dataclass(slots=True)
+class Storm(Step):
+    kind: ClassVar[str] = "storm"
+    count: int = 1000
+    events: list[int] = field(default_factory=lambda: list(STORM_EVENTS))
+    duration: float = field(default=0.0, metadata=DURATION)
+    batches: int = 100
+
+    def apply(self, state: SimState) -> None:
+        unknown = [e for e in self.events if e not in STORM_EVENTS]
+        if unknown or not self.events:
+            raise TargetError(f"storm: events must be among {list(STORM_EVENTS)}")
+        batches = 1 if self.duration <= 0 else max(1, min(self.batches, self.count))
+        size, extra = divmod(self.count, batches)
+        for index in range(batches):
+            amount = size + (1 if index < extra else 0)
+            _later(state, self.duration * index / batches, f"storm batch {index + 1}/{batches}",
+                   functools.partial(storm, state, amount, list(self.events)))
+
+
+def storm(state: SimState, count: int, events: list[int]) -> None:
+    """Raise ``count`` per-port threshold events at once, on ports picked by the seeded generator."""
+    with state.lock:
+        ports = list(state.fabric.ports)
+        rng = state.rng
+        for _ in range(count):
+            port = rng.choice(ports)
+            event_id = rng.choice(events)
+            peer = state.fabric.peer_of(port)
+            peer_info = state.port_name(peer).peer_info if peer else "N/A"
+            state.emit_port(event_id, port, 0 if event_id == 112 else 200, rng.randint(201, 5000), peer_info)
+        state.events.warm(state.shape)
+
+
+STEP_TYPES: dict[str, type[Step]] = {cls.kind: cls for cls in (
+    Flap, Ber, LinkDown, Degrade, HotModule, SwitchReboot, HostReboot, UfmRestart, Miswire, ApiFailure,
+    ActionFailureStep, Unhealthy, Storm,
+)}

@@ -1,0 +1,87 @@
+"""ASGI middleware: bring the simulation up to date before each request, and apply injected API faults."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from fabric.simulator.apifaults import ApiFault, ApiFaultMode
+from fabric.simulator.auth import PREFIXES
+from fabric.simulator.state import SimState
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def split_prefix(path: str) -> tuple[str | None, str]:
+    """``/ufmRestV2/resources/ports`` -> (``/ufmRestV2``, ``/resources/ports``); other paths -> (None, path)."""
+    for prefix in sorted(PREFIXES, key=len, reverse=True):
+        if path == prefix or path.startswith(prefix + "/"):
+            return prefix, path[len(prefix):] or "/"
+    return None, path
+
+
+class SimulatorMiddleware:
+    def __init__(self, app: ASGIApp, state: SimState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = self.state
+        state.tick()
+        prefix, rest = split_prefix(scope["path"])
+        with state.lock:
+            counts = state.counters.requests
+            counts[rest] = counts.get(rest, 0) + 1
+        rule = state.api_faults.take(rest, scope["method"], state.now()) if prefix is not None else None
+        if rule is None:
+            await self.app(scope, receive, send)
+            return
+        if rule.delay > 0:
+            await asyncio.sleep(rule.delay)
+        if rule.mode is ApiFaultMode.ERROR:
+            await _error(send, rule)
+        elif rule.mode is ApiFaultMode.TRUNCATE:
+            await self.app(scope, receive, _truncating(send, rule))
+        else:
+            await self.app(scope, receive, send)
+
+
+async def _error(send: Send, rule: ApiFault) -> None:
+    body = json.dumps({"error": f"simulated failure (HTTP {rule.status})"}).encode()
+    await send({"type": "http.response.start", "status": rule.status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _truncating(send: Send, rule: ApiFault) -> Send:
+    """Collect the whole response, then send only the first ``keep`` fraction of its body."""
+    start: Message = {}
+    chunks: list[bytes] = []
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+            return
+        if message["type"] != "http.response.body":
+            await send(message)
+            return
+        chunks.append(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        body = b"".join(chunks)
+        cut = body[: int(len(body) * max(0.0, min(1.0, rule.keep)))]
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(cut)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": cut})
+
+    return wrapped

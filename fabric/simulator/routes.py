@@ -1,0 +1,250 @@
+"""UFM's REST resources as the simulator serves them (mounted by :func:`fabric.simulator.app.create_app`).
+
+Shapes not fixed by NVIDIA's documentation (all UNCONFIRMED): ``/resources/systems/<guid>`` and
+``/resources/ports/<name>`` answer a list of one (as the PDR plugin reads ports); an unknown port, system,
+event, alarm or job is a 404; a paged ``/resources/links`` is ``{"data": [...]}`` and nothing else;
+``POST /actions`` answers 202 with an empty body and the job in ``Location``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import Response
+
+from fabric.simulator.state import PORT_ACTIONS, SimState
+
+JSON = "application/json"
+_PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{16})_(\d+)$")
+
+
+def json_response(payload: Any, status: int = 200) -> Response:
+    return Response(json.dumps(payload, separators=(",", ":")).encode(), status_code=status, media_type=JSON)
+
+
+def _bytes(data: bytes) -> Response:
+    return Response(data, media_type=JSON)
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("1", "true", "yes")
+
+
+def not_found(what: str) -> HTTPException:
+    return HTTPException(404, f"{what} not found")
+
+
+def port_key(text: str) -> str:
+    """A port name as the simulator keys it: lower-case GUID, no ``0x``."""
+    match = _PORT_NAME.match(text.strip())
+    return f"{match.group(1).lower()}_{int(match.group(2))}" if match else text.strip()
+
+
+async def json_body(request: Request) -> Any:
+    try:
+        return json.loads(await request.body() or b"null")
+    except ValueError:
+        raise HTTPException(400, "the body is not valid JSON") from None
+
+
+def _reader(state: SimState) -> Callable[[Callable[[], bytes]], Response]:
+    def read(build: Callable[[], bytes]) -> Response:
+        with state.lock:
+            return _bytes(build())
+    return read
+
+
+def resource_routes(state: SimState) -> APIRouter:
+    """``/resources/systems``, ``/resources/ports``, ``/resources/links``."""
+    router = APIRouter()
+    fabric = state.fabric
+    read = _reader(state)
+
+    @router.get("/resources/systems")
+    async def systems(type: str | None = None) -> Response:
+        return read(lambda: fabric.systems_json(type))
+
+    @router.get("/resources/systems/{guid}")
+    async def system(guid: str) -> Response:
+        with state.lock:
+            found = fabric.resolve_system(guid)
+            if found is None:
+                raise not_found(f"system {guid}")
+            return _bytes(b"[" + fabric.system_bytes(found) + b"]")
+
+    @router.get("/resources/ports")
+    async def ports(system: str | None = None, active: str | None = None,
+                    show_disabled: str | None = None) -> Response:
+        hide_disabled = show_disabled is not None and not _truthy(show_disabled)
+        return read(lambda: fabric.ports_json(system, _truthy(active), not hide_disabled))
+
+    @router.get("/resources/ports/{name}")
+    async def port(name: str) -> Response:
+        key = port_key(name)
+        with state.lock:
+            if key not in fabric.ports:
+                raise not_found(f"port {name}")
+            return _bytes(b"[" + fabric.port_bytes(key) + b"]")
+
+    @router.get("/resources/links")
+    async def links(system: str | None = None, page_number: int | None = None, rpp: int | None = None) -> Response:
+        if page_number is None and rpp is None:
+            return read(lambda: fabric.links_json(system))
+        with state.lock:
+            if page_number is not None and rpp is not None and page_number >= 1 and rpp >= 1:
+                data = fabric.links_page(system, page_number, rpp)
+            else:
+                data = fabric.links_json(system)
+        return _bytes(b'{"data":' + data + b"}")
+
+    return router
+
+
+def app_routes(state: SimState) -> APIRouter:
+    """``/app/events``, ``/app/alarms``, ``/app/versioning``, ``/app/unhealthy_ports``."""
+    router = APIRouter()
+    fabric = state.fabric
+    read = _reader(state)
+
+    @router.get("/app/events")
+    async def events(request: Request) -> Response:
+        filters = dict(request.query_params)
+        return read(lambda: state.events.list_bytes(state.shape, filters))
+
+    @router.get("/app/events/{event_id}")
+    async def event(event_id: int) -> Response:
+        with state.lock:
+            record = state.events.get(event_id)
+            if record is None:
+                raise not_found(f"event {event_id}")
+            return _bytes(record.encoded(state.shape))
+
+    @router.get("/app/alarms")
+    async def alarms() -> Response:
+        return read(state.alarms.encoded)
+
+    @router.get("/app/alarms/{alarm_id}")
+    async def alarm(alarm_id: int) -> Response:
+        with state.lock:
+            found = state.alarms.get(alarm_id)
+            if found is None:
+                raise not_found(f"alarm {alarm_id}")
+            return json_response(found.to_rest())
+
+    @router.get("/app/versioning")
+    async def versioning() -> Response:
+        with state.lock:
+            return json_response(dict(fabric.versions.counters))
+
+    @router.get("/app/ufm_version")
+    async def ufm_version() -> Response:
+        return json_response({"ufm_release_version": state.ufm_version})
+
+    @router.get("/app/unhealthy_ports")
+    async def unhealthy_ports() -> Response:
+        with state.lock:
+            return json_response(state.unhealthy.to_rest())
+
+    @router.get("/app/unhealthy_ports/{name}")
+    async def unhealthy_port(name: str) -> Response:
+        with state.lock:
+            entry = state.unhealthy.get(port_key(name))
+            if entry is None:
+                raise not_found(f"unhealthy port {name}")
+            return json_response(entry.to_rest())
+
+    @router.put("/app/unhealthy_ports")
+    async def put_unhealthy(request: Request) -> Response:
+        body = await json_body(request)
+        apply_unhealthy(state, body)
+        return Response(status_code=200)
+
+    return router
+
+
+def action_routes(state: SimState, prefix: str) -> APIRouter:
+    """``POST /actions`` and ``/jobs``; ``prefix`` makes the job's ``Location``."""
+    router = APIRouter()
+
+    @router.post("/actions")
+    async def actions(request: Request) -> Response:
+        body = await json_body(request)
+        system_guid, port_id, action = _parse_action(body)
+        job = state.start_action(action, system_guid, port_id, request.state.user)
+        location = str(request.base_url).rstrip("/") + f"{prefix}/jobs/{job.id}"
+        return Response(status_code=202, headers={"Location": location})
+
+    @router.get("/jobs")
+    async def jobs(status: str | None = None, operation: str | None = None,
+                   parent_id: str | None = None) -> Response:
+        with state.lock:
+            if parent_id is not None:
+                return json_response([])
+            found = [j.to_rest() for j in state.jobs.all()]
+        return json_response([j for j in found if (status is None or j["Status"] == status)
+                      and (operation is None or j["Operation"] == operation)])
+
+    @router.get("/jobs/{job_id}")
+    async def job(job_id: str) -> Response:
+        with state.lock:
+            found = state.jobs.get(int(job_id)) if job_id.isdigit() else None
+            if found is None:
+                raise not_found(f"job {job_id}")
+            return json_response(found.to_rest())
+
+    return router
+
+
+def _parse_action(body: Any) -> tuple[str, str, str]:
+    if not isinstance(body, Mapping):
+        raise HTTPException(400, "the body must be a JSON object")
+    action = body.get("action")
+    if action not in PORT_ACTIONS:
+        raise HTTPException(400, f"unsupported action {action!r} (the simulator does {', '.join(PORT_ACTIONS)})")
+    objects = body.get("object_ids")
+    if not isinstance(objects, list) or len(objects) != 1 or not isinstance(objects[0], str):
+        raise HTTPException(400, "object_ids must list exactly one system GUID")
+    if str(body.get("object_type", "System")) != "System":
+        raise HTTPException(400, "object_type must be System")
+    params = body.get("params")
+    port_id = params.get("port_id") if isinstance(params, Mapping) else None
+    if not isinstance(port_id, str) or not port_id.strip():
+        raise HTTPException(400, "params.port_id is required for a port action")
+    return objects[0].strip().lower().removeprefix("0x"), port_key(port_id), str(action)
+
+
+def apply_unhealthy(state: SimState, body: Any) -> None:
+    """``PUT /app/unhealthy_ports``: all ports are checked before any is changed."""
+    if not isinstance(body, Mapping):
+        raise HTTPException(400, "the body must be a JSON object")
+    policy = str(body.get("ports_policy", "")).upper()
+    names = body.get("ports") or []
+    devices = body.get("devices") or []
+    if not isinstance(names, list) or not isinstance(devices, list):
+        raise HTTPException(400, "ports and devices must be lists")
+    with state.lock:
+        ports = [port_key(str(p)) for p in names]
+        unknown = [p for p in ports if p not in state.fabric.ports]
+        if unknown:
+            raise HTTPException(400, f"unknown ports: {', '.join(unknown)}")
+        if policy == "UNHEALTHY":
+            action = str(body.get("action", "isolate"))
+            if action not in ("isolate", "no_discover"):
+                raise HTTPException(400, "action must be isolate or no_discover")
+            for port in ports:
+                state.mark_unhealthy(port, action, "MANUAL")
+        elif policy == "HEALTHY":
+            for device in devices:
+                guid = state.fabric.resolve_system(str(device))
+                if guid is None:
+                    raise HTTPException(400, f"unknown device {device}")
+                ports += [p for p in state.unhealthy.names() if state.fabric.names[p].system_guid == guid]
+            for port in ports:
+                state.mark_healthy(port)
+        else:
+            raise HTTPException(400, "ports_policy must be UNHEALTHY or HEALTHY")
+

@@ -1,0 +1,201 @@
+"""Scenario files: timed fault steps, in TOML or YAML.
+
+```toml
+name = "leaf-spine cable flaps, then dies"
+description = "optional text"
+seed = 7                      # optional: reseeds the simulator's random choices
+
+[[steps]]
+at = "90s"                    # from the scenario's start: 500ms, 90s, 10m, 2h, 1h30m, or plain seconds
+fault = "flap"                # one of fabric.simulator.faults.STEP_TYPES
+link = "pod01-leaf01/5"       # the step's own parameters follow
+cycles = 5
+period = "20s"
+```
+
+YAML has the same keys (``steps:`` a list of mappings).  Targets are named as ``<switch>/<port>``, an
+adapter's name (``pod01-node01 mlx5_0``), a UFM port or link name (``<guid>_<n>``, ``<guid>_<n>:<guid>_<n>``),
+a switch or host name, or ``random`` / ``random:switch`` / ``random:host`` (seeded).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabric.simulator.faults import STEP_TYPES, Step
+from fabric.simulator.state import SimState
+
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message says where and why."""
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from ``"90s"``, ``"10m"``, ``"1h30m"``, ``"500ms"``, ``"2.5s"`` or a plain number."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a duration: {value!r}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"a duration cannot be negative: {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        raise ValueError(f"not a duration: {value!r}")
+    text = value.strip().lower().replace(" ", "")
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    position, total = 0, 0.0
+    for match in _DURATION_PART.finditer(text):
+        if match.start() != position:
+            break
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        position = match.end()
+    if position != len(text) or not text:
+        raise ValueError(f"not a duration: {value!r} (examples: 500ms, 90s, 10m, 1h30m)")
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class TimedStep:
+    at: float
+    step: Step
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    steps: tuple[TimedStep, ...]
+    description: str = ""
+    seed: int | None = None
+    source: str = "<scenario>"
+
+    @property
+    def length(self) -> float:
+        """Seconds from the start to the last step (later consequences, e.g. a reboot's end, not counted)."""
+        return max((s.at for s in self.steps), default=0.0)
+
+    def schedule(self, state: SimState, delay: float = 0.0) -> None:
+        """Queue every step on ``state``'s clock, ``delay`` seconds from now plus the step's ``at``."""
+        with state.lock:
+            if self.seed is not None:
+                state.rng.seed(self.seed)
+            for index, timed in enumerate(self.steps):
+                label = f"{self.name} step {index + 1}: {timed.step.label()}"
+                state.schedule(delay + timed.at, label, functools.partial(timed.step.apply, state))
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    """Read a ``.toml``, ``.yaml`` or ``.yml`` scenario file."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{file}: cannot read: {exc.strerror}") from exc
+    suffix = file.suffix.lower()
+    try:
+        if suffix == ".toml":
+            data: Any = tomllib.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            raise ScenarioError(f"{file}: a scenario is a .toml, .yaml or .yml file")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ScenarioError(f"{file}: not valid {suffix[1:].upper()}: {exc}") from exc
+    return parse_scenario(data, str(file))
+
+
+def parse_scenario(data: object, source: str = "<scenario>") -> Scenario:
+    """Build a scenario from decoded TOML/YAML/JSON (the admin API posts the same structure)."""
+    if not isinstance(data, Mapping):
+        raise ScenarioError(f"{source}: a scenario is a table/mapping with a 'steps' list")
+    extra = set(data) - {"name", "description", "seed", "steps"}
+    if extra:
+        raise ScenarioError(f"{source}: unknown keys {sorted(extra)} (name, description, seed, steps)")
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise ScenarioError(f"{source}: 'steps' must be a non-empty list")
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ScenarioError(f"{source}: 'seed' must be an integer")
+    steps = tuple(parse_step(raw, f"{source}: step {i + 1}") for i, raw in enumerate(raw_steps))
+    ordered = tuple(sorted(steps, key=lambda s: s.at))
+    return Scenario(str(data.get("name") or Path(source).stem), ordered, str(data.get("description") or ""),
+                    seed, source)
+
+
+def parse_step(raw: object, where: str) -> TimedStep:
+    if not isinstance(raw, Mapping):
+        raise ScenarioError(f"{where}: a step is a table/mapping")
+    values = dict(raw)
+    kind = values.pop("fault", None)
+    if not isinstance(kind, str) or kind not in STEP_TYPES:
+        raise ScenarioError(f"{where}: 'fault' must be one of {', '.join(sorted(STEP_TYPES))}, got {kind!r}")
+    try:
+        at = parse_duration(values.pop("at", 0))
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: 'at': {exc}") from exc
+    return TimedStep(at, build_step(STEP_TYPES[kind], values, f"{where} ({kind})"))
+
+
+def build_step(cls: type[Step], values: Mapping[str, object], where: str) -> Step:
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(values) - set(fields)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown parameters {sorted(unknown)} (known: {', '.join(fields)})")
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for name, value in values.items():
+        try:
+            kwargs[name] = _convert(value, hints[name], bool(fields[name].metadata.get("duration")))
+        except ValueError as exc:
+            raise ScenarioError(f"{where}: '{name}': {exc}") from exc
+    return cls(**kwargs)
+
+
+def _convert(value: object, hint: Any, duration: bool) -> object:
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    if value is None:
+        if type(None) in options:
+            return None
+        raise ValueError("a value is required")
+    wanted = next(o for o in options if o is not type(None))
+    if duration:
+        return parse_duration(value)
+    origin = typing.get_origin(wanted)
+    if origin is list:
+        (item,) = typing.get_args(wanted)
+        items = value if isinstance(value, list) else [value]
+        return [_convert(v, item, False) for v in items]
+    if wanted is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+    if wanted is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer, got {value!r}")
+        return value
+    if wanted is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"expected a number, got {value!r}")
+        return float(value)
+    if wanted is str:
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise ValueError(f"expected text, got {value!r}")
+        return str(value)
+    raise ValueError(f"unsupported parameter type {wanted!r}")

@@ -1,0 +1,398 @@
+"""Everything a simulated UFM knows, behind one lock: the fabric, events, alarms, jobs, unhealthy ports.
+
+``SimState`` is what the HTTP app serves and what scenarios and the admin API change.  Every public
+method takes the lock, so the server thread, the ticker and a test may call it concurrently.  Events are
+stamped with the simulated time at which they happen: a scheduled callback runs "at" its own time even
+when the clock has already moved past it, so ids and timestamps always rise together.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from fabric.simulator.alarms import AlarmTable
+from fabric.simulator.apifaults import ApiFaults
+from fabric.simulator.catalog import spec
+from fabric.simulator.clock import SimClock
+from fabric.simulator.events import EventRecord, EventStore, shape_for_version
+from fabric.simulator.fabric_state import FabricState, LinkState, Transition
+from fabric.simulator.jobs import Job, JobTable
+from fabric.simulator.naming import (
+    EventObject,
+    PortName,
+    link_ends_text,
+    link_object,
+    node_object,
+    port_object,
+)
+from fabric.simulator.scheduler import Scheduler
+from fabric.simulator.unhealthy import UnhealthyPorts
+from topology.model import End, Fabric
+from topology.ports import switch_port
+
+log = logging.getLogger(__name__)
+_PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{16})_(\d+)$")
+PORT_ACTIONS = ("disable", "enable", "reset")
+
+
+class TargetError(ValueError):
+    """A scenario or admin request names a port, link or node the fabric does not have."""
+
+
+@dataclass(slots=True)
+class SimSettings:
+    ufm_version: str = "6.20.0"
+    """Which UFM release to imitate; selects the event payload shape (6.16 and older: legacy)."""
+    job_seconds: float = 2.0
+    """Simulated seconds a port action's job stays Running."""
+    max_events: int = 250_000
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class ActionFailure:
+    """Make the next ``remaining`` port actions (on ``port``, or any) end "Completed With Errors"."""
+
+    remaining: int
+    port: str | None = None
+    reason: str = "injected failure"
+
+
+@dataclass(slots=True)
+class _Counters:
+    ticks: int = 0
+    callbacks: int = 0
+    restarts: int = 0
+    requests: dict[str, int] = field(default_factory=dict)
+
+
+class SimState:
+    def __init__(
+        self,
+        fabric: Fabric,
+        *,
+        plan: Fabric | None = None,
+        clock: SimClock | None = None,
+        settings: SimSettings | None = None,
+    ) -> None:
+        self.lock = threading.RLock()
+        self.settings = settings or SimSettings()
+        self.shape = shape_for_version(self.settings.ufm_version)
+        self.clock = clock or SimClock()
+        self.plan = plan
+        self.fabric = FabricState(fabric)
+        self.fabric.warm()
+        self.events = EventStore(self.settings.max_events)
+        self.alarms = AlarmTable()
+        self.jobs = JobTable()
+        self.unhealthy = UnhealthyPorts()
+        self.api_faults = ApiFaults()
+        self.scheduler = Scheduler()
+        self.action_failures: list[ActionFailure] = []
+        self.restart_listeners: list[Callable[[], None]] = []
+        self.rng = random.Random(self.settings.seed)
+        self.counters = _Counters()
+        self.errors: list[str] = []
+        """Scheduled steps that failed (the last 100), e.g. a scenario naming a port that does not exist."""
+        self._now_override: datetime | None = None
+        self.started = self.clock.now()
+
+    @classmethod
+    def from_plan(
+        cls,
+        plan: Fabric,
+        *,
+        as_built: Fabric | None = None,
+        clock: SimClock | None = None,
+        settings: SimSettings | None = None,
+    ) -> SimState:
+        """A UFM over ``plan``; ``as_built`` (e.g. from ``topology.faults.plant``) is what it discovers."""
+        return cls(as_built if as_built is not None else plan, plan=plan, clock=clock, settings=settings)
+
+    # ------------------------------------------------------------------------------------------ time
+
+    def now(self) -> datetime:
+        """The current simulated time (inside a scheduled callback: the time it was scheduled for)."""
+        override = self._now_override
+        return override if override is not None else self.clock.now()
+
+    def schedule(self, delay: float, label: str, callback: Callable[[], None]) -> datetime:
+        """Run ``callback`` ``delay`` simulated seconds from now (0: at the next tick)."""
+        when = self.now() + timedelta(seconds=max(0.0, delay))
+        with self.lock:
+            self.scheduler.at(when, label, callback)
+        return when
+
+    def tick(self) -> int:
+        """Run every callback due by the clock's time, in time order; expire alarms.  Returns callbacks run."""
+        with self.lock:
+            self.counters.ticks += 1
+            return self._run_due(self.clock.now())
+
+    def advance(self, seconds: float) -> datetime:
+        """Move the clock ``seconds`` forward, running what falls due on the way at its own time."""
+        with self.lock:
+            target = self.clock.now() + timedelta(seconds=seconds)
+            self._run_due(target)
+            self.clock.advance_to(target)
+            return target
+
+    def _run_due(self, until: datetime) -> int:
+        ran = 0
+        while (item := self.scheduler.pop_due(until)) is not None:
+            self._now_override = item.when
+            try:
+                item.callback()
+            except Exception as exc:  # a bad scenario step must not stop the simulator
+                message = f"{item.when.isoformat()} {item.label}: {type(exc).__name__}: {exc}"
+                log.warning("simulator step failed: %s", message)
+                self.errors.append(message)
+                del self.errors[:-100]
+            finally:
+                self._now_override = None
+            ran += 1
+        self.counters.callbacks += ran
+        if self.alarms.expire(until):
+            self.fabric.versions.bump("alarms")
+        return ran
+
+    # ------------------------------------------------------------------------------------------ events
+
+    @property
+    def ufm_version(self) -> str:
+        return self.settings.ufm_version
+
+    def set_ufm_version(self, version: str) -> None:
+        with self.lock:
+            self.shape = shape_for_version(version)
+            self.settings.ufm_version = version
+
+    def emit(self, event_id: int, obj: EventObject, description: str) -> EventRecord:
+        with self.lock:
+            record = self.events.append(spec(event_id), obj, description, self.now())
+            if self.alarms.observe(record):
+                self.fabric.versions.bump("alarms")
+            return record
+
+    def emit_port(self, event_id: int, port: str, *args: object) -> EventRecord:
+        name = self.fabric.names[port]
+        return self.emit(event_id, port_object(name), spec(event_id).describe(*args))
+
+    def emit_links(self, change: Transition) -> None:
+        """329 for every link that went down, 328 for every link that came up."""
+        for event_id, pairs in ((329, change.down), (328, change.up)):
+            for a, b in pairs:
+                first, second = self.fabric.names[a], self.fabric.names[b]
+                self.emit(event_id, link_object(first, second), spec(event_id).describe(link_ends_text(first, second)))
+
+    def node_object(self, guid: str) -> EventObject:
+        system = self.fabric.systems[guid]
+        return node_object(guid, system["system_name"], switch=system["type"] == "switch")
+
+    def emit_node(self, event_id: int, guid: str, **named: object) -> EventRecord:
+        item = spec(event_id)
+        name = self.fabric.systems[guid]["system_name"]
+        description = item.describe(**named) if named else item.describe(name)
+        return self.emit(event_id, self.node_object(guid), description)
+
+    def clear_alarms(self, event_ids: tuple[int, ...], object_name: str) -> None:
+        with self.lock:
+            if self.alarms.clear(event_ids, object_name):
+                self.fabric.versions.bump("alarms")
+
+    # ------------------------------------------------------------------------------------------ targets
+
+    def port_name(self, port: str) -> PortName:
+        return self.fabric.names[port]
+
+    def resolve_port(self, text: str) -> str:
+        """A port from ``<guid>_<n>``, ``<switch>/<label>``, ``<adapter name>[/1]`` or ``random[:switch|host]``."""
+        value = text.strip()
+        if value.lower().startswith("random"):
+            return self._random_link(value).a
+        match = _PORT_NAME.match(value)
+        if match:
+            name = f"{match.group(1).lower()}_{int(match.group(2))}"
+            if name in self.fabric.ports:
+                return name
+            raise TargetError(f"no port {name} in the fabric")
+        devices = self.fabric.fabric.devices
+        device = devices.get(value.casefold())
+        if device is not None:
+            ports = [p for end, p in self.fabric.port_at.items() if end.device == device.key]
+            if len(ports) == 1:
+                return ports[0]
+            raise TargetError(f"{value!r} has {len(ports)} ports; name one as {value}/<port>")
+        for index in (i for i, ch in enumerate(value) if ch == "/"):
+            head, label = value[:index].strip(), value[index + 1:].strip()
+            device = devices.get(head.casefold())
+            if device is None:
+                continue
+            found = self.fabric.port_at.get(End(device.key, switch_port(label) or label))
+            if found is not None:
+                return found
+            raise TargetError(f"{head!r} has no cabled port {label!r}")
+        raise TargetError(f"no port {value!r} (use <guid>_<n>, <switch>/<port> or an adapter name)")
+
+    def resolve_link(self, text: str) -> LinkState:
+        """A link by its UFM name (``a:b``, either order), by one of its ports, or ``random[:switch|host]``."""
+        value = text.strip()
+        if value.lower().startswith("random"):
+            return self._random_link(value)
+        if ":" in value and _PORT_NAME.match(value.split(":")[0].strip()):
+            a, _, b = value.partition(":")
+            for name in (f"{a.strip().lower()}:{b.strip().lower()}", f"{b.strip().lower()}:{a.strip().lower()}"):
+                if name in self.fabric.links:
+                    return self.fabric.links[name]
+            raise TargetError(f"no link {value!r}")
+        link = self.fabric.link_at(self.resolve_port(value))
+        if link is None:
+            raise TargetError(f"port {value!r} is not cabled")
+        return link
+
+    def _random_link(self, selector: str) -> LinkState:
+        _, _, kind = selector.partition(":")
+        kind = kind.strip().lower()
+        if kind not in ("", "switch", "host"):
+            raise TargetError(f"unknown selector {selector!r} (random, random:switch or random:host)")
+        candidates = []
+        for link in self.fabric.links.values():
+            switch_link = self.fabric.names[link.a].is_switch and self.fabric.names[link.b].is_switch
+            if kind == "" or (kind == "switch") == switch_link:
+                candidates.append(link)
+        if not candidates:
+            raise TargetError(f"no {kind or 'any'} link to choose from")
+        return self.rng.choice(candidates)
+
+    def resolve_node(self, text: str, *, switch: bool) -> str:
+        """A switch (or host) system GUID from its name, its GUID, or ``random``."""
+        value = text.strip()
+        wanted = "switch" if switch else "host"
+        if value.lower() == "random":
+            choices = [g for g, s in self.fabric.systems.items() if s["type"] == wanted]
+            if not choices:
+                raise TargetError(f"no {wanted} to choose from")
+            return self.rng.choice(choices)
+        guid = self.fabric.resolve_system(value)
+        if guid is None or self.fabric.systems[guid]["type"] != wanted:
+            raise TargetError(f"no {wanted} {value!r}")
+        return guid
+
+    def hosts(self) -> list[str]:
+        return [g for g, s in self.fabric.systems.items() if s["type"] == "host"]
+
+    # ------------------------------------------------------------------------------------------ actions
+
+    def start_action(self, action: str, system_guid: str, port: str, user: str) -> Job:
+        """``POST /actions``: a job that completes after ``job_seconds``, then changes the port."""
+        with self.lock:
+            job = self.jobs.create(action, system_guid, port, self.now(), user)
+            self.schedule(self.settings.job_seconds, f"job {job.id}: {action} {port}", lambda: self._finish(job))
+            return job
+
+    def _failure_for(self, port: str) -> ActionFailure | None:
+        for rule in self.action_failures:
+            if rule.remaining > 0 and rule.port in (None, port):
+                rule.remaining -= 1
+                return rule
+        return None
+
+    def _finish(self, job: Job) -> None:
+        port = job.port or ""
+        error = self._action_error(job, port)
+        if error is None:
+            rule = self._failure_for(port)
+            error = rule.reason if rule else None
+        job.finish(self.now(), error)
+        if error is not None:
+            known = port in self.fabric.names
+            obj = port_object(self.fabric.names[port]) if known else EventObject(
+                "IBPort", port, f"default / {job.system_guid}", job.system_guid)
+            self.emit(337, obj, spec(337).describe(port, job.action))
+            return
+        self.emit_port(336, port, port, job.action)
+        if job.action == "disable":
+            self.emit_links(self.fabric.set_disabled(port, True))
+        elif job.action == "enable":
+            self.emit_links(self.fabric.set_disabled(port, False))
+        else:
+            link = self.fabric.link_at(port)
+            if link is not None:
+                self.emit_links(self.fabric.set_hold(link, "reset", True))
+                self.emit_links(self.fabric.set_hold(link, "reset", False))
+
+    def _action_error(self, job: Job, port: str) -> str | None:
+        if job.action not in PORT_ACTIONS:
+            return f"unsupported action {job.action!r}"
+        name = self.fabric.names.get(port)
+        if name is None:
+            return f"port {port!r} not found"
+        if job.system_guid not in (name.system_guid, name.guid):
+            return f"port {port} is not a port of system {job.system_guid}"
+        if name.system_guid in self.fabric.down_systems:
+            return f"system {name.system_name} is not reachable"
+        return None
+
+    # ------------------------------------------------------------------------------------------ unhealthy
+
+    def mark_unhealthy(self, port: str, action: str, condition: str) -> None:
+        with self.lock:
+            name = self.fabric.names[port]
+            peer = self.fabric.peer_of(port)
+            if self.unhealthy.mark(name, self.fabric.names[peer] if peer else None, action, condition, self.now()):
+                subject = self.fabric.names[peer] if peer else name
+                self.emit(702, port_object(name), spec(702).describe(subject.sm_name, condition))
+
+    def mark_healthy(self, port: str) -> None:
+        with self.lock:
+            if self.unhealthy.clear(port):
+                self.clear_alarms((702,), port)
+
+    # ------------------------------------------------------------------------------------------ restart
+
+    def ufm_restart(self) -> None:
+        """UFM restarts: REST event history and ids, alarms, jobs and sessions are gone; the fabric stays."""
+        with self.lock:
+            self.events.reset()
+            self.alarms.reset()
+            self.jobs.reset()
+            self.fabric.versions.bump("alarms", "ports", "links", "switches", "servers", "sites")
+            self.counters.restarts += 1
+            for listener in self.restart_listeners:
+                listener()
+
+    # ------------------------------------------------------------------------------------------ reading
+
+    def summary(self) -> dict[str, Any]:
+        with self.lock:
+            fabric = self.fabric
+            return {
+                "now": self.now().isoformat(),
+                "clock_rate": self.clock.rate,
+                "ufm_version": self.ufm_version,
+                "event_shape": self.shape.value,
+                "systems": len(fabric.systems),
+                "ports": len(fabric.ports),
+                "links": len(fabric.links),
+                "links_up": len(fabric.up_links()),
+                "links_down": sorted(k.name for k in fabric.links.values() if not fabric.link_up(k)),
+                "disabled_ports": sorted(fabric.disabled),
+                "down_systems": sorted(fabric.down_systems),
+                "events": len(self.events),
+                "last_event_id": self.events.last_id,
+                "alarms": len(self.alarms),
+                "jobs": len(self.jobs),
+                "unhealthy_ports": self.unhealthy.names(),
+                "restarts": self.counters.restarts,
+                "errors": list(self.errors),
+                "pending": [{"at": when.isoformat(), "what": label} for when, label in self.scheduler.pending()],
+                "api_faults": [rule.to_dict() for rule in self.api_faults.rules()],
+                "versions": dict(fabric.versions.counters),
+            }

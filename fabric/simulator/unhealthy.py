@@ -1,0 +1,65 @@
+"""``/app/unhealthy_ports``: ports marked unhealthy by hand (``PUT``) or by the SM's health policy.
+
+Entry fields from the UFM REST guide (list example): ``UnhealthyGUID``, ``UnhealthyPort``,
+``UnhealthyPortNumber``, ``UnhealthyPortDname``, ``UnhealthyNode``, ``Peer*``, ``State``, ``Condition``,
+``StatusTime``.  The requested port is put on the "Unhealthy" side (which side UFM uses is UNCONFIRMED);
+``State`` holds the action (``isolate``/``no_discover``; UNCONFIRMED wording) and ``Condition`` is a
+string (``MANUAL`` for a PUT), as in the list example.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from fabric.simulator.events import ms_timestamp
+from fabric.simulator.naming import PortName
+
+
+@dataclass(slots=True)
+class UnhealthyEntry:
+    port: PortName
+    peer: PortName | None
+    action: str
+    condition: str
+    since: datetime
+
+    def to_rest(self) -> dict[str, Any]:
+        peer = self.peer
+        return {
+            "UnhealthyGUID": self.port.guid, "UnhealthyPort": self.port.name,
+            "UnhealthyPortNumber": str(self.port.number), "UnhealthyPortDname": self.port.dname,
+            "UnhealthyNode": self.port.system_name,
+            "PeerGUID": peer.guid if peer else "N/A", "PeerPort": peer.name if peer else "N/A",
+            "PeerPortNumber": str(peer.number) if peer else "N/A", "PeerPortDname": peer.dname if peer else "N/A",
+            "PeerNode": peer.system_name if peer else "N/A", "PeerLID": 0,
+            "State": self.action, "Condition": self.condition, "StatusTime": ms_timestamp(self.since),
+        }
+
+
+class UnhealthyPorts:
+    def __init__(self) -> None:
+        self._entries: dict[str, UnhealthyEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def mark(self, port: PortName, peer: PortName | None, action: str, condition: str, when: datetime) -> bool:
+        current = self._entries.get(port.name)
+        if current is not None and current.action == action and current.condition == condition:
+            return False
+        self._entries[port.name] = UnhealthyEntry(port, peer, action, condition, when)
+        return True
+
+    def clear(self, port: str) -> bool:
+        return self._entries.pop(port, None) is not None
+
+    def get(self, port: str) -> UnhealthyEntry | None:
+        return self._entries.get(port)
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def to_rest(self) -> list[dict[str, Any]]:
+        return [entry.to_rest() for entry in self._entries.values()]

@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabric.domain import ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.policy import CycleInput, FabricContext, PolicyConfig, PolicyState, decide
+from fabric.signals import link_id
+from topology.generate import PRESETS, fat_tree
+from topology.guard import CapacityGuard, GuardSettings
+from topology.model import Tier
+from topology.ports import Kind
+
+H100 = fat_tree(PRESETS["h100-4k"])
+TIERS = {d.key: d.tier for d in H100.devices.values()}
+CONTEXT = FabricContext(
+    cables={link_id(c.key): c.key for c in H100.cables},
+    host_links=frozenset(link_id(c.key) for c in H100.cables
+                         if Kind.ADAPTER in (H100.devices[c.a.device].kind, H100.devices[c.b.device].kind)),
+)
+SWITCH_LINKS = sorted(c for c in CONTEXT.cables if c not in CONTEXT.host_links)
+HOST_LINKS = sorted(CONTEXT.host_links)
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+LIVE = PolicyConfig(dry_run=False)
+
+
+def uplinks(leaf: str) -> list[ComponentId]:
+    return [link_id(c.key) for c in H100.cables if c.a.device == leaf and TIERS[c.b.device] is Tier.SPINE]
+
+
+def finding(component: ComponentId, at: datetime, rule: str = "ber_critical", event: int = 1) -> Finding:
+    return Finding(component, rule, at, f"{rule} on the cable", (event,))
+
+
+def kinds(actions: tuple[object, ...]) -> list[str]:
+    return [a.kind.value for a in actions]  # type: ignore[attr-defined]
+
+
+def test_disable_and_ticket_a_faulty_spine_link() -> None:
+    guard = CapacityGuard(H100)
+    link = SWITCH_LINKS[0]
+    decision = decide(PolicyState(), CycleInput(T0, (finding(link, T0),)), guard, CONTEXT, LIVE)
+    assert kinds(decision.actions) == ["disable", "ticket"]
+    disable = decision.actions[0]
+    assert disable.guard["affected_leaves"] >= 1 and not disable.dry_run
+    assert decision.state.components[link].lifecycle is Lifecycle.DISABLED
+    assert CONTEXT.cables[link] in guard.disabled
+
+
+def test_host_links_are_ticket_only() -> None:
+    decision = decide(PolicyState(), CycleInput(T0, (finding(HOST_LINKS[0], T0),)), CapacityGuard(H100), CONTEXT,
+                      LIVE)
+    assert kinds(decision.actions) == ["ticket"]
+    assert decision.state.components[HOST_LINKS[0]].lifecycle is Lifecycle.TICKETED
+    assert "host links are ticket-only" in decision.actions[0].reason
+
+
+def test_ten_bad_uplinks_of_one_leaf_disable_eight_and_defer_two() -> None:
+    guard = CapacityGuard(H100)
+    bad = uplinks("pod04-leaf03")[:10]
+    decision = decide(PolicyState(), CycleInput(T0, tuple(finding(c, T0) for c in bad)), guard, CONTEXT, LIVE)
+    counts = Counter(kinds(decision.actions))
+    assert (counts["disable"], counts["defer"], counts["ticket"]) == (8, 2, 10)
+    deferred = [a for a in decision.actions if a.kind is ActionKind.DEFER]
+    assert all(a.guard["worst_leaf"] == "pod04-leaf03" and a.guard["worst_leaf_minimum"] == 768 for a in deferred)
+    # A repair brings capacity back: one deferred link is disabled in the same cycle, worst first.
+    repaired = next(c for c in bad if decision.state.components[c].lifecycle is Lifecycle.DISABLED)
+    later = decide(decision.state, CycleInput(T0 + timedelta(hours=1), repaired=(repaired,)), guard, CONTEXT, LIVE)
+    assert kinds(later.actions) == ["enable", "disable", "comment"]
+    assert later.state.components[repaired].lifecycle is Lifecycle.PROBATION
+
+
+def test_probation_strikes_then_quarantine() -> None:
+    guard = CapacityGuard(H100)
+    link = SWITCH_LINKS[5]
+    state = decide(PolicyState(), CycleInput(T0, (finding(link, T0, event=1),)), guard, CONTEXT, LIVE).state
+    now = T0
+    for strike in (1, 2):
+        now += timedelta(hours=1)
+        state = decide(state, CycleInput(now, repaired=(link,)), guard, CONTEXT, LIVE).state
+        assert state.components[link].lifecycle is Lifecycle.PROBATION
+        now += timedelta(minutes=5)
+        decision = decide(state, CycleInput(now, (finding(link, now, event=10 + strike),)), guard, CONTEXT, LIVE)
+        state = decision.state
+        if strike == 1:
+            assert kinds(decision.actions) == ["disable", "reopen"]
+            assert state.components[link].strikes == 2  # the first fault was strike 1
+    assert state.components[link].lifecycle is Lifecycle.QUARANTINED
+    assert kinds(decision.actions) == ["disable", "quarantine", "reopen"]
+    # A resolved ticket does not release a quarantined link; an operator does.
+    now += timedelta(hours=1)
+    stays = decide(state, CycleInput(now, repaired=(link,)), guard, CONTEXT, LIVE)
+    assert stays.state.components[link].lifecycle is Lifecycle.QUARANTINED
+    cleared = decide(stays.state, CycleInput(now, cleared=(link,)), guard, CONTEXT, LIVE)
+    assert kinds(cleared.actions) == ["enable"]
+    assert cleared.state.components[link].lifecycle is Lifecycle.PROBATION
+
+
+def test_probation_ends_healthy_after_a_clean_soak() -> None:
+    guard = CapacityGuard(H100)
+    link = SWITCH_LINKS[7]
+    state = decide(PolicyState(), CycleInput(T0, (finding(link, T0),)), guard, CONTEXT, LIVE).state
+    state = decide(state, CycleInput(T0, repaired=(link,)), guard, CONTEXT, LIVE).state
+    soak = decide(state, CycleInput(T0 + LIVE.probation), guard, CONTEXT, LIVE)
+    assert soak.state.components[link].lifecycle is Lifecycle.HEALTHY
+
+
+def test_storm_halts_with_one_ticket_and_holds_the_rest() -> None:
+    guard = CapacityGuard(H100)
+    config = PolicyConfig(dry_run=False, storm_components=25)
+    storm = tuple(finding(c, T0 + timedelta(seconds=i), event=i) for i, c in enumerate(SWITCH_LINKS[::40][:200]))
+    decision = decide(PolicyState(), CycleInput(T0 + timedelta(minutes=4), storm), guard, CONTEXT, config)
+    counts = Counter(kinds(decision.actions))
+    # 24 components before the 25th trips the breaker; the hourly rate limit (20) defers 4 of them.
+    assert (counts["halt"], counts["disable"], counts["defer"]) == (1, 20, 4)
+    storm_tickets = [a for a in decision.actions if a.kind is ActionKind.TICKET and a.component is None]
+    assert len(storm_tickets) == 1
+    assert decision.state.breaker.halted and len(decision.state.held) == len(storm) - 24
+    # While halted, a repair does not re-enable anything.
+    repaired = next(iter(c for c, r in decision.state.components.items() if r.lifecycle is Lifecycle.DISABLED))
+    halted = decide(decision.state, CycleInput(T0 + timedelta(hours=1), repaired=(repaired,)), guard, CONTEXT, config)
+    assert not {"enable", "disable"} & set(kinds(halted.actions))
+    resumed = decide(halted.state, CycleInput(T0 + timedelta(hours=2), resume=True), guard, CONTEXT, config)
+    assert not resumed.state.breaker.halted and resumed.state.held == ()
+
+
+def test_dry_run_marks_every_action() -> None:
+    decision = decide(PolicyState(), CycleInput(T0, (finding(SWITCH_LINKS[0], T0),)), CapacityGuard(H100), CONTEXT,
+                      PolicyConfig())
+    assert decision.actions and all(a.dry_run for a in decision.actions)
+
+
+def test_switch_findings_are_ticketed() -> None:
+    switch = ComponentId(ComponentKind.SWITCH, "pod01-spine01")
+    decision = decide(PolicyState(), CycleInput(T0, (finding(switch, T0, "switch_down"),)), CapacityGuard(H100),
+                      CONTEXT, LIVE)
+    assert kinds(decision.actions) == ["ticket"]
+
+
+# --- properties over random event sequences ---------------------------------------------------------------
+
+# A small pool, so that findings pile up on the same leaves and spines and the guard has to say no.
+HOT = [*uplinks("pod01-leaf01"), *(c for c in SWITCH_LINKS if "pod01-spine01/" in c.name and "core" in c.name),
+       *HOST_LINKS[:4], *SWITCH_LINKS[::2000]]
+# Findings come in bursts of several links per cycle, as they do when a line card or a bundle goes bad.
+find = st.tuples(st.just("find"), st.lists(st.sampled_from(HOT), min_size=1, max_size=12, unique=True),
+                 st.sampled_from(["ber_critical", "flap", "temperature"]))
+step = st.one_of(
+    find, find, find,
+    st.tuples(st.just("repair"), st.integers(0, 10_000), st.just("")),
+    st.tuples(st.just("resume"), st.just(0), st.just("")),
+    st.tuples(st.just("wait"), st.integers(1, 600), st.just("")),
+)
+
+
+WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
+
+
+def run(steps: list[tuple[str, object, str]], config: PolicyConfig,
+        limits: GuardSettings) -> tuple[list[tuple[str, ...]], CapacityGuard, list[PolicyState]]:
+    """Drive ``decide`` as the engine does, with a model of the ticket system, checking safety every cycle."""
+    guard = CapacityGuard(H100, limits)
+    state, now, log, states, event = PolicyState(), T0, [], [], 0
+    open_tickets: set[ComponentId] = set()
+    resolved: set[ComponentId] = set()
+    """Tickets a technician resolved; the engine reports them every cycle until the component moves on."""
+    for kind, arg, rule in steps:
+        findings, resume = (), False
+        if kind == "find":
+            findings = tuple(finding(link, now, rule, event := event + 1) for link in arg)  # type: ignore[attr-defined]
+        elif kind == "repair":
+            waiting = sorted(c for c in open_tickets if c in state.components
+                             and state.components[c].lifecycle in WAITING)
+            if waiting:
+                fixed = waiting[arg % len(waiting)]  # type: ignore[operator]
+                open_tickets.discard(fixed)
+                resolved.add(fixed)
+        elif kind == "resume":
+            resume = True
+        else:
+            now += timedelta(minutes=arg)  # type: ignore[operator]
+        repaired = tuple(sorted(c for c in resolved if state.components[c].lifecycle in WAITING))
+        decision = decide(state, CycleInput(now, findings, repaired, resume), guard, CONTEXT, config)
+        log.extend((a.kind.value, str(a.component), a.rule, a.reason) for a in decision.actions)
+        state = decision.state
+        resolved = {c for c in resolved if state.components[c].lifecycle in WAITING}
+        for action in decision.actions:
+            if action.component is None:
+                continue
+            if action.kind is ActionKind.TICKET:
+                assert action.component not in open_tickets, f"second open ticket for {action.component}"
+                open_tickets.add(action.component)
+            elif action.kind is ActionKind.REOPEN:
+                open_tickets.add(action.component)
+                resolved.discard(action.component)
+        needing = {c for c, r in state.components.items() if r.lifecycle not in (Lifecycle.HEALTHY,
+                                                                                 Lifecycle.PROBATION)}
+        assert needing <= open_tickets | resolved, f"no ticket for {needing - open_tickets - resolved}"
+        states.append(state)
+        # Safety after every cycle:
+        assert all(guard.paths[leaf] >= guard.minimum[leaf] for leaf in guard.planned)
+        assert len(guard.disabled) <= guard.cap
+        if state.breaker.halted:
+            halted_at = next(i for i, a in enumerate(decision.actions) if a.kind is ActionKind.HALT) \
+                if any(a.kind is ActionKind.HALT for a in decision.actions) else -1
+            assert all(a.kind not in (ActionKind.DISABLE, ActionKind.ENABLE)
+                       for a in decision.actions[halted_at + 1:])
+    return log, guard, states
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(step, min_size=20, max_size=150), st.sampled_from([5, 25, 100_000]), st.sampled_from([20, 100_000]))
+def test_safety_invariants_and_determinism(steps: list[tuple[str, object, str]], storm: int, hourly: int) -> None:
+    # Huge storm and rate limits switch those safeguards off, so that the capacity guard alone is tested.
+    config = PolicyConfig(dry_run=False, storm_components=storm)
+    limits = GuardSettings(hourly_limit=hourly)
+    first, guard, states = run(steps, config, limits)
+    again, _, _ = run(steps, config, limits)
+    assert first == again  # the same input always gives the same decisions
+    final = states[-1] if states else PolicyState()
+    # Every component automation holds out of service is one the guard counts, and vice versa.
+    out = {CONTEXT.cables[c] for c, r in final.components.items()
+           if r.lifecycle is Lifecycle.DISABLED and c in CONTEXT.cables}
+    assert out <= guard.disabled
