@@ -174,7 +174,7 @@ def _fetch_ufm(target: Any) -> Any:
     try:
         return asyncio.run(fetch())
     except (ConnectError, UfmError) as exc:
-        fail(str(exc))
+        fail(f"{target.url}: {exc}")
 
 
 @app.command()

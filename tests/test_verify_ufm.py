@@ -1,0 +1,68 @@
+"""`fabricctl verify --ufm URL` against the UFM simulator over real loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fabric.cli import app
+from fabric.simulator import SimState, serve
+from topology.faults import FaultCounts, plant
+from topology.formats.ndt import write_ndt
+from topology.generate import PRESETS, fat_tree
+
+PLAN = fat_tree(PRESETS["tiny"])
+
+
+@pytest.fixture
+def plan_file(tmp_path: Path) -> Path:
+    path = tmp_path / "plan.csv"
+    with path.open("w") as handle:
+        write_ndt(PLAN, handle)
+    return path
+
+
+def verify(plan_file: Path, url: str, *extra: str, password: str = "123456") -> tuple[int, str]:
+    runner = CliRunner(env={"FABRIC_UFM_PASSWORD": password, "COLUMNS": "200"})
+    result = runner.invoke(app, ["verify", "--plan", str(plan_file), "--ufm", url, "--format", "json", *extra])
+    return result.exit_code, result.output
+
+
+def test_matching_fabric_exits_0(plan_file: Path) -> None:
+    with serve(SimState.from_plan(PLAN)) as server:
+        code, output = verify(plan_file, server.url)
+    assert code == 0, output
+    assert json.loads(output)["summary"]["ok"] == len(PLAN.cables)
+
+
+def test_planted_miswire_is_found_through_ufm(plan_file: Path) -> None:
+    as_built = plant(PLAN, FaultCounts(swapped=1, missing=1), seed=4)
+    with serve(SimState.from_plan(PLAN, as_built=as_built.fabric)) as server:
+        code, output = verify(plan_file, server.url)
+    assert code == 1, output
+    report = json.loads(output)
+    assert (report["summary"]["miswired"], report["summary"]["missing"]) == (2, 1)
+    assert {m["kind"] for m in report["miswired"]} == {"swapped"}
+    (first, second) = as_built.swapped[0]
+    assert {m["expected"] for m in report["miswired"]} == {PLAN.describe_cable(first), PLAN.describe_cable(second)}
+
+
+def test_token_and_session_auth(plan_file: Path) -> None:
+    with serve(SimState.from_plan(PLAN)) as server:
+        code, output = verify(plan_file, server.url, "--ufm-auth", "session")
+        assert code == 0, output
+        bad, message = verify(plan_file, server.url, password="wrong")
+    assert bad == 2 and "401" in message
+
+
+def test_unreachable_ufm_exits_2(plan_file: Path) -> None:
+    code, output = verify(plan_file, "http://127.0.0.1:9", "--ufm-auth", "basic")
+    assert code == 2 and "127.0.0.1:9" in output
+
+
+def test_exactly_one_source(plan_file: Path) -> None:
+    code, output = verify(plan_file, "http://127.0.0.1:9", "--as-built", str(plan_file))
+    assert code == 2 and "exactly one as-built source" in output
