@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -16,6 +17,8 @@ class Measurement:
     peak_rss_mib: float
     target_s: float | None = None
     note: str = ""
+    output: str = ""
+    """What the last run printed (children that time their own phases print them)."""
 
     @property
     def median_s(self) -> float:
@@ -35,12 +38,14 @@ def run_command(name: str, argv: list[str], *, repeat: int = 3, target_s: float 
     peak_kib = 0
     for _ in range(repeat):
         start = time.perf_counter()
-        with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+        with tempfile.TemporaryFile() as out, subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE) as child:
             _, status, usage = os.wait4(child.pid, 0)
             child.returncode = os.waitstatus_to_exitcode(status)
             stderr = child.stderr.read().decode() if child.stderr else ""
+            out.seek(0)
+            output = out.read().decode(errors="replace")
         runs.append(time.perf_counter() - start)
         peak_kib = max(peak_kib, usage.ru_maxrss)
         if child.returncode not in expect_codes:
             raise RuntimeError(f"{name}: exit {child.returncode}: {stderr[-500:]}")
-    return Measurement(name, runs, peak_kib / 1024, target_s, note)
+    return Measurement(name, runs, peak_kib / 1024, target_s, note, output)

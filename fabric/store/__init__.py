@@ -1,0 +1,58 @@
+"""The service's durable state: SQLAlchemy 2 Core on SQLite (embedded default) or PostgreSQL (production).
+
+``Store.open(url)`` connects and creates, migrates or refuses the schema; its methods each run in their own
+transaction, and ``Store.transaction()`` groups several.  See ``fabric.store.schema`` for the tables and
+``fabric.store.migrations`` for versions.
+"""
+
+from fabric.store._control import silence_matches
+from fabric.store.core import Store, Transaction
+from fabric.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, SchemaReport
+from fabric.store.records import (
+    ACTIVE_TICKET_STATES,
+    FINISHED_INTENT_STATES,
+    BreakerState,
+    ComponentRecord,
+    CursorRecord,
+    DecisionRecord,
+    Delivery,
+    IntentRecord,
+    IntentState,
+    InvalidTransitionError,
+    SchemaError,
+    SchemaTooNewError,
+    Silence,
+    StaleEpochError,
+    StoreError,
+    TicketRecord,
+    TicketState,
+)
+from fabric.store.schema import METADATA
+
+__all__ = [
+    "ACTIVE_TICKET_STATES",
+    "FINISHED_INTENT_STATES",
+    "METADATA",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "BreakerState",
+    "ComponentRecord",
+    "CursorRecord",
+    "DecisionRecord",
+    "Delivery",
+    "IntentRecord",
+    "IntentState",
+    "InvalidTransitionError",
+    "Migration",
+    "SchemaError",
+    "SchemaReport",
+    "SchemaTooNewError",
+    "Silence",
+    "StaleEpochError",
+    "Store",
+    "StoreError",
+    "TicketRecord",
+    "TicketState",
+    "Transaction",
+    "silence_matches",
+]

@@ -1,0 +1,50 @@
+"""What every group of store operations shares: a connection to run in, the clock, the fabric name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from enum import StrEnum
+from typing import TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from fabric.store.records import StoreError
+from fabric.store.types import ensure_utc
+
+Clock = Callable[[], datetime]
+E = TypeVar("E", bound=StrEnum)
+
+
+class OpsBase:
+    """Operations run in ``self._conn()``: a transaction of their own (``Store``) or the caller's
+    (``Transaction``)."""
+
+    fabric: str
+    _clock: Clock
+
+    def _conn(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _now(self) -> datetime:
+        return ensure_utc(self._clock(), "clock time")
+
+
+def dialect_insert(conn: Connection, table: sa.Table) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT with ``ON CONFLICT`` support for this connection's dialect."""
+    name = conn.dialect.name
+    if name == "postgresql":
+        return postgresql.insert(table)
+    if name == "sqlite":
+        return sqlite.insert(table)
+    raise StoreError(f"the store supports SQLite and PostgreSQL, not {name}")
+
+
+def enum_values(kind: type[E], value: E | Iterable[E]) -> list[str]:
+    """One enum member or several, as their values (for ``IN`` clauses)."""
+    if isinstance(value, kind):
+        return [value.value]
+    return [kind(item).value for item in value]

@@ -1,0 +1,228 @@
+"""Components (desired state), findings and decisions (append-only history)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import RowMapping
+
+from fabric.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
+from fabric.store._base import OpsBase, dialect_insert, enum_values
+from fabric.store.records import ComponentRecord, DecisionRecord
+from fabric.store.schema import components, decisions, findings
+from fabric.store.types import ensure_utc
+
+
+def _component_record(row: RowMapping) -> ComponentRecord:
+    return ComponentRecord(
+        id=ComponentId.parse(row["id"]),
+        lifecycle=Lifecycle(row["lifecycle"]),
+        strikes=int(row["strikes"]),
+        since=row["since"],
+        reason=row["reason"],
+        evidence=tuple(int(x) for x in row["evidence"]),
+        ticket_dedup_key=row["ticket_dedup_key"],
+        probation_until=row["probation_until"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _finding(row: RowMapping) -> Finding:
+    return Finding(
+        component=ComponentId.parse(row["component"]),
+        rule=row["rule"],
+        at=row["at"],
+        reason=row["reason"],
+        evidence=tuple(int(x) for x in row["evidence"]),
+        ticket_only=bool(row["ticket_only"]),
+        never_auto_restore=bool(row["never_auto_restore"]),
+    )
+
+
+def _finding_values(finding: Finding) -> dict[str, Any]:
+    return {
+        "component": str(finding.component),
+        "rule": finding.rule,
+        "at": ensure_utc(finding.at, "finding time"),
+        "reason": finding.reason,
+        "evidence": [int(x) for x in finding.evidence],
+        "ticket_only": finding.ticket_only,
+        "never_auto_restore": finding.never_auto_restore,
+    }
+
+
+def _decision_values(action: Action) -> dict[str, Any]:
+    return {
+        "at": ensure_utc(action.at, "decision time"),
+        "kind": ActionKind(action.kind).value,
+        "component": None if action.component is None else str(action.component),
+        "rule": action.rule,
+        "reason": action.reason,
+        "guard": dict(action.guard),
+        "dry_run": action.dry_run,
+    }
+
+
+def _decision_record(row: RowMapping) -> DecisionRecord:
+    component = row["component"]
+    return DecisionRecord(
+        id=int(row["id"]),
+        action=Action(
+            kind=ActionKind(row["kind"]),
+            at=row["at"],
+            rule=row["rule"],
+            reason=row["reason"],
+            component=None if component is None else ComponentId.parse(component),
+            guard=dict(row["guard"]),
+            dry_run=bool(row["dry_run"]),
+        ),
+    )
+
+
+class StateOps(OpsBase):
+    # -- components ----------------------------------------------------------------------------------------
+
+    def put_component(
+        self,
+        component: ComponentId,
+        lifecycle: Lifecycle,
+        *,
+        since: datetime,
+        strikes: int = 0,
+        reason: str = "",
+        evidence: Sequence[int] = (),
+        ticket_dedup_key: str | None = None,
+        probation_until: datetime | None = None,
+    ) -> ComponentRecord:
+        """Insert or replace the desired state of ``component`` (every field; read-modify-write callers use
+        ``transaction()``)."""
+        if strikes < 0:
+            raise ValueError(f"strikes cannot be negative ({strikes})")
+        values: dict[str, Any] = {
+            "id": str(component),
+            "kind": component.kind.value,
+            "lifecycle": Lifecycle(lifecycle).value,
+            "strikes": strikes,
+            "since": ensure_utc(since, "since"),
+            "ticket_dedup_key": ticket_dedup_key,
+            "reason": reason,
+            "evidence": [int(x) for x in evidence],
+            "probation_until": None if probation_until is None else ensure_utc(probation_until, "probation_until"),
+            "updated_at": self._now(),
+        }
+        with self._conn() as conn:
+            insert = dialect_insert(conn, components).values(**values)
+            update = {name: insert.excluded[name] for name in values if name != "id"}
+            stmt = insert.on_conflict_do_update(index_elements=["id"], set_=update).returning(*components.c)
+            return _component_record(conn.execute(stmt).mappings().one())
+
+    def get_component(self, component: ComponentId) -> ComponentRecord | None:
+        with self._conn() as conn:
+            row = conn.execute(sa.select(components).where(components.c.id == str(component))).mappings().first()
+        return None if row is None else _component_record(row)
+
+    def components(self, lifecycle: Lifecycle | Iterable[Lifecycle] | None = None) -> list[ComponentRecord]:
+        """Every component with a recorded state, or those in ``lifecycle`` (one or several), by id."""
+        query = sa.select(components).order_by(components.c.id)
+        if lifecycle is not None:
+            query = query.where(components.c.lifecycle.in_(enum_values(Lifecycle, lifecycle)))
+        with self._conn() as conn:
+            return [_component_record(row) for row in conn.execute(query).mappings()]
+
+    def lifecycle_counts(self) -> dict[Lifecycle, int]:
+        """How many components are in each lifecycle state (every state present, zeros included)."""
+        query = sa.select(components.c.lifecycle, sa.func.count()).group_by(components.c.lifecycle)
+        counts = dict.fromkeys(Lifecycle, 0)
+        with self._conn() as conn:
+            for lifecycle, count in conn.execute(query):
+                counts[Lifecycle(lifecycle)] = int(count)
+        return counts
+
+    def forget_component(self, component: ComponentId) -> bool:
+        """Drop the recorded state of ``component`` (e.g. healthy again and nothing left to remember)."""
+        with self._conn() as conn:
+            result = conn.execute(sa.delete(components).where(components.c.id == str(component)))
+        return result.rowcount == 1
+
+    # -- findings ------------------------------------------------------------------------------------------
+
+    def add_finding(self, finding: Finding) -> int:
+        """Append a finding; returns its id."""
+        with self._conn() as conn:
+            stmt = sa.insert(findings).values(**_finding_values(finding)).returning(findings.c.id)
+            return int(conn.execute(stmt).scalar_one())
+
+    def add_findings(self, items: Iterable[Finding]) -> int:
+        """Append several findings in one statement; returns how many."""
+        rows = [_finding_values(finding) for finding in items]
+        if rows:
+            with self._conn() as conn:
+                conn.execute(sa.insert(findings), rows)
+        return len(rows)
+
+    def findings(
+        self,
+        *,
+        component: ComponentId | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[Finding]:
+        """Findings with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
+        query = sa.select(findings)
+        if component is not None:
+            query = query.where(findings.c.component == str(component))
+        if since is not None:
+            query = query.where(findings.c.at >= ensure_utc(since))
+        if until is not None:
+            query = query.where(findings.c.at < ensure_utc(until))
+        if limit is not None:
+            newest = query.order_by(findings.c.at.desc(), findings.c.id.desc()).limit(limit).subquery()
+            query = sa.select(newest).order_by(newest.c.at, newest.c.id)
+        else:
+            query = query.order_by(findings.c.at, findings.c.id)
+        with self._conn() as conn:
+            return [_finding(row) for row in conn.execute(query).mappings()]
+
+    # -- decisions -----------------------------------------------------------------------------------------
+
+    def record_decision(self, action: Action) -> int:
+        """Record one policy decision (acted on or not); returns its id."""
+        with self._conn() as conn:
+            stmt = sa.insert(decisions).values(**_decision_values(action)).returning(decisions.c.id)
+            return int(conn.execute(stmt).scalar_one())
+
+    def record_decisions(self, actions: Iterable[Action]) -> int:
+        """Record several decisions in one statement; returns how many."""
+        rows = [_decision_values(action) for action in actions]
+        if rows:
+            with self._conn() as conn:
+                conn.execute(sa.insert(decisions), rows)
+        return len(rows)
+
+    def decisions(
+        self,
+        *,
+        component: ComponentId | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[DecisionRecord]:
+        """Decisions with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
+        query = sa.select(decisions)
+        if component is not None:
+            query = query.where(decisions.c.component == str(component))
+        if since is not None:
+            query = query.where(decisions.c.at >= ensure_utc(since))
+        if until is not None:
+            query = query.where(decisions.c.at < ensure_utc(until))
+        if limit is not None:
+            newest = query.order_by(decisions.c.at.desc(), decisions.c.id.desc()).limit(limit).subquery()
+            query = sa.select(newest).order_by(newest.c.at, newest.c.id)
+        else:
+            query = query.order_by(decisions.c.at, decisions.c.id)
+        with self._conn() as conn:
+            return [_decision_record(row) for row in conn.execute(query).mappings()]

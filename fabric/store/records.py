@@ -1,0 +1,195 @@
+"""What the store hands back: small frozen records, the state enums, and the store's errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from fabric.domain import Action, ActionKind, ComponentId, Lifecycle
+
+__all__ = [
+    "ACTIVE_TICKET_STATES",
+    "FINISHED_INTENT_STATES",
+    "BreakerState",
+    "ComponentRecord",
+    "CursorRecord",
+    "DecisionRecord",
+    "Delivery",
+    "IntentRecord",
+    "IntentState",
+    "InvalidTransitionError",
+    "SchemaError",
+    "SchemaTooNewError",
+    "Silence",
+    "StaleEpochError",
+    "StoreError",
+    "TicketRecord",
+    "TicketState",
+]
+
+
+class IntentState(StrEnum):
+    PENDING = "pending"
+    """Written before the side effect; still pending after a crash means "find out what happened"."""
+    DONE = "done"
+    FAILED = "failed"
+    ROLLED_BACK = "rolled_back"
+    """Recovery found the side effect had not happened (or undid it)."""
+
+
+FINISHED_INTENT_STATES = frozenset({IntentState.DONE, IntentState.FAILED, IntentState.ROLLED_BACK})
+
+
+class TicketState(StrEnum):
+    CREATING = "creating"
+    """Claimed; the backend ticket may or may not exist yet (adopt it by dedup key before creating one)."""
+    OPEN = "open"
+    RESOLVED = "resolved"
+    CLOSED = "closed"
+
+
+ACTIVE_TICKET_STATES = frozenset({TicketState.CREATING, TicketState.OPEN})
+"""At most one ticket row per dedup key is in one of these states (a partial unique index)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentRecord:
+    """The desired state of one component: what the engine converges UFM to."""
+
+    id: ComponentId
+    lifecycle: Lifecycle
+    strikes: int
+    since: datetime
+    """When it entered ``lifecycle``."""
+    reason: str
+    evidence: tuple[int, ...]
+    """UFM event ids behind the current state."""
+    ticket_dedup_key: str | None
+    probation_until: datetime | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class IntentRecord:
+    """One side effect, logged before it was attempted."""
+
+    id: int
+    epoch: int
+    kind: ActionKind
+    component: ComponentId | None
+    payload: dict[str, Any]
+    state: IntentState
+    created_at: datetime
+    finished_at: datetime | None
+    outcome: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """One recorded policy decision."""
+
+    id: int
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class TicketRecord:
+    """The service's own record of a ticket: the source of truth for "is there a ticket for this?"."""
+
+    id: int
+    dedup_key: str
+    backend: str
+    external_key: str | None
+    """The backend's key (``OPS-123``, ``LOCAL-17``); ``None`` while ``creating``."""
+    state: TicketState
+    component: ComponentId | None
+    summary: str
+    created_at: datetime
+    updated_at: datetime
+    resolved_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class CursorRecord:
+    """The UFM event cursor of one fabric (the fields of ``fabric.ufm.cursor.CursorState``)."""
+
+    fabric: str
+    high_water_id: int | None
+    last_event_time: datetime | None
+    restart_count: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Silence:
+    """An operator's "not now": findings on matching components are recorded but not acted on."""
+
+    id: int
+    matcher: str
+    """A component id (``link:a/1|b/2``) or an ``fnmatch`` glob over component ids (``link:pod01-*``)."""
+    reason: str
+    created_by: str
+    starts_at: datetime
+    ends_at: datetime
+    created_at: datetime
+
+    def active(self, now: datetime) -> bool:
+        return self.starts_at <= now < self.ends_at
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A webhook delivery, kept so that a repeated delivery is recognised and a received one is processed."""
+
+    id: str
+    source: str
+    received_at: datetime
+    payload: Any
+    processed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerState:
+    """The storm breaker of one fabric.  While halted, no UFM writes."""
+
+    fabric: str
+    halted: bool = False
+    since: datetime | None = None
+    reason: str = ""
+    storm_dedup_key: str | None = None
+    updated_at: datetime | None = None
+
+
+class StoreError(Exception):
+    """Base class of the store's errors."""
+
+
+class SchemaError(StoreError):
+    """The database's schema cannot be used by this code."""
+
+
+class SchemaTooNewError(SchemaError):
+    """The database was written by a newer version of the service."""
+
+    def __init__(self, found: int, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"database schema version {found} is newer than this code supports (version {supported}): "
+            "upgrade fabric-remediation before using this database (downgrades are not supported)"
+        )
+
+
+class InvalidTransitionError(StoreError):
+    """A state change that the record's current state does not allow (e.g. finishing a finished intent)."""
+
+
+class StaleEpochError(StoreError):
+    """A writer with an older leader epoch than one already recorded: it is no longer the leader."""
+
+    def __init__(self, epoch: int, newest: int) -> None:
+        self.epoch = epoch
+        self.newest = newest
+        super().__init__(f"leader epoch {epoch} is stale: epoch {newest} has already written intents")

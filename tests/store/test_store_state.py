@@ -1,0 +1,151 @@
+"""Components (desired state), findings and decisions; ``transaction()``."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from store_helpers import T0, Db, FakeClock
+
+from fabric.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.store import Store
+
+LINK = ComponentId(ComponentKind.LINK, "leaf01/33|spine02/5")
+PORT = ComponentId(ComponentKind.PORT, "leaf01/7")
+SWITCH = ComponentId(ComponentKind.SWITCH, "spine02")
+
+
+def test_put_and_get_component(store: Store, clock: FakeClock) -> None:
+    assert store.get_component(LINK) is None
+    record = store.put_component(
+        LINK,
+        Lifecycle.DISABLED,
+        since=T0,
+        strikes=1,
+        reason="flapping: 3 cycles in 12 h",
+        evidence=[329, 330, 331],
+        ticket_dedup_key="ibdedup-00ff",
+    )
+    assert record.id == LINK
+    assert record.lifecycle is Lifecycle.DISABLED
+    assert record.evidence == (329, 330, 331)
+    assert record.updated_at == clock.now
+    assert store.get_component(LINK) == record
+
+
+def test_put_component_replaces_every_field(store: Store, clock: FakeClock) -> None:
+    store.put_component(LINK, Lifecycle.DISABLED, since=T0, ticket_dedup_key="ibdedup-1", evidence=[1])
+    later = clock.advance(hours=3)
+    record = store.put_component(
+        LINK, Lifecycle.PROBATION, since=later, strikes=2, probation_until=later + timedelta(days=2)
+    )
+    assert record.lifecycle is Lifecycle.PROBATION
+    assert record.strikes == 2
+    assert record.ticket_dedup_key is None
+    assert record.evidence == ()
+    assert record.probation_until == later + timedelta(days=2)
+    assert record.updated_at == later
+    assert len(store.components()) == 1
+
+
+def test_components_by_lifecycle_and_counts(store: Store) -> None:
+    store.put_component(LINK, Lifecycle.DISABLED, since=T0)
+    store.put_component(PORT, Lifecycle.DEFERRED, since=T0)
+    store.put_component(SWITCH, Lifecycle.TICKETED, since=T0)
+    assert [c.id for c in store.components()] == sorted([LINK, PORT, SWITCH], key=str)
+    assert [c.id for c in store.components(Lifecycle.DEFERRED)] == [PORT]
+    both = store.components([Lifecycle.DISABLED, Lifecycle.TICKETED])
+    assert {c.id for c in both} == {LINK, SWITCH}
+    counts = store.lifecycle_counts()
+    assert counts[Lifecycle.DISABLED] == 1
+    assert counts[Lifecycle.HEALTHY] == 0
+    assert sum(counts.values()) == 3
+    assert set(counts) == set(Lifecycle)
+
+
+def test_forget_component(store: Store) -> None:
+    store.put_component(LINK, Lifecycle.HEALTHY, since=T0)
+    assert store.forget_component(LINK)
+    assert not store.forget_component(LINK)
+    assert store.get_component(LINK) is None
+
+
+def test_put_component_validates(store: Store) -> None:
+    with pytest.raises(ValueError, match="negative"):
+        store.put_component(LINK, Lifecycle.DISABLED, since=T0, strikes=-1)
+
+
+def test_findings_history(store: Store) -> None:
+    first = Finding(LINK, "flap", T0, "3 cycles", (329, 330))
+    second = Finding(LINK, "ber", T0 + timedelta(minutes=5), "critical", (917,), never_auto_restore=True)
+    other = Finding(PORT, "unhealthy", T0 + timedelta(minutes=1), "702", (702,), ticket_only=True)
+    ids = [store.add_finding(first), store.add_finding(second), store.add_finding(other)]
+    assert ids == sorted(ids)
+    assert store.findings(component=LINK) == [first, second]
+    assert store.findings() == [first, other, second]
+    assert store.findings(since=T0 + timedelta(minutes=1)) == [other, second]
+    assert store.findings(until=T0 + timedelta(minutes=1)) == [first]
+    assert store.findings(component=LINK, limit=1) == [second]
+    assert store.findings(limit=2) == [other, second]
+
+
+def test_add_findings_in_bulk(store: Store) -> None:
+    batch = [Finding(LINK, "flap", T0 + timedelta(seconds=i), f"#{i}", (i,)) for i in range(50)]
+    assert store.add_findings(batch) == 50
+    assert store.add_findings([]) == 0
+    assert store.findings(component=LINK) == batch
+
+
+def test_decisions_keep_the_whole_action(store: Store) -> None:
+    disable = Action(
+        ActionKind.DISABLE,
+        T0,
+        "flap",
+        "3 cycles in 12 h; guard ok",
+        LINK,
+        guard={"leaf": "leaf01", "paths_to_core": 30, "planned": 32, "min": 24},
+        dry_run=False,
+    )
+    halt = Action(ActionKind.HALT, T0 + timedelta(seconds=1), "storm", "40 components in 5 min")
+    record = Action(ActionKind.RECORD, T0 + timedelta(seconds=2), "silenced", "silence #3", PORT)
+    first_id = store.record_decision(disable)
+    assert store.record_decisions([halt, record]) == 2
+    assert store.record_decisions([]) == 0
+    stored = store.decisions()
+    assert [d.action for d in stored] == [disable, halt, record]
+    assert stored[0].id == first_id
+    assert stored[0].action.guard["paths_to_core"] == 30
+    assert stored[1].action.component is None
+    assert [d.action for d in store.decisions(component=LINK)] == [disable]
+    assert [d.action for d in store.decisions(since=T0 + timedelta(seconds=1))] == [halt, record]
+    assert [d.action for d in store.decisions(until=T0 + timedelta(seconds=1))] == [disable]
+    assert [d.action for d in store.decisions(limit=2)] == [halt, record]
+
+
+def test_transaction_commits_together(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.put_component(LINK, Lifecycle.DISABLED, since=T0)
+        tx.add_finding(Finding(LINK, "flap", T0, "x"))
+        # Inside the transaction its own writes are visible.
+        assert tx.get_component(LINK) is not None
+    assert store.get_component(LINK) is not None
+    assert len(store.findings()) == 1
+
+
+def test_transaction_rolls_back_together(store: Store) -> None:
+    with pytest.raises(RuntimeError, match="boom"), store.transaction() as tx:
+        tx.put_component(LINK, Lifecycle.DISABLED, since=T0)
+        tx.add_finding(Finding(LINK, "flap", T0, "x"))
+        tx.claim_ticket("ibdedup-1", backend="local", summary="x")
+        raise RuntimeError("boom")
+    assert store.get_component(LINK) is None
+    assert store.findings() == []
+    assert store.active_ticket("ibdedup-1") is None
+
+
+def test_another_store_sees_committed_state(db: Db, store: Store) -> None:
+    store.put_component(LINK, Lifecycle.AWAITING_REPAIR, since=T0)
+    other = db.open()
+    record = other.get_component(LINK)
+    assert record is not None
+    assert record.lifecycle is Lifecycle.AWAITING_REPAIR

@@ -1,0 +1,59 @@
+"""Helpers for the ticket tests: a settable clock and throwaway databases (SQLite file or PostgreSQL schema)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from fabric.store import Store
+from fabric.store.engine import normalise_url
+
+PG_ENV = "FABRIC_TEST_POSTGRES_URL"
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+
+class FakeClock:
+    def __init__(self, start: datetime = T0) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
+
+
+@contextmanager
+def throwaway_store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
+    """A ``Store`` (which also creates the local ticket tables) on a database of its own, removed afterwards."""
+    if backend == "sqlite":
+        store = Store.open(f"sqlite:///{tmp_path / 'tickets.db'}", clock=clock)
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.skip(f"{PG_ENV} is not set; set it to a PostgreSQL URL to run the PostgreSQL ticket tests")
+    schema = f"test_tickets_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(normalise_url(url))
+    try:
+        store = Store.open(url, schema=schema, clock=clock)
+        try:
+            yield store
+        finally:
+            store.close()
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        admin.dispose()
