@@ -88,6 +88,8 @@ class Fabric:
         self._guids: dict[str, str] = {}
         self.conflicts: list[InputError] = []
         """Problems a lenient reader stepped over (a port cabled twice); see ``add_cable``."""
+        self.port_names: dict[str, End] = {}
+        """The names a source gives cabled ports (UFM's ``<guid>_<port>``), where it has any."""
 
     # --- building -------------------------------------------------------------------------------------
 

@@ -27,6 +27,8 @@ def _component_record(row: RowMapping) -> ComponentRecord:
         ticket_dedup_key=row["ticket_dedup_key"],
         probation_until=row["probation_until"],
         updated_at=row["updated_at"],
+        rule=row["rule"],
+        never_auto_restore=bool(row["never_auto_restore"]),
     )
 
 
@@ -96,6 +98,8 @@ class StateOps(OpsBase):
         evidence: Sequence[int] = (),
         ticket_dedup_key: str | None = None,
         probation_until: datetime | None = None,
+        rule: str = "",
+        never_auto_restore: bool = False,
     ) -> ComponentRecord:
         """Insert or replace the desired state of ``component`` (every field; read-modify-write callers use
         ``transaction()``)."""
@@ -112,6 +116,8 @@ class StateOps(OpsBase):
             "evidence": [int(x) for x in evidence],
             "probation_until": None if probation_until is None else ensure_utc(probation_until, "probation_until"),
             "updated_at": self._now(),
+            "rule": rule,
+            "never_auto_restore": never_auto_restore,
         }
         with self._conn() as conn:
             insert = dialect_insert(conn, components).values(**values)

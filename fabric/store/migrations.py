@@ -53,8 +53,16 @@ def _v2_finding_flags(conn: Connection) -> None:
     add_column(conn, "findings", sa.Column("never_auto_restore", sa.Boolean, nullable=False, server_default=sa.false()))
 
 
+def _v3_component_rule(conn: Connection) -> None:
+    add_column(conn, "components", sa.Column("rule", sa.Text, nullable=False, server_default=""))
+    add_column(conn, "components", sa.Column("never_auto_restore", sa.Boolean, nullable=False,
+                                             server_default=sa.false()))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
+    Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
+              _v3_component_rule),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

@@ -69,6 +69,9 @@ class ComponentRecord:
     ticket_dedup_key: str | None
     probation_until: datetime | None
     updated_at: datetime
+    rule: str = ""
+    """The rule that put the component in its state."""
+    never_auto_restore: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,8 @@ components = sa.Table(
     sa.Column("evidence", JSON_DOC, nullable=False),
     sa.Column("probation_until", UTCDateTime, nullable=True),
     sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("rule", sa.Text, nullable=False, server_default=""),
+    sa.Column("never_auto_restore", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Index("ix_components_lifecycle", "lifecycle"),
 )
 

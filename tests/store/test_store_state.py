@@ -33,6 +33,15 @@ def test_put_and_get_component(store: Store, clock: FakeClock) -> None:
     assert store.get_component(LINK) == record
 
 
+def test_component_keeps_its_rule_and_restore_flag(store: Store) -> None:
+    store.put_component(LINK, Lifecycle.AWAITING_REPAIR, since=T0, rule="temperature", never_auto_restore=True)
+    record = store.get_component(LINK)
+    assert record is not None and (record.rule, record.never_auto_restore) == ("temperature", True)
+    store.put_component(LINK, Lifecycle.PROBATION, since=T0, rule="repair")
+    record = store.get_component(LINK)
+    assert record is not None and (record.rule, record.never_auto_restore) == ("repair", False)
+
+
 def test_put_component_replaces_every_field(store: Store, clock: FakeClock) -> None:
     store.put_component(LINK, Lifecycle.DISABLED, since=T0, ticket_dedup_key="ibdedup-1", evidence=[1])
     later = clock.advance(hours=3)

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from topology.errors import InputError
+from topology.formats.ufm_render import write_ufm_snapshot
 from topology.formats.ufm_snapshot import fabric_from_ufm, read_ufm_snapshot
+from topology.generate import PRESETS, fat_tree
 from topology.model import Cable, End, Fabric
 from topology.ports import Kind
 
@@ -389,3 +391,11 @@ def test_ufm_samples_wrapped_with_speed(tmp_path: Path) -> None:
     (directory / "ports.json").write_text(json.dumps({"data": ports}))
     cable = read_ufm_snapshot(directory).cables[0]
     assert (cable.width, cable.speed_gbps) == (4, 200.0)  # 4 lanes of HDR
+
+
+def test_ufm_port_names_map_to_ends(tmp_path: Path) -> None:
+    plan = fat_tree(PRESETS["tiny"])
+    view = write_ufm_snapshot(plan, tmp_path)
+    fabric = read_ufm_snapshot(tmp_path)
+    assert len(fabric.port_names) == 2 * len(plan.cables)
+    assert all(fabric.port_names[ref.name] == end for end, ref in view.ports.items())

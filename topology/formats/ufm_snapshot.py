@@ -216,6 +216,8 @@ class _Link:
     width: int | None
     speed: float | None
     origin: str
+    names: tuple[str, str]
+    """UFM's names of the two ports, ``<guid>_<port>``."""
 
 
 # --- building ----------------------------------------------------------------------------------------
@@ -302,7 +304,12 @@ class _Builder:
                     continue  # line card <-> spine ASIC inside one director chassis
                 raise doc.error(index, None, "an internal spine ASIC port of a director is linked outside "
                                 f"its chassis ({a.device.name!r} - {b.device.name!r})")
-            self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin))
+            names = (self._port_name(doc, index, "source"), self._port_name(doc, index, "destination"))
+            self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin, names))
+
+    @staticmethod
+    def _port_name(doc: _Document, index: int, side: str) -> str:
+        return f"{doc.guid(index, f'{side}_guid')}_{doc.required(index, f'{side}_port')}"
 
     def _end(self, doc: _Document, index: int, side: str) -> _End:
         guid = doc.guid(index, f"{side}_guid")
@@ -448,6 +455,8 @@ class _Builder:
                 raise InputError(exc.message, source=links_doc, column=f"[{link.index}]") from exc
             seen.add(cable.key)
             placed[cable.a] = placed[cable.b] = link
+            fabric.port_names[link.names[0]] = cable.a
+            fabric.port_names[link.names[1]] = cable.b
         return fabric
 
     def _disambiguate(self) -> None:
