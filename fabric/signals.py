@@ -126,6 +126,8 @@ class Resolver:
         self.fabric = fabric
         self.guids = {canonical_guid(g): key for g, key in guids.items()}
         self.ports = dict(ports or {})
+        self.hosts = {(d.host or d.name.split(maxsplit=1)[0]).casefold()
+                      for d in fabric.devices.values() if d.kind is Kind.ADAPTER}
 
     def device(self, guid: str | None = None, name: str | None = None) -> str | None:
         if guid:
@@ -240,6 +242,11 @@ class SignalMapper:
         guid = (event.object_name or "").partition("_")[0] or None
         ref = parse_object_path(event.object_type, event.object_path, event.description)
         device = self.resolver.device(guid=guid, name=ref.device_name)
+        if device is None and ref.device_name and ref.device_name.casefold() in self.resolver.hosts:
+            # UFM names a host system (``Computer: node01``); the model has its adapters.
+            host = ref.device_name.casefold()
+            return Signal(kind, ComponentId(ComponentKind.HOST, host), event.timestamp, event.id,
+                          detail=event.description or "", devices=(host,))
         if device is None:
             self._skip("device not in the fabric model", event)
             return None

@@ -457,7 +457,23 @@ class _Builder:
             placed[cable.a] = placed[cable.b] = link
             fabric.port_names[link.names[0]] = cable.a
             fabric.port_names[link.names[1]] = cable.b
+        self._name_switch_ports(fabric)
         return fabric
+
+    def _name_switch_ports(self, fabric: Fabric) -> None:
+        """Switch ports with no cable UFM reports (a disabled link leaves /resources/links) keep their UFM
+        name, from ports.json, so that a port taken out of service can be found again to put it back."""
+        for name, entry in self.ports.items():
+            if name in fabric.port_names:
+                continue
+            known = self.owner.get(name.partition("_")[0])
+            if known is None or not known[0].switch:
+                continue
+            label = next((found for text in (entry.get("dname"), entry.get("number"), name.partition("_")[2])
+                          if text is not None and (found := switch_port(str(text))) is not None), None)
+            if label is not None:
+                device = self.devices[f"system:{known[0].guid}"]
+                fabric.port_names[name] = End(device.name.casefold(), label)
 
     def _disambiguate(self) -> None:
         by_name: dict[str, list[_Device]] = {}

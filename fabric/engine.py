@@ -1,0 +1,295 @@
+"""One remediation cycle, the only place that performs side effects.
+
+``fetch events and actual state from UFM -> signals -> detectors -> decide -> record -> execute -> reconcile``.
+
+Level-triggered like a Kubernetes controller: the store holds the desired state of every component, each
+cycle compares it with UFM and the ticket system and converges. Every side effect is logged as an intent
+before it is attempted and marked done or failed after; ``start()`` settles what a crash left pending by
+reading UFM. In dry run nothing is written to UFM or the ticket system: decisions are recorded, and the
+would-be state lives in memory only (switching to live starts from what UFM really shows).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from fabric.detectors import Detectors, RuleSettings
+from fabric.domain import OUT_OF_SERVICE, Action, ActionKind, Finding, Lifecycle
+from fabric.fabric_view import FabricView, build_view, fabric_context
+from fabric.policy import Breaker, ComponentRecord, CycleInput, PolicyConfig, PolicyState, decide
+from fabric.signals import SignalMapper
+from fabric.store import Store
+from fabric.store.records import IntentState
+from fabric.ticketing import Ticketing
+from fabric.ufm.client import PortActionMethod
+from fabric.ufm.cursor import CursorState, EventCursor
+from fabric.ufm.errors import UfmError
+from fabric.ufm.models import Event, Link, Port, System
+from tickets.base import TicketBackend, TicketError
+from topology.formats.ufm_snapshot import fabric_from_ufm
+from topology.guard import CapacityGuard, GuardSettings
+from topology.model import Fabric
+
+log = logging.getLogger(__name__)
+
+UFM_WRITES = frozenset({ActionKind.DISABLE, ActionKind.ENABLE})
+TICKET_WRITES = frozenset({ActionKind.TICKET, ActionKind.REOPEN, ActionKind.COMMENT})
+WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
+
+
+class UfmApi(Protocol):
+    """What the engine needs of UFM (``fabric.ufm.client.UfmClient`` provides it)."""
+
+    async def systems(self, type: str | None = None) -> list[System]: ...
+    async def links(self) -> list[Link]: ...
+    async def ports(self, system: str | None = None) -> list[Port]: ...
+    async def port(self, name: str) -> Port: ...
+    async def events(self, **filters: str) -> list[Event]: ...
+    async def take_out(self, port: str | Port, method: PortActionMethod) -> Any: ...
+    async def put_back(self, port: str | Port, method: PortActionMethod) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSettings:
+    fabric: str = "default"
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    rules: RuleSettings = field(default_factory=RuleSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
+    method: PortActionMethod = PortActionMethod.DISABLE
+    epoch: int = 1
+    """The leader's fencing token, written with every intent."""
+
+
+@dataclass(slots=True)
+class CycleReport:
+    at: datetime
+    events: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    executed: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+class Engine:
+    def __init__(self, plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend,
+                 settings: EngineSettings, clock: Callable[[], datetime]) -> None:
+        self.plan, self.ufm, self.store, self.settings, self.clock = plan, ufm, store, settings, clock
+        self.ticketing = Ticketing(store, tickets, settings.fabric)
+        self.context = fabric_context(plan)
+        self.guard = CapacityGuard(plan, settings.guard)
+        self.detectors = Detectors(plan, settings.rules, silenced=store.is_silenced)
+        self.state = PolicyState()
+        self.cursor = EventCursor()
+        self.view: FabricView | None = None
+        self.mapper: SignalMapper | None = None
+        self.live: set[tuple[Any, Any]] = set()
+
+    @property
+    def dry_run(self) -> bool:
+        return self.settings.policy.dry_run
+
+    # --- start-up ------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Read UFM, settle unfinished intents, rebuild the desired state and the guard, restore the cursor."""
+        await self._refresh_fabric()
+        await self._recover_intents()
+        self.state = self._load_state()
+        for component, record in self.state.components.items():
+            cable = self.context.cables.get(component)
+            if cable is not None and record.lifecycle in OUT_OF_SERVICE:
+                self.guard.take_out(cable, record.since)
+        saved = self.store.load_cursor()
+        events = await self.ufm.events()
+        if saved is None:
+            self.cursor.prime(events)  # a first start acts on what happens from now on, not on history
+            self._rebuild_windows(events)
+        else:
+            self.cursor = EventCursor(CursorState(saved.high_water_id, saved.last_event_time, saved.restart_count))
+            mark = saved.high_water_id or 0
+            self._rebuild_windows([e for e in events if e.id <= mark])
+
+    def _rebuild_windows(self, history: Sequence[Event]) -> None:
+        """Feed past events to the detectors so their windows are whole, without acting on them again."""
+        assert self.mapper is not None
+        self.detectors.observe(self.mapper.map(history))
+        self.detectors.evaluate(self.clock())
+
+    def _load_state(self) -> PolicyState:
+        if self.dry_run:
+            return PolicyState()
+        components = {
+            r.id: ComponentRecord(r.lifecycle, r.since, r.rule, r.reason, r.strikes, r.never_auto_restore,
+                                  r.probation_until)
+            for r in self.store.components()
+        }
+        stored = self.store.breaker_state()
+        return PolicyState(components, Breaker(stored.halted, stored.since, stored.reason))
+
+    async def _recover_intents(self) -> None:
+        """Settle side effects a crash left pending: UFM says whether a port action happened."""
+        assert self.view is not None
+        for intent in self.store.unfinished_intents():
+            port_name = (intent.payload or {}).get("port")
+            if intent.kind in UFM_WRITES and port_name:
+                try:
+                    port = await self.ufm.port(port_name)
+                except UfmError as exc:
+                    log.warning("cannot settle intent %s yet: %s", intent.id, exc)
+                    continue
+                happened = port.is_disabled == (intent.kind is ActionKind.DISABLE)
+                self.store.finish_intent(intent.id, IntentState.DONE if happened else IntentState.ROLLED_BACK,
+                                         f"recovered after a restart: UFM shows {port.physical_state}")
+            else:
+                # Ticket writes are settled by the ticket reconciliation below (claims are adopted, not redone).
+                self.store.finish_intent(intent.id, IntentState.ROLLED_BACK, "recovered after a restart")
+
+    async def _refresh_fabric(self) -> None:
+        systems, links, ports = await self.ufm.systems(), await self.ufm.links(), await self.ufm.ports()
+        actual = fabric_from_ufm([s.model_dump() for s in systems], [link.model_dump() for link in links],
+                                 [p.model_dump() for p in ports], "UFM")
+        self.view = build_view(self.plan, actual, self.context)
+        self.mapper = SignalMapper(self.view.resolver)
+        live = self.view.live_cables(actual)
+        for cable in self.view.plan_keys - live:
+            self.guard.mark_down(cable)
+        for cable in live & self.guard.out:
+            if cable not in self.guard.disabled:
+                self.guard.mark_up(cable)
+        self.live = live
+
+    # --- the cycle -----------------------------------------------------------------------------------
+
+    async def cycle(self) -> CycleReport:
+        now = self.clock()
+        report = CycleReport(now)
+        await self._refresh_fabric()
+        assert self.mapper is not None
+        new_events = self.cursor.advance(await self.ufm.events())
+        report.events = len(new_events)
+        findings = self.detectors.observe(self.mapper.map(new_events)) + self.detectors.evaluate(now)
+        report.findings = findings
+        decision = decide(self.state, self._cycle_input(now, findings), self.guard, self.context,
+                          self.settings.policy)
+        report.actions = list(decision.actions)
+        self._record(findings, decision.actions, decision.state)
+        self.state = decision.state
+        if not self.dry_run:
+            await self._execute(decision.actions, report)
+            self._reconcile_tickets(report)
+        cursor = self.cursor.state
+        self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
+                               restart_count=cursor.restart_count)
+        return report
+
+    def _cycle_input(self, now: datetime, findings: list[Finding]) -> CycleInput:
+        waiting = {c: r.since for c, r in self.state.components.items() if r.lifecycle in WAITING}
+        repaired = tuple(self.ticketing.repaired(waiting)) if not self.dry_run and waiting else ()
+        resume = self.state.breaker.halted and not self.store.breaker_state().halted
+        return CycleInput(now, tuple(findings), repaired, resume)
+
+    def _record(self, findings: list[Finding], actions: Sequence[Action], state: PolicyState) -> None:
+        """Findings, decisions and the new desired state, in one transaction, before any side effect."""
+        with self.store.transaction() as tx:
+            tx.add_findings(findings)
+            tx.record_decisions(actions)
+            if self.dry_run:
+                return
+            changed = {a.component for a in actions if a.component is not None}
+            for component in changed:
+                record = state.components.get(component)
+                if record is None:
+                    continue
+                tx.put_component(component, record.lifecycle, since=record.since, strikes=record.strikes,
+                                 reason=record.reason, rule=record.rule,
+                                 never_auto_restore=record.never_auto_restore,
+                                 probation_until=record.probation_until,
+                                 ticket_dedup_key=self.ticketing.key(component))
+            if state.breaker.halted and any(a.kind is ActionKind.HALT for a in actions):
+                tx.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
+            if not state.breaker.halted and self.state.breaker.halted:
+                tx.resume("automation resumed")
+
+    # --- side effects --------------------------------------------------------------------------------
+
+    async def _execute(self, actions: Sequence[Action], report: CycleReport) -> None:
+        for action in actions:
+            if action.kind in UFM_WRITES:
+                await self._port_action(action, report)
+            elif action.kind in TICKET_WRITES:
+                self._ticket_action(action, report)
+
+    async def _port_action(self, action: Action, report: CycleReport) -> None:
+        assert self.view is not None and action.component is not None
+        port = self.view.port_to_act_on(action.component)
+        if port is None:
+            report.failed.append(f"{action.kind.value} {action.component}: UFM shows no port for it")
+            return
+        intent = self.store.begin_intent(self.settings.epoch, action.kind, action.component,
+                                         {"port": port, "method": self.settings.method.value})
+        try:
+            if action.kind is ActionKind.DISABLE:
+                await self.ufm.take_out(port, self.settings.method)
+            else:
+                await self.ufm.put_back(port, self.settings.method)
+        except UfmError as exc:
+            self.store.finish_intent(intent, IntentState.FAILED, str(exc))
+            report.failed.append(f"{action.kind.value} {action.component}: {exc}")
+            return
+        self.store.finish_intent(intent, IntentState.DONE, f"{action.kind.value} {port}")
+        report.executed += 1
+
+    def _ticket_action(self, action: Action, report: CycleReport) -> None:
+        intent = self.store.begin_intent(self.settings.epoch, action.kind, action.component, {"rule": action.rule})
+        summary = _summary(action)
+        try:
+            if action.kind is ActionKind.TICKET:
+                self.ticketing.ensure_open(action.component, summary, action.reason)
+            elif action.kind is ActionKind.REOPEN:
+                assert action.component is not None
+                self.ticketing.reopen(action.component, action.reason, summary)
+            else:
+                self.ticketing.comment(action.component, action.reason)
+        except TicketError as exc:
+            self.store.finish_intent(intent, IntentState.FAILED, str(exc))
+            report.failed.append(f"{action.kind.value} {action.component}: {exc}")
+            return
+        self.store.finish_intent(intent, IntentState.DONE, summary)
+        report.executed += 1
+
+    def _reconcile_tickets(self, report: CycleReport) -> None:
+        """Every component automation holds needs an open ticket; a disabled one with its ticket awaits repair."""
+        components = dict(self.state.components)
+        for component, record in components.items():
+            if record.lifecycle not in WAITING and record.lifecycle is not Lifecycle.QUARANTINED:
+                continue
+            key = self.ticketing.key(component)
+            active = self.store.active_ticket(key)
+            if active is None or active.external_key is None:
+                if record.lifecycle is not Lifecycle.QUARANTINED and self._resolved_since(key, record.since):
+                    continue  # repaired: the policy moves it to probation next cycle
+                try:
+                    self.ticketing.ensure_open(component, f"{record.rule}: {component}", record.reason)
+                except TicketError as exc:
+                    report.failed.append(f"ticket {component}: {exc}")
+                    continue
+            if record.lifecycle is Lifecycle.DISABLED:
+                promoted = ComponentRecord(Lifecycle.AWAITING_REPAIR, record.since, record.rule, record.reason,
+                                           record.strikes, record.never_auto_restore, record.probation_until)
+                components[component] = promoted
+                self.store.put_component(component, Lifecycle.AWAITING_REPAIR, since=record.since,
+                                         strikes=record.strikes, reason=record.reason, rule=record.rule,
+                                         never_auto_restore=record.never_auto_restore, ticket_dedup_key=key)
+        self.state = PolicyState(components, self.state.breaker, self.state.recent, self.state.held)
+
+    def _resolved_since(self, key: str, since: datetime) -> bool:
+        return any(t.resolved_at is not None and t.resolved_at >= since for t in self.store.tickets(dedup_key=key))
+
+
+def _summary(action: Action) -> str:
+    target = str(action.component) if action.component else "the fabric"
+    return f"[fabric-remediation] {action.rule} on {target}"

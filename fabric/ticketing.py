@@ -1,0 +1,84 @@
+"""Tickets as the engine keeps them: one active ticket per component, claimed in the store before the backend.
+
+The store's row is the source of truth for "is there a ticket for this component?". A claim is written first
+(``creating``); the backend is then asked to open a ticket carrying the dedup key, and adopts one that already
+carries it. A crash between the two leaves a ``creating`` row, which the next attempt completes by adoption,
+so no path creates a second ticket.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+
+from fabric.domain import ComponentId
+from fabric.store import Store
+from fabric.store.records import TicketRecord, TicketState
+from tickets.base import Ticket, TicketBackend, TicketStatus, dedup_key
+
+log = logging.getLogger(__name__)
+STORM = "storm"
+
+
+class Ticketing:
+    def __init__(self, store: Store, backend: TicketBackend, fabric: str) -> None:
+        self.store, self.backend, self.fabric = store, backend, fabric
+
+    def key(self, component: ComponentId | None) -> str:
+        return dedup_key(self.fabric, str(component) if component else f"{STORM}:{self.fabric}")
+
+    def ensure_open(self, component: ComponentId | None, summary: str, description: str) -> Ticket:
+        """The open ticket for ``component``: the active one, a resolved one reopened, or a new one."""
+        key = self.key(component)
+        row, _ = self.store.claim_ticket(key, backend=self.backend.name, summary=summary, component=component)
+        if row.state is TicketState.OPEN and row.external_key:
+            ticket = self.backend.status(row.external_key)
+            if ticket.status is TicketStatus.OPEN:
+                return ticket
+        ticket = self.backend.open(key, summary, description, labels=(key, "fabric-remediation"))
+        self._record_open(row, ticket)
+        return ticket
+
+    def _record_open(self, row: TicketRecord, ticket: Ticket) -> None:
+        if row.state is TicketState.CREATING:
+            self.store.ticket_opened(row.id, ticket.key)
+
+    def reopen(self, component: ComponentId, comment: str, summary: str) -> Ticket:
+        """Reopen the component's last ticket (it broke again on probation), or open one if it has none."""
+        key = self.key(component)
+        if self.store.active_ticket(key) is None:
+            previous = [t for t in self.store.tickets(dedup_key=key) if t.external_key]
+            if previous:
+                last = previous[-1]
+                ticket = self.backend.reopen(last.external_key or "", comment)
+                self.store.ticket_reopened(last.id)
+                return ticket
+        return self.ensure_open(component, summary, comment)
+
+    def comment(self, component: ComponentId | None, text: str) -> None:
+        row = self.store.active_ticket(self.key(component))
+        if row is not None and row.external_key:
+            self.backend.comment(row.external_key, text)
+
+    def repaired(self, waiting: Mapping[ComponentId, datetime]) -> list[ComponentId]:
+        """Components among ``waiting`` (each with the time it started waiting) whose ticket was resolved.
+
+        Level-triggered: a component stays "repaired" every cycle until the policy moved it on, so a repair that
+        could not be acted on (automation halted) is not lost. Polling the backend makes a missed webhook harmless.
+        """
+        repaired: list[ComponentId] = []
+        for row in self.store.tickets(state=TicketState.OPEN):
+            if row.component is None or row.component not in waiting or not row.external_key:
+                continue
+            if self.backend.status(row.external_key).status is not TicketStatus.OPEN:
+                self.store.ticket_resolved(row.id)
+                repaired.append(row.component)
+        for row in self.store.tickets(state=TicketState.RESOLVED):
+            component = row.component
+            if component is None or component not in waiting or component in repaired:
+                continue
+            if row.resolved_at is not None and row.resolved_at >= waiting[component] \
+                    and self.store.active_ticket(row.dedup_key) is None:
+                repaired.append(component)
+        return repaired

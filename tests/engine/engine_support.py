@@ -1,0 +1,76 @@
+"""An engine wired to a simulated UFM over real loopback HTTP, a real SQLite store and the local ticket backend."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from fabric.engine import CycleReport, Engine, EngineSettings
+from fabric.policy import PolicyConfig
+from fabric.simulator import SimClock, SimSettings, SimState, serve
+from fabric.store import Store
+from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
+from tickets.local import LocalTicketBackend
+from topology.model import Fabric
+
+START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+
+
+@dataclass
+class Rig:
+    url: str
+    state: SimState
+    store: Store
+    tickets: LocalTicketBackend
+    engine: Engine
+    client: UfmClient
+    runner: asyncio.Runner
+
+    def inject(self, **step: Any) -> None:
+        response = httpx.post(f"{self.url}/simulator/faults", json=step, timeout=30)
+        assert response.status_code == 200, response.text
+
+    def advance(self, seconds: float) -> None:
+        response = httpx.post(f"{self.url}/simulator/clock/advance", json={"seconds": seconds}, timeout=60)
+        assert response.status_code == 200, response.text
+
+    def cycle(self) -> CycleReport:
+        return self.runner.run(self.engine.cycle())
+
+    def port_state(self, name: str) -> str:
+        response = httpx.get(f"{self.url}/ufmRest/resources/ports/{name}", auth=("admin", "123456"), timeout=30)
+        return str(response.json()[0]["physical_state"])
+
+
+def make_client(url: str) -> UfmClient:
+    async def sim_sleep(seconds: float) -> None:
+        async with httpx.AsyncClient(base_url=url) as admin:
+            (await admin.post("/simulator/clock/advance", json={"seconds": seconds})).raise_for_status()
+
+    return UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=1),
+                     job_poll=JobPollPolicy(interval=1.0, deadline=60.0), timeout=60.0, sleep=sim_sleep)
+
+
+@contextmanager
+def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, **policy: Any) -> Iterator[Rig]:
+    state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
+    store = Store.open(f"sqlite:///{tmp_path / 'fabric.db'}", fabric="test", clock=state.now)
+    tickets = LocalTicketBackend(store.engine, clock=state.now)
+    # One event loop for the whole test: the client's connection pool belongs to it.
+    with serve(state) as server, asyncio.Runner() as runner:
+        client = make_client(server.url)
+        settings = EngineSettings(fabric="test", policy=PolicyConfig(dry_run=dry_run, **policy))
+        engine = Engine(plan, client, store, tickets, settings, clock=state.now)
+        runner.run(engine.start())
+        try:
+            yield Rig(server.url, state, store, tickets, engine, client, runner)
+        finally:
+            runner.run(client.aclose())
+            store.close()

@@ -1,0 +1,140 @@
+"""The engine against a simulated UFM over HTTP: the scenarios operators care about."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import httpx
+from engine_support import rig
+
+from fabric.domain import ActionKind, Lifecycle
+from fabric.signals import link_id
+from tickets.base import TicketStatus
+from topology.generate import PRESETS, fat_tree
+from topology.model import End
+
+TINY = fat_tree(PRESETS["tiny"])
+
+
+def spine_core(plan_cable_end: str) -> End:
+    device, _, port = plan_cable_end.partition("/")
+    return End(device, port)
+
+
+def test_flapping_spine_core_cable_is_disabled_and_ticketed(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(30)
+        early = r.cycle()
+        assert not [a for a in early.actions if a.kind is ActionKind.DISABLE]  # one cycle so far, and unsettled
+        r.advance(270)
+        report = r.cycle()
+        kinds = [a.kind for a in report.actions]
+        assert kinds == [ActionKind.DISABLE, ActionKind.TICKET], report.actions
+        assert report.failed == [] and report.executed == 2
+        component = report.actions[0].component
+        assert component is not None and "core01-01/1" in component.name
+        # UFM really disabled the spine side of the cable, and one ticket is open for it.
+        port = r.engine.view.port_to_act_on(component) if r.engine.view else None
+        assert port is not None and r.port_state(port) == "Disabled"
+        open_tickets = r.tickets.list(TicketStatus.OPEN)
+        assert len(open_tickets) == 1 and str(component) in open_tickets[0].summary
+        stored = r.store.get_component(component)
+        assert stored is not None and stored.lifecycle is Lifecycle.AWAITING_REPAIR
+        # Idempotent: another cycle with nothing new changes nothing.
+        again = r.cycle()
+        assert again.actions == [] and len(r.tickets.list()) == 1
+        # The technician resolves the ticket: the port comes back, on probation.
+        r.tickets.resolve(open_tickets[0].key, "replaced the transceiver")
+        repaired = r.cycle()
+        assert [a.kind for a in repaired.actions] == [ActionKind.ENABLE]
+        assert r.port_state(port) != "Disabled"
+        back = r.store.get_component(component)
+        assert back is not None and back.lifecycle is Lifecycle.PROBATION
+
+
+def test_single_link_down_is_only_recorded(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="link_down", link="core01-01/1")
+        r.advance(300)
+        r.cycle()
+        r.advance(300)
+        report = r.cycle()
+        assert not [a for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.TICKET)]
+        assert r.tickets.list() == []
+
+
+def test_host_and_switch_reboots_disable_nothing(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="host_reboot", count=8, stagger="10s", downtime="4m")
+        r.inject(fault="switch_reboot", switch="pod01-spine02", downtime="3m")
+        for _ in range(4):
+            r.advance(180)
+            report = r.cycle()
+            assert not [a for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)], report.actions
+        assert r.engine.detectors.explained, "the link downs were attributed to the reboots"
+        assert all(("node_down" in e.reason or "switch" in e.reason) for e in r.engine.detectors.explained)
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path, dry_run=True) as r:
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(300)
+        report = r.cycle()
+        assert ActionKind.DISABLE in [a.kind for a in report.actions]
+        assert all(a.dry_run for a in report.actions)
+        assert report.executed == 0 and r.tickets.list() == []
+        ports = httpx.get(f"{r.url}/ufmRest/resources/ports", auth=("admin", "123456"), timeout=30).json()
+        assert Counter(p["physical_state"] for p in ports)["Disabled"] == 0
+        assert r.store.unfinished_intents() == [] and r.store.intents() == []
+        decisions = r.store.decisions()
+        assert any(d.action.kind is ActionKind.DISABLE and d.action.dry_run for d in decisions)
+
+
+def test_plan_link_ids_match_simulated_events() -> None:
+    # The cable the scenarios name exists in the plan under the id the signals use.
+    ids = {link_id(c.key) for c in TINY.cables}
+    assert any("core01-01/1|" in i.name or "|core01-01/1" in i.name for i in ids)
+
+
+H100 = fat_tree(PRESETS["h100-4k"])
+
+
+def test_critical_ber_on_ten_uplinks_of_one_leaf_respects_the_guard(tmp_path: Path) -> None:
+    with rig(H100, tmp_path) as r:
+        for port in range(33, 43):
+            r.inject(fault="ber", port=f"pod03-leaf05/{port}", escalate_after="30s")
+        r.advance(120)
+        report = r.cycle()
+        counts = Counter(a.kind for a in report.actions)
+        # 1,024 planned paths to core, 768 required (c = 0.75), 32 per uplink: 8 may go, 2 are deferred.
+        assert (counts[ActionKind.DISABLE], counts[ActionKind.DEFER], counts[ActionKind.TICKET]) == (8, 2, 10)
+        assert report.failed == []
+        assert r.engine.guard.paths["pod03-leaf05"] == 768
+        deferred = [a for a in report.actions if a.kind is ActionKind.DEFER]
+        assert all("pod03-leaf05 would keep 736 of 1024" in a.reason for a in deferred)
+        assert len(r.tickets.list(TicketStatus.OPEN)) == 10
+
+
+def test_storm_of_200_components_halts_within_the_cap(tmp_path: Path) -> None:
+    with rig(H100, tmp_path) as r:
+        ports = [f"pod{pod:02d}-leaf{leaf:02d}/{port}" for pod in range(1, 17) for leaf in range(1, 9)
+                 for port in (33, 45)][:200]  # 200 distinct cables across the fabric
+        for port in ports:
+            r.inject(fault="ber", port=port, escalate_after="10s")
+        r.advance(60)
+        report = r.cycle()
+        counts = Counter(a.kind for a in report.actions)
+        assert counts[ActionKind.HALT] == 1
+        assert counts[ActionKind.DISABLE] <= r.engine.guard.cap
+        assert r.store.breaker_state().halted
+        storm_tickets = [t for t in r.tickets.list() if "the fabric" in t.summary]
+        assert len(storm_tickets) == 1
+        # Nothing more is written to UFM while halted.
+        before = len(r.store.intents(limit=10_000))
+        r.inject(fault="ber", port="pod01-leaf01/50", escalate_after="1s")
+        r.advance(60)
+        quiet = r.cycle()
+        assert not [a for a in quiet.actions if a.kind in (ActionKind.DISABLE, ActionKind.ENABLE)]
+        assert len(r.store.intents(limit=10_000)) == before
