@@ -18,9 +18,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from fabric.detectors import Detectors, RuleSettings
-from fabric.domain import OUT_OF_SERVICE, Action, ActionKind, Finding, Lifecycle
+from fabric.domain import OUT_OF_SERVICE, Action, ActionKind, ComponentId, Finding, Lifecycle
 from fabric.fabric_view import FabricView, build_view, fabric_context
-from fabric.policy import Breaker, ComponentRecord, CycleInput, PolicyConfig, PolicyState, decide
+from fabric.pipeline import Pipeline
+from fabric.policy import Breaker, ComponentRecord, PolicyConfig, PolicyState
 from fabric.signals import SignalMapper
 from fabric.store import Store
 from fabric.store.records import IntentState
@@ -80,13 +81,22 @@ class Engine:
         self.plan, self.ufm, self.store, self.settings, self.clock = plan, ufm, store, settings, clock
         self.ticketing = Ticketing(store, tickets, settings.fabric)
         self.context = fabric_context(plan)
-        self.guard = CapacityGuard(plan, settings.guard)
-        self.detectors = Detectors(plan, settings.rules, silenced=store.is_silenced)
-        self.state = PolicyState()
+        self.pipeline = Pipeline(plan, self.context, settings.policy, settings.rules, settings.guard,
+                                 silenced=store.is_silenced)
         self.cursor = EventCursor()
         self.view: FabricView | None = None
-        self.mapper: SignalMapper | None = None
-        self.live: set[tuple[Any, Any]] = set()
+
+    @property
+    def guard(self) -> CapacityGuard:
+        return self.pipeline.guard
+
+    @property
+    def detectors(self) -> Detectors:
+        return self.pipeline.detectors
+
+    @property
+    def state(self) -> PolicyState:
+        return self.pipeline.state
 
     @property
     def dry_run(self) -> bool:
@@ -98,26 +108,22 @@ class Engine:
         """Read UFM, settle unfinished intents, rebuild the desired state and the guard, restore the cursor."""
         await self._refresh_fabric()
         await self._recover_intents()
-        self.state = self._load_state()
+        self.pipeline.state = self._load_state()
         for component, record in self.state.components.items():
             cable = self.context.cables.get(component)
             if cable is not None and record.lifecycle in OUT_OF_SERVICE:
                 self.guard.take_out(cable, record.since)
         saved = self.store.load_cursor()
         events = await self.ufm.events()
+        # Past events fill the detectors' windows but are not acted on again: a first start acts on what
+        # happens from now on, a restart on what came after the saved cursor.
         if saved is None:
-            self.cursor.prime(events)  # a first start acts on what happens from now on, not on history
-            self._rebuild_windows(events)
+            self.cursor.prime(events)
+            self.pipeline.warm(events, self.clock())
         else:
             self.cursor = EventCursor(CursorState(saved.high_water_id, saved.last_event_time, saved.restart_count))
             mark = saved.high_water_id or 0
-            self._rebuild_windows([e for e in events if e.id <= mark])
-
-    def _rebuild_windows(self, history: Sequence[Event]) -> None:
-        """Feed past events to the detectors so their windows are whole, without acting on them again."""
-        assert self.mapper is not None
-        self.detectors.observe(self.mapper.map(history))
-        self.detectors.evaluate(self.clock())
+            self.pipeline.warm([e for e in events if e.id <= mark], self.clock())
 
     def _load_state(self) -> PolicyState:
         if self.dry_run:
@@ -153,14 +159,13 @@ class Engine:
         actual = fabric_from_ufm([s.model_dump() for s in systems], [link.model_dump() for link in links],
                                  [p.model_dump() for p in ports], "UFM")
         self.view = build_view(self.plan, actual, self.context)
-        self.mapper = SignalMapper(self.view.resolver)
+        self.pipeline.mapper = SignalMapper(self.view.resolver)
         live = self.view.live_cables(actual)
         for cable in self.view.plan_keys - live:
             self.guard.mark_down(cable)
         for cable in live & self.guard.out:
             if cable not in self.guard.disabled:
                 self.guard.mark_up(cable)
-        self.live = live
 
     # --- the cycle -----------------------------------------------------------------------------------
 
@@ -168,16 +173,13 @@ class Engine:
         now = self.clock()
         report = CycleReport(now)
         await self._refresh_fabric()
-        assert self.mapper is not None
         new_events = self.cursor.advance(await self.ufm.events())
         report.events = len(new_events)
-        findings = self.detectors.observe(self.mapper.map(new_events)) + self.detectors.evaluate(now)
-        report.findings = findings
-        decision = decide(self.state, self._cycle_input(now, findings), self.guard, self.context,
-                          self.settings.policy)
-        report.actions = list(decision.actions)
-        self._record(findings, decision.actions, decision.state)
-        self.state = decision.state
+        previous = self.state
+        step = self.pipeline.step(new_events, now, repaired=self._repaired(), resume=self._resumed())
+        decision = step.decision
+        report.findings, report.actions = step.findings, list(decision.actions)
+        self._record(step.findings, decision.actions, previous, decision.state)
         if not self.dry_run:
             await self._execute(decision.actions, report)
             self._reconcile_tickets(report)
@@ -186,13 +188,16 @@ class Engine:
                                restart_count=cursor.restart_count)
         return report
 
-    def _cycle_input(self, now: datetime, findings: list[Finding]) -> CycleInput:
+    def _repaired(self) -> list[ComponentId]:
         waiting = {c: r.since for c, r in self.state.components.items() if r.lifecycle in WAITING}
-        repaired = tuple(self.ticketing.repaired(waiting)) if not self.dry_run and waiting else ()
-        resume = self.state.breaker.halted and not self.store.breaker_state().halted
-        return CycleInput(now, tuple(findings), repaired, resume)
+        return self.ticketing.repaired(waiting) if not self.dry_run and waiting else []
 
-    def _record(self, findings: list[Finding], actions: Sequence[Action], state: PolicyState) -> None:
+    def _resumed(self) -> bool:
+        """``fabricctl resume`` clears the breaker in the store; the policy sees it here."""
+        return self.state.breaker.halted and not self.store.breaker_state().halted
+
+    def _record(self, findings: list[Finding], actions: Sequence[Action], previous: PolicyState,
+                state: PolicyState) -> None:
         """Findings, decisions and the new desired state, in one transaction, before any side effect."""
         with self.store.transaction() as tx:
             tx.add_findings(findings)
@@ -211,7 +216,7 @@ class Engine:
                                  ticket_dedup_key=self.ticketing.key(component))
             if state.breaker.halted and any(a.kind is ActionKind.HALT for a in actions):
                 tx.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
-            if not state.breaker.halted and self.state.breaker.halted:
+            if not state.breaker.halted and previous.breaker.halted:
                 tx.resume("automation resumed")
 
     # --- side effects --------------------------------------------------------------------------------
@@ -284,7 +289,7 @@ class Engine:
                 self.store.put_component(component, Lifecycle.AWAITING_REPAIR, since=record.since,
                                          strikes=record.strikes, reason=record.reason, rule=record.rule,
                                          never_auto_restore=record.never_auto_restore, ticket_dedup_key=key)
-        self.state = PolicyState(components, self.state.breaker, self.state.recent, self.state.held)
+        self.pipeline.state = PolicyState(components, self.state.breaker, self.state.recent, self.state.held)
 
     def _resolved_since(self, key: str, since: datetime) -> bool:
         return any(t.resolved_at is not None and t.resolved_at >= since for t in self.store.tickets(dedup_key=key))
