@@ -85,6 +85,8 @@ class Engine:
                                  silenced=store.is_silenced)
         self.cursor = EventCursor()
         self.view: FabricView | None = None
+        self.disabled_ports: set[str] = set()
+        """UFM ports whose physical state is Disabled, as of the last read."""
 
     @property
     def guard(self) -> CapacityGuard:
@@ -158,6 +160,7 @@ class Engine:
         systems, links, ports = await self.ufm.systems(), await self.ufm.links(), await self.ufm.ports()
         actual = fabric_from_ufm([s.model_dump() for s in systems], [link.model_dump() for link in links],
                                  [p.model_dump() for p in ports], "UFM")
+        self.disabled_ports = {p.name for p in ports if p.is_disabled}
         self.view = build_view(self.plan, actual, self.context)
         self.pipeline.mapper = SignalMapper(self.view.resolver)
         live = self.view.live_cables(actual)
@@ -182,6 +185,8 @@ class Engine:
         self._record(step.findings, decision.actions, previous, decision.state)
         if not self.dry_run:
             await self._execute(decision.actions, report)
+            if not self.state.breaker.halted:
+                await self._reconcile_ports(now, report)
             self._reconcile_tickets(report)
         cursor = self.cursor.state
         self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
@@ -246,6 +251,10 @@ class Engine:
             report.failed.append(f"{action.kind.value} {action.component}: {exc}")
             return
         self.store.finish_intent(intent, IntentState.DONE, f"{action.kind.value} {port}")
+        if action.kind is ActionKind.DISABLE:
+            self.disabled_ports.add(port)
+        else:
+            self.disabled_ports.discard(port)
         report.executed += 1
 
     def _ticket_action(self, action: Action, report: CycleReport) -> None:
@@ -265,6 +274,29 @@ class Engine:
             return
         self.store.finish_intent(intent, IntentState.DONE, summary)
         report.executed += 1
+
+    async def _reconcile_ports(self, now: datetime, report: CycleReport) -> None:
+        """Converge UFM to the desired state: a cable automation holds out must be disabled in UFM (a crash
+        may have cut the action short, or someone enabled it by hand), and one it released must not be."""
+        if self.settings.method is not PortActionMethod.DISABLE or self.view is None:
+            return
+        for component, record in list(self.state.components.items()):
+            cable = self.context.cables.get(component)
+            port = self.view.port_to_act_on(component)
+            if cable is None or port is None:
+                continue
+            want_out = cable in self.guard.disabled
+            is_out = port in self.disabled_ports
+            if want_out == is_out or (not want_out and record.lifecycle not in (Lifecycle.HEALTHY,
+                                                                                 Lifecycle.PROBATION)):
+                continue
+            kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
+            action = Action(kind, now, "reconcile", f"UFM shows {port} {'up' if want_out else 'disabled'}, "
+                            f"the desired state is {record.lifecycle.value}: converging", component,
+                            dry_run=False)
+            self.store.record_decision(action)
+            report.actions.append(action)
+            await self._port_action(action, report)
 
     def _reconcile_tickets(self, report: CycleReport) -> None:
         """Every component automation holds needs an open ticket; a disabled one with its ticket awaits repair."""

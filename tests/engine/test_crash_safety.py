@@ -1,0 +1,108 @@
+"""Kill the engine between an intent and its outcome, restart it, and check that the store, UFM and the ticket
+system agree, with exactly one ticket."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_support import Rig, rig
+
+from fabric.domain import ActionKind, Lifecycle
+from fabric.engine import Engine
+from fabric.store.records import IntentState
+from fabric.ufm.client import PortActionMethod
+from tickets.base import Ticket, TicketStatus
+from topology.generate import PRESETS, fat_tree
+
+TINY = fat_tree(PRESETS["tiny"])
+
+
+class Crash(BaseException):
+    """The process dies here (a BaseException, so no handler on the way up can swallow it)."""
+
+
+class CrashingUfm:
+    """The real client, dying before or after it sends a port action."""
+
+    def __init__(self, inner: Any, when: str) -> None:
+        self.inner, self.when = inner, when
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def take_out(self, port: str, method: PortActionMethod) -> Any:
+        if self.when == "before_ufm":
+            raise Crash
+        result = await self.inner.take_out(port, method)
+        if self.when == "after_ufm":
+            raise Crash
+        return result
+
+
+class CrashingTickets:
+    """The real ticket backend, dying before or after it creates a ticket."""
+
+    def __init__(self, inner: Any, when: str) -> None:
+        self.inner, self.when = inner, when
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+        if self.when == "before_ticket":
+            raise Crash
+        ticket = self.inner.open(dedup_key, summary, description, labels)
+        if self.when == "after_ticket":
+            raise Crash
+        return ticket
+
+
+def restart(r: Rig) -> Engine:
+    """A new engine process on the same store, UFM and ticket system."""
+    engine = Engine(r.engine.plan, r.client, r.store, r.tickets, r.engine.settings, clock=r.state.now)
+    r.runner.run(engine.start())
+    r.engine = engine
+    return engine
+
+
+@pytest.mark.parametrize("when", ["before_ufm", "after_ufm", "before_ticket", "after_ticket"])
+def test_crash_then_restart_converges_with_one_ticket(tmp_path: Path, when: str) -> None:
+    with rig(TINY, tmp_path) as r:
+        r.engine.ufm = CrashingUfm(r.client, when)
+        r.engine.ticketing.backend = CrashingTickets(r.tickets, when)
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(300)
+        with pytest.raises(Crash):
+            r.cycle()
+        pending = r.store.unfinished_intents()
+        assert len(pending) == 1 and pending[0].kind is (
+            ActionKind.DISABLE if when.endswith("ufm") else ActionKind.TICKET)
+
+        engine = restart(r)
+        assert r.store.unfinished_intents() == []
+        settled = r.store.get_intent(pending[0].id)
+        assert settled is not None
+        if when == "after_ufm":
+            assert settled.state is IntentState.DONE  # UFM did it: recovery saw the port disabled
+        else:
+            assert settled.state is IntentState.ROLLED_BACK
+        r.advance(30)
+        report = r.cycle()
+        assert report.failed == []
+
+        components = r.store.components()
+        assert len(components) == 1
+        component = components[0]
+        assert component.lifecycle is Lifecycle.AWAITING_REPAIR
+        port = engine.view.port_to_act_on(component.id) if engine.view else None
+        assert port is not None and r.port_state(port) == "Disabled"  # UFM agrees with the store
+        tickets = r.tickets.list()
+        assert len(tickets) == 1 and tickets[0].status is TicketStatus.OPEN  # exactly one ticket
+        assert [t.state.value for t in r.store.tickets()] == ["open"]
+        # And it stays converged.
+        r.advance(30)
+        assert r.cycle().actions == []
+        assert len(r.tickets.list()) == 1
