@@ -7,17 +7,15 @@ input or a usage error.
 from __future__ import annotations
 
 import gc
-import json
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
+from fabric.cli_common import EXIT_FINDINGS, EXIT_OK, FormatOption, OutputFormat, fail, print_json
+from fabric.cli_ops import register as register_ops
 from topology.errors import InputError
-
-EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 app = typer.Typer(
     name="fabricctl",
@@ -28,24 +26,7 @@ app = typer.Typer(
 )
 plan_app = typer.Typer(help="Wiring plans.", no_args_is_help=True)
 app.add_typer(plan_app, name="plan")
-
-
-class OutputFormat(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-
-
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
-
-
-def fail(message: str) -> NoReturn:
-    typer.echo(f"fabricctl: error: {message}", err=True)
-    raise typer.Exit(EXIT_BAD_INPUT)
-
-
-def print_json(payload: Any) -> None:
-    sys.stdout.write(json.dumps(payload, indent=2))
-    sys.stdout.write("\n")
+register_ops(app)
 
 
 @plan_app.command("generate")

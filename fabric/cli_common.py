@@ -1,0 +1,36 @@
+"""What every ``fabricctl`` command shares: exit codes, output formats, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
+StoreOption = Annotated[str, typer.Option(
+    "--store", envvar="FABRIC_STORE__URL", help="The service's database (SQLAlchemy URL).")]
+DEFAULT_STORE = "sqlite:///fabric-remediation.db"
+FabricOption = Annotated[str, typer.Option(
+    "--fabric", envvar="FABRIC_FABRIC__NAME", help="Which fabric (one daemon per fabric can share a database).")]
+DEFAULT_FABRIC = "default"
+
+
+def fail(message: str) -> NoReturn:
+    typer.echo(f"fabricctl: error: {message}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def print_json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, default=str))
+    sys.stdout.write("\n")

@@ -1,0 +1,61 @@
+"""`fabricctl tickets`, `status` and `resume` on a real SQLite database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from fabric.cli import app
+from fabric.domain import ComponentId, ComponentKind, Lifecycle
+from fabric.store import Store
+from tickets.base import dedup_key
+from tickets.local import LocalTicketBackend
+
+runner = CliRunner(env={"COLUMNS": "200"})
+LINK = ComponentId(ComponentKind.LINK, "pod01-leaf01/33|pod01-spine01/1")
+
+
+def seeded(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    with Store.open(url, fabric="lab") as store:
+        LocalTicketBackend(store.engine).open(dedup_key("lab", str(LINK)), "flap on a cable", "5 cycles in 10 min")
+        store.put_component(LINK, Lifecycle.AWAITING_REPAIR, since=store.now(), rule="flap", reason="5 cycles")
+        store.halt("30 distinct components within 15 min")
+    return url
+
+
+def test_tickets_list_show_resolve(tmp_path: Path) -> None:
+    url = seeded(tmp_path)
+    listed = runner.invoke(app, ["tickets", "list", "--store", url, "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    [ticket] = json.loads(listed.output)
+    assert (ticket["key"], ticket["status"]) == ("LOCAL-1", "open")
+    shown = runner.invoke(app, ["tickets", "show", "LOCAL-1", "--store", url])
+    assert "5 cycles in 10 min" in shown.output
+    resolved = runner.invoke(app, ["tickets", "resolve", "LOCAL-1", "--comment", "new cable", "--store", url])
+    assert resolved.exit_code == 0 and "resolved" in resolved.output
+    again = runner.invoke(app, ["tickets", "list", "--store", url, "--status", "open", "--format", "json"])
+    assert json.loads(again.output) == []
+    missing = runner.invoke(app, ["tickets", "show", "LOCAL-99", "--store", url])
+    assert missing.exit_code == 2
+
+
+def test_status_and_resume(tmp_path: Path) -> None:
+    url = seeded(tmp_path)
+    halted = runner.invoke(app, ["status", "--store", url, "--fabric", "lab", "--format", "json"])
+    assert halted.exit_code == 1
+    payload = json.loads(halted.output)
+    assert payload["halted"] and payload["components"] == {"awaiting_repair": 1}
+    assert payload["not_healthy"][0]["component"] == str(LINK)
+    other = runner.invoke(app, ["status", "--store", url, "--fabric", "other"])
+    assert other.exit_code == 0 and "running" in other.output  # breakers are per fabric
+    resumed = runner.invoke(app, ["resume", "--reason", "firmware rollout finished", "--store", url, "--fabric", "lab"])
+    assert resumed.exit_code == 0 and "30 distinct components" in resumed.output
+    assert runner.invoke(app, ["status", "--store", url, "--fabric", "lab"]).exit_code == 0
+
+
+def test_bad_store_url_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["status", "--store", "nosuchdb://x"])
+    assert result.exit_code == 2 and "nosuchdb" in result.output
