@@ -1,0 +1,178 @@
+"""UFM events -> signals -> findings, on the tiny fabric with UFM's GUIDs as the renderer assigns them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from fabric.detectors import Detectors, RuleSettings
+from fabric.domain import ComponentId, ComponentKind
+from fabric.signals import Resolver, SignalKind, SignalMapper, link_id
+from fabric.ufm.eventlog import parse_event_line
+from fabric.ufm.models import Event
+from topology.formats.ufm_render import UfmView
+from topology.generate import PRESETS, fat_tree
+from topology.model import End
+
+PLAN = fat_tree(PRESETS["tiny"])
+VIEW = UfmView(PLAN)
+RESOLVER = Resolver(PLAN, {guid: key for key, guid in VIEW.guids.items()},
+                    {ref.name: end for end, ref in VIEW.ports.items()})
+T0 = datetime(2026, 4, 1, 10, 0, tzinfo=UTC)
+SPINE_CORE = next(c for c in PLAN.cables if c.a.device == "pod01-spine01" and c.b.device.startswith("core"))
+LEAF_SPINE = next(c for c in PLAN.cables if c.a.device == "pod01-leaf01" and c.b.device == "pod01-spine01")
+HOST = next(c for c in PLAN.cables if c.a.device == "pod01-node01 mlx5_0")
+
+
+def name(end: End) -> str:
+    return VIEW.ports[end].name
+
+
+def event(event_id: int, at: datetime, *, ident: int, shape: str = "6.17", **fields: Any) -> Event:
+    payload: dict[str, Any] = {"id": ident, "timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "severity": "Warning",
+                               "name": "x", "description": fields.pop("description", ""), **fields}
+    if shape == "6.17":
+        payload |= {"event_type": str(event_id), "type": fields.get("object_type", "Port")}
+    else:
+        payload |= {"type": str(event_id)}
+    return Event.model_validate(payload)
+
+
+def link_event(event_id: int, at: datetime, ident: int, cable: Any = SPINE_CORE, shape: str = "6.17") -> Event:
+    path = f"Source {name(cable.a)}  TO Dest: {name(cable.b)}"
+    return event(event_id, at, ident=ident, shape=shape, object_type="Link", object_name=f"{name(cable.a)}:"
+                 f"{name(cable.b)}", object_path=path)
+
+
+def port_event(event_id: int, end: End, at: datetime, ident: int, **fields: Any) -> Event:
+    return event(event_id, at, ident=ident, object_type="IBPort", object_name=name(end), **fields)
+
+
+@pytest.mark.parametrize("shape", ["6.17", "6.16"])
+def test_link_events_of_both_shapes_land_on_the_cable(shape: str) -> None:
+    mapper = SignalMapper(RESOLVER)
+    [signal] = mapper.map([link_event(329, T0, 1, shape=shape)])
+    assert signal.kind is SignalKind.LINK_DOWN
+    assert signal.component == link_id(SPINE_CORE.key)
+    assert set(signal.devices) == {"pod01-spine01", SPINE_CORE.b.device}
+
+
+def test_port_event_lands_on_its_cable_with_the_reporter() -> None:
+    [signal] = SignalMapper(RESOLVER).map([port_event(917, LEAF_SPINE.b, T0, 2)])
+    assert signal.kind is SignalKind.BER_CRITICAL and signal.component == link_id(LEAF_SPINE.key)
+    assert signal.reporter == f"{LEAF_SPINE.b.device}/{LEAF_SPINE.b.port}"
+
+
+def test_event_log_line_maps_like_the_rest_api() -> None:
+    path = f"Source {name(SPINE_CORE.a)}  TO Dest: {name(SPINE_CORE.b)}"
+    line = (f"2026-04-01 10:00:00.000 [5] [329] WARNING [Fabric_Topology] Link [{path}] "
+            f"[dev_id: {name(SPINE_CORE.a).split('_')[0]}]: Link went down")
+    parsed = parse_event_line(line)
+    assert parsed is not None
+    [signal] = SignalMapper(RESOLVER).map([parsed])
+    assert signal.component == link_id(SPINE_CORE.key)
+
+
+def test_malformed_and_unknown_events_are_counted_not_fatal() -> None:
+    mapper = SignalMapper(RESOLVER)
+    bogus_port = event(917, T0, ident=1, object_type="IBPort", object_name="00000000deadbeef_3")
+    unused = event(1500, T0, ident=2, object_type="Site")
+    no_ends = event(329, T0, ident=3, object_type="Link", object_path="nothing here")
+    assert mapper.map([bogus_port, unused, no_ends]) == []
+    assert mapper.skipped == {"port not in the fabric model": 1, "event type not used": 1,
+                              "link event without two port ends": 1}
+
+
+def flap(detectors: Detectors, start: datetime, cycles: int, down_for: timedelta, gap: timedelta, ident: int,
+         cable: Any = SPINE_CORE) -> int:
+    mapper = SignalMapper(RESOLVER)
+    at = start
+    for _ in range(cycles):
+        detectors.observe(mapper.map([link_event(329, at, ident, cable)]))
+        detectors.observe(mapper.map([link_event(328, at + down_for, ident + 1, cable)]))
+        at += down_for + gap
+        ident += 2
+    return ident
+
+
+def test_three_cycles_in_twelve_hours_is_a_flap() -> None:
+    detectors = Detectors(PLAN)
+    flap(detectors, T0, 3, timedelta(seconds=2), timedelta(hours=3), 1)
+    [finding] = detectors.evaluate(T0 + timedelta(hours=10))
+    assert finding.rule == "flap" and "3 down/up cycles" in finding.reason
+    assert detectors.evaluate(T0 + timedelta(hours=11)) == []  # no new evidence, no new finding
+
+
+def test_two_short_cycles_are_not_a_flap_but_long_downtime_is() -> None:
+    short = Detectors(PLAN)
+    flap(short, T0, 2, timedelta(seconds=2), timedelta(minutes=30), 1)
+    assert short.evaluate(T0 + timedelta(hours=2)) == []
+    long = Detectors(PLAN)
+    flap(long, T0, 1, timedelta(seconds=9), timedelta(minutes=1), 1)
+    [finding] = long.evaluate(T0 + timedelta(hours=1))
+    assert "9 s down" in finding.reason
+
+
+def test_evidence_waits_to_settle_so_a_late_reboot_can_explain_it() -> None:
+    detectors = Detectors(PLAN, RuleSettings(settle=timedelta(seconds=60)))
+    end = flap(detectors, T0, 5, timedelta(seconds=1), timedelta(seconds=5), 1)
+    assert detectors.evaluate(T0 + timedelta(seconds=31)) == []  # too fresh
+    reboot = event(1312, T0 + timedelta(seconds=40), ident=end, object_type="Switch",
+                   object_name=VIEW.guids["pod01-spine01"], object_path="default / Switch: pod01-spine01")
+    detectors.observe(SignalMapper(RESOLVER).map([reboot]))
+    assert detectors.evaluate(T0 + timedelta(minutes=5)) == []
+    assert detectors.explained and "switch_rebooted of pod01-spine01" in detectors.explained[0].reason
+
+
+def test_host_link_downs_explained_by_node_down() -> None:
+    detectors = Detectors(PLAN)
+    mapper = SignalMapper(RESOLVER)
+    node_down = event(331, T0, ident=1, object_type="Computer", object_name="x",
+                      object_path="default / Computer: pod01-node01")
+    detectors.observe(mapper.map([node_down]))
+    flap(detectors, T0 + timedelta(seconds=5), 1, timedelta(minutes=4), timedelta(minutes=1), 2, cable=HOST)
+    assert detectors.evaluate(T0 + timedelta(hours=1)) == []
+    assert "node_down of pod01-node01" in detectors.explained[0].reason
+
+
+def test_silenced_component_is_not_flagged() -> None:
+    silenced = {link_id(SPINE_CORE.key)}
+    detectors = Detectors(PLAN, silenced=lambda component, at: component in silenced)
+    flap(detectors, T0, 5, timedelta(seconds=2), timedelta(seconds=10), 1)
+    assert detectors.evaluate(T0 + timedelta(hours=1)) == []
+    critical = SignalMapper(RESOLVER).map([port_event(917, SPINE_CORE.a, T0, 99)])
+    assert detectors.observe(critical) == []
+
+
+def test_high_ber_twice_within_125_minutes() -> None:
+    detectors = Detectors(PLAN)
+    mapper = SignalMapper(RESOLVER)
+    detectors.observe(mapper.map([port_event(918, LEAF_SPINE.a, T0, 1)]))
+    assert detectors.evaluate(T0) == []
+    detectors.observe(mapper.map([port_event(918, LEAF_SPINE.a, T0 + timedelta(minutes=130), 2)]))
+    assert detectors.evaluate(T0 + timedelta(minutes=130)) == []  # too far apart
+    detectors.observe(mapper.map([port_event(916, LEAF_SPINE.b, T0 + timedelta(minutes=150), 3)]))
+    [finding] = detectors.evaluate(T0 + timedelta(minutes=150))
+    assert finding.rule == "ber_high" and finding.evidence == (2, 3)
+
+
+def test_immediate_rules_and_manual_isolation() -> None:
+    detectors = Detectors(PLAN)
+    mapper = SignalMapper(RESOLVER)
+    hot = detectors.observe(mapper.map([port_event(919, LEAF_SPINE.a, T0, 1)]))
+    assert [(f.rule, f.never_auto_restore) for f in hot] == [("temperature", True)]
+    manual = port_event(702, LEAF_SPINE.b, T0, 2, description="Peer Port x is considered by SM as unhealthy "
+                        "due to MANUAL.")
+    assert detectors.observe(mapper.map([manual])) == []
+    flapping = port_event(702, LEAF_SPINE.b, T0, 3, description="... unhealthy due to FLAPPING.")
+    assert [f.rule for f in detectors.observe(mapper.map([flapping]))] == ["unhealthy_port"]
+
+
+def test_switch_down_is_a_ticket_only_switch_finding() -> None:
+    detectors = Detectors(PLAN)
+    down = event(907, T0, ident=1, object_type="Switch", object_name=VIEW.guids["core01-01"],
+                 object_path="default / Switch: core01-01")
+    [finding] = detectors.observe(SignalMapper(RESOLVER).map([down]))
+    assert finding.component == ComponentId(ComponentKind.SWITCH, "core01-01") and finding.ticket_only
