@@ -16,10 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabric.simulator.naming import PortName
-from topology.formats.ufm_render import UfmView, render_links, render_ports, render_systems
+from topology.formats.ufm_render import PortRef, UfmView, render_links, render_ports, render_systems
 from topology.model import End, Fabric
-from topology.ports import Kind
 
 _COMPACT = (",", ":")
 _PEER_FIELDS = ("peer", "peer_guid", "peer_node_guid", "peer_node_name", "peer_node_description",
@@ -77,11 +75,10 @@ class FabricState:
         self.view = UfmView(fabric)
         self.versions = Versioning()
         self.ports: dict[str, dict[str, Any]] = {p["name"]: p for p in render_ports(self.view)}
-        self.names: dict[str, PortName] = {}
+        self.names: dict[str, PortRef] = {}
         self.port_at: dict[End, str] = {}
         for end, ref in self.view.ports.items():
-            self.names[ref.name] = PortName(ref.name, ref.guid, ref.number, ref.system_guid, ref.system_name,
-                                            ref.dname, ref.node_description, ref.device.kind is Kind.SWITCH)
+            self.names[ref.name] = ref
             self.port_at[end] = ref.name
         self.links: dict[str, LinkState] = {}
         self.link_of: dict[str, str] = {}

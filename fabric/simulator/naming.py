@@ -18,44 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SITE = "default"
-
-
-@dataclass(frozen=True, slots=True)
-class PortName:
-    """What naming needs to know about one port."""
-
-    name: str
-    guid: str
-    number: int
-    system_guid: str
-    system_name: str
-    dname: str
-    node_description: str
-    is_switch: bool
-
-    @property
-    def kind_word(self) -> str:
-        return "Switch" if self.is_switch else "Computer"
-
-    @property
-    def path(self) -> str:
-        return f"{SITE} / {self.kind_word}: {self.system_name} / NA / {self.dname}"
-
-    @property
-    def peer_info(self) -> str:
-        """How UFM's threshold messages name a peer: ``Switch: leaf01 / 16``."""
-        return f"{self.kind_word}: {self.system_name} / {self.dname}"
-
-    @property
-    def sm_name(self) -> str:
-        """How OpenSM messages name a port: ``<node>:<label>`` (``T2-E63-L-U37:1/19/2``)."""
-        return f"{self.system_name}:{self.dname}"
-
-    @property
-    def link_end(self) -> str:
-        """One end as a link message writes it: ``(Switch:leaf01:16)b8599f0000000001:16``."""
-        return f"({self.kind_word}:{self.system_name}:{self.dname}){self.guid}:{self.number}"
+from topology.formats.ufm_render import SITE, PortRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,24 +32,24 @@ class EventObject:
     """The node GUID shown as ``[dev_id: …]`` in ``event.log`` (absent for links and the site)."""
 
 
-def port_object(port: PortName, object_type: str = "IBPort") -> EventObject:
+def port_object(port: PortRef, object_type: str = "IBPort") -> EventObject:
     return EventObject(object_type, port.name, port.path, port.guid)
 
 
-def module_object(port: PortName) -> EventObject:
+def module_object(port: PortRef) -> EventObject:
     """The transceiver module of a port."""
     return EventObject("Module", port.name, port.path, port.guid)
 
 
-def link_name(a: PortName, b: PortName) -> str:
+def link_name(a: PortRef, b: PortRef) -> str:
     return f"{a.name}:{b.name}"
 
 
-def link_object(a: PortName, b: PortName) -> EventObject:
+def link_object(a: PortRef, b: PortRef) -> EventObject:
     return EventObject("Link", link_name(a, b), f"Source {a.name}  TO Dest: {b.name}", None)
 
 
-def link_ends_text(a: PortName, b: PortName) -> str:
+def link_ends_text(a: PortRef, b: PortRef) -> str:
     return f"{a.link_end} - {b.link_end}"
 
 

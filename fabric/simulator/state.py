@@ -26,7 +26,6 @@ from fabric.simulator.fabric_state import FabricState, LinkState, Transition
 from fabric.simulator.jobs import Job, JobTable
 from fabric.simulator.naming import (
     EventObject,
-    PortName,
     link_ends_text,
     link_object,
     node_object,
@@ -34,6 +33,7 @@ from fabric.simulator.naming import (
 )
 from fabric.simulator.scheduler import Scheduler
 from fabric.simulator.unhealthy import UnhealthyPorts
+from topology.formats.ufm_render import PortRef
 from topology.model import End, Fabric
 from topology.ports import switch_port
 
@@ -209,7 +209,7 @@ class SimState:
 
     # ------------------------------------------------------------------------------------------ targets
 
-    def port_name(self, port: str) -> PortName:
+    def port_name(self, port: str) -> PortRef:
         return self.fabric.names[port]
 
     def resolve_port(self, text: str) -> str:

@@ -14,13 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from fabric.simulator.events import ms_timestamp
-from fabric.simulator.naming import PortName
+from topology.formats.ufm_render import PortRef
 
 
 @dataclass(slots=True)
 class UnhealthyEntry:
-    port: PortName
-    peer: PortName | None
+    port: PortRef
+    peer: PortRef | None
     action: str
     condition: str
     since: datetime
@@ -45,7 +45,7 @@ class UnhealthyPorts:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def mark(self, port: PortName, peer: PortName | None, action: str, condition: str, when: datetime) -> bool:
+    def mark(self, port: PortRef, peer: PortRef | None, action: str, condition: str, when: datetime) -> bool:
         current = self._entries.get(port.name)
         if current is not None and current.action == action and current.condition == condition:
             return False

@@ -7,31 +7,16 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from support import PG_ENV, T0, FakeClock
 
 from fabric.store import Store
 from fabric.store.engine import create_store_engine, normalise_url
 
-PG_ENV = "FABRIC_TEST_POSTGRES_URL"
-T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
-
-
-class FakeClock:
-    """A settable UTC clock: the store's notion of now."""
-
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
+__all__ = ["PG_ENV", "T0", "FakeClock"]
 
 
 @dataclass

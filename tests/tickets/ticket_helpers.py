@@ -6,29 +6,16 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from support import PG_ENV, T0, FakeClock
 
 from fabric.store import Store
 from fabric.store.engine import normalise_url
 
-PG_ENV = "FABRIC_TEST_POSTGRES_URL"
-T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
-
-
-class FakeClock:
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
+__all__ = ["PG_ENV", "T0", "FakeClock"]
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from topology.model import Cable, Device, End, Fabric, Tier
 from topology.ports import Kind
 from topology.rates import LANE_GBPS
 
+SITE = "default"
 _OUI = "b8599f"  # a Mellanox OUI, so rendered GUIDs look like the ones operators see
 _ROLE = {Tier.LEAF: "tor", Tier.SPINE: "spine", Tier.CORE: "core", Tier.HOST: "endpoint"}
 _SWITCH_MODEL = "MQM9790"
@@ -65,6 +66,34 @@ class PortRef:
     dname: str
     node_description: str
     device: Device
+
+    @property
+    def is_switch(self) -> bool:
+        return self.device.kind is Kind.SWITCH
+
+    @property
+    def kind_word(self) -> str:
+        return "Switch" if self.is_switch else "Computer"
+
+    @property
+    def path(self) -> str:
+        """The port's object path: ``default / Switch: leaf01 / NA / 16``."""
+        return f"{SITE} / {self.kind_word}: {self.system_name} / NA / {self.dname}"
+
+    @property
+    def peer_info(self) -> str:
+        """How UFM's threshold messages name a peer: ``Switch: leaf01 / 16``."""
+        return f"{self.kind_word}: {self.system_name} / {self.dname}"
+
+    @property
+    def sm_name(self) -> str:
+        """How OpenSM messages name a port: ``<node>:<label>`` (``T2-E63-L-U37:1/19/2``)."""
+        return f"{self.system_name}:{self.dname}"
+
+    @property
+    def link_end(self) -> str:
+        """One end as a link message writes it: ``(Switch:leaf01:16)b8599f0000000001:16``."""
+        return f"({self.kind_word}:{self.system_name}:{self.dname}){self.guid}:{self.number}"
 
 
 class UfmView:
@@ -154,7 +183,7 @@ def render_ports(view: UfmView) -> list[dict[str, Any]]:
             "severity": "Info", "high_ber_severity": "N/A", "mtu": 4096, "module": "N/A", "mirror": "disable",
             "capabilities": ["healthy_operations", "reset", "disable", "get_cables_info"],
             "tier": {Tier.LEAF: 1, Tier.SPINE: 2, Tier.CORE: 3}.get(ref.device.tier, 0) if switch else 0,
-            "path": f"default / {'Switch' if switch else 'Computer'}: {ref.system_name} / NA / {ref.dname}",
+            "path": ref.path,
         })
     return ports
 
