@@ -11,6 +11,7 @@ would-be state lives in memory only (switching to live starts from what UFM real
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from fabric.ticketing import Ticketing
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.cursor import CursorState, EventCursor
 from fabric.ufm.errors import UfmError
-from fabric.ufm.models import Event, Link, Port, System
+from fabric.ufm.models import Event, Link, Port, System, Versioning
 from tickets.base import TicketBackend, TicketError
 from topology.formats.ufm_snapshot import fabric_from_ufm
 from topology.guard import CapacityGuard, GuardSettings
@@ -38,6 +39,7 @@ from topology.model import Fabric
 log = logging.getLogger(__name__)
 
 UFM_WRITES = frozenset({ActionKind.DISABLE, ActionKind.ENABLE})
+_TOPOLOGY_VERSIONS = frozenset({"ports_version", "links_version", "switches_version", "servers_version"})
 TICKET_WRITES = frozenset({ActionKind.TICKET, ActionKind.REOPEN, ActionKind.COMMENT})
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 
@@ -50,6 +52,7 @@ class UfmApi(Protocol):
     async def ports(self, system: str | None = None) -> list[Port]: ...
     async def port(self, name: str) -> Port: ...
     async def events(self, **filters: str) -> list[Event]: ...
+    async def versioning(self) -> Versioning: ...
     async def take_out(self, port: str | Port, method: PortActionMethod) -> Any: ...
     async def put_back(self, port: str | Port, method: PortActionMethod) -> Any: ...
 
@@ -87,6 +90,7 @@ class Engine:
         self.view: FabricView | None = None
         self.disabled_ports: set[str] = set()
         """UFM ports whose physical state is Disabled, as of the last read."""
+        self._versions: dict[str, int] = {}
 
     @property
     def guard(self) -> CapacityGuard:
@@ -157,7 +161,13 @@ class Engine:
                 self.store.finish_intent(intent.id, IntentState.ROLLED_BACK, "recovered after a restart")
 
     async def _refresh_fabric(self) -> None:
-        systems, links, ports = await self.ufm.systems(), await self.ufm.links(), await self.ufm.ports()
+        """Re-read systems, links and ports, unless UFM's change counters say nothing moved since last time."""
+        versions = await self.ufm.versioning()
+        watched = {k: v for k, v in versions.versions().items() if k in _TOPOLOGY_VERSIONS}
+        if self.view is not None and watched and watched == self._versions:
+            return
+        systems, links, ports = await asyncio.gather(self.ufm.systems(), self.ufm.links(), self.ufm.ports())
+        self._versions = watched
         actual = fabric_from_ufm([s.model_dump() for s in systems], [link.model_dump() for link in links],
                                  [p.model_dump() for p in ports], "UFM")
         self.disabled_ports = {p.name for p in ports if p.is_disabled}

@@ -138,3 +138,23 @@ def test_storm_of_200_components_halts_within_the_cap(tmp_path: Path) -> None:
         quiet = r.cycle()
         assert not [a for a in quiet.actions if a.kind in (ActionKind.DISABLE, ActionKind.ENABLE)]
         assert len(r.store.intents(limit=10_000)) == before
+
+
+def test_unchanged_ufm_is_not_read_again(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        reads: list[str] = []
+        ports = r.client.ports
+
+        async def counting_ports(system: str | None = None) -> list[object]:
+            reads.append("ports")
+            return await ports(system)  # type: ignore[return-value]
+
+        r.engine.ufm = type("Counting", (), {"__getattr__": lambda _, n: getattr(r.client, n),
+                                             "ports": staticmethod(counting_ports)})()
+        r.cycle()
+        r.cycle()
+        assert reads == []  # versioning unchanged since start(): no 24k-port read on a quiet fabric
+        r.inject(fault="link_down", link="core01-01/1")
+        r.advance(5)
+        r.cycle()
+        assert reads == ["ports"]
