@@ -24,8 +24,8 @@ from fabric.fabric_view import FabricView, build_view, fabric_context
 from fabric.pipeline import Pipeline
 from fabric.policy import Breaker, ComponentRecord, PolicyConfig, PolicyState
 from fabric.signals import SignalMapper
-from fabric.store import Store
-from fabric.store.records import IntentState
+from fabric.store import Store, silence_matches
+from fabric.store.records import IntentState, Silence
 from fabric.ticketing import Ticketing
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.cursor import CursorState, EventCursor
@@ -85,12 +85,20 @@ class Engine:
         self.ticketing = Ticketing(store, tickets, settings.fabric)
         self.context = fabric_context(plan)
         self.pipeline = Pipeline(plan, self.context, settings.policy, settings.rules, settings.guard,
-                                 silenced=store.is_silenced)
+                                 silenced=self._silenced)
+        self._silences: list[Silence] = []
         self.cursor = EventCursor()
         self.view: FabricView | None = None
         self.disabled_ports: set[str] = set()
         """UFM ports whose physical state is Disabled, as of the last read."""
         self._versions: dict[str, int] = {}
+
+    def _silenced(self, component: ComponentId, at: datetime) -> bool:
+        """Silences read once a cycle (the detectors ask for every signal; a storm must not mean a query each)."""
+        return any(s.active(at) and silence_matches(s.matcher, component) for s in self._silences)
+
+    def _load_silences(self, now: datetime) -> None:
+        self._silences = self.store.silences(include_ended_since=now - self.settings.rules.history)
 
     @property
     def guard(self) -> CapacityGuard:
@@ -112,6 +120,7 @@ class Engine:
 
     async def start(self) -> None:
         """Read UFM, settle unfinished intents, rebuild the desired state and the guard, restore the cursor."""
+        self._load_silences(self.clock())
         await self._refresh_fabric()
         await self._recover_intents()
         self.pipeline.state = self._load_state()
@@ -185,6 +194,7 @@ class Engine:
     async def cycle(self) -> CycleReport:
         now = self.clock()
         report = CycleReport(now)
+        self._load_silences(now)
         await self._refresh_fabric()
         new_events = self.cursor.advance(await self.ufm.events())
         report.events = len(new_events)

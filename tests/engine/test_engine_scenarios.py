@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -158,3 +159,14 @@ def test_unchanged_ufm_is_not_read_again(tmp_path: Path) -> None:
         r.advance(5)
         r.cycle()
         assert reads == ["ports"]
+
+
+def test_a_silence_keeps_maintenance_from_becoming_findings(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        r.store.add_silence("link:core01-01/*", reason="re-cabling core01-01", created_by="alice",
+                            duration=timedelta(hours=1))
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(300)
+        report = r.cycle()
+        assert not [a for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.TICKET)]
+        assert any("silence" in e.reason for e in r.engine.detectors.explained)
