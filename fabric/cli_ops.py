@@ -152,7 +152,58 @@ def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (k
     typer.echo(f"resumed (halted since {before.since}: {before.reason})")
 
 
+silence_app = typer.Typer(help="Silences: findings on matching components are recorded, not acted on.",
+                          no_args_is_help=True)
+
+
+@silence_app.command("add")
+def silence_add(
+    matcher: Annotated[str, typer.Argument(help="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")],
+    duration: Annotated[str, typer.Option(help="How long: 90m, 2h, 1d.")],
+    reason: Annotated[str, typer.Option(help="Why (maintenance ticket, change number...).")],
+    created_by: Annotated[str, typer.Option("--by", envvar="USER", help="Who.")] = "operator",
+    store_url: StoreOption = DEFAULT_STORE,
+) -> None:
+    """Silence components for a while (planned maintenance, a known-bad batch of optics)."""
+    from datetime import timedelta
+
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = duration[:-1], duration[-1:]
+    if unit not in units or not number.isdigit():
+        fail(f"--duration: not a duration: {duration!r} (e.g. 90m, 2h, 1d)")
+    if ":" not in matcher:
+        fail(f"not a component matcher: {matcher!r} (e.g. 'link:pod01-leaf01/*')")
+    with open_store(store_url) as store:
+        silence = store.add_silence(matcher, reason=reason, created_by=created_by,
+                                    duration=timedelta(seconds=int(number) * units[unit]))
+    typer.echo(f"silence {silence.id}: {silence.matcher} until {silence.ends_at.isoformat(timespec='seconds')}")
+
+
+@silence_app.command("list")
+def silence_list(store_url: StoreOption = DEFAULT_STORE, output_format: FormatOption = OutputFormat.TABLE) -> None:
+    """Current and future silences."""
+    with open_store(store_url) as store:
+        found = store.silences()
+    rows = [{"id": s.id, "matcher": s.matcher, "reason": s.reason, "by": s.created_by,
+             "starts_at": s.starts_at.isoformat(), "ends_at": s.ends_at.isoformat()} for s in found]
+    if output_format is OutputFormat.JSON:
+        print_json(rows)
+        return
+    for row in rows:
+        typer.echo(f"{row['id']:>4}  {row['matcher']}  until {row['ends_at']}  ({row['by']}: {row['reason']})")
+
+
+@silence_app.command("expire")
+def silence_expire(silence_id: int, store_url: StoreOption = DEFAULT_STORE) -> None:
+    """End a silence now."""
+    with open_store(store_url) as store:
+        if not store.expire_silence(silence_id):
+            fail(f"no active silence {silence_id}")
+    typer.echo(f"silence {silence_id} expired")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(tickets_app, name="tickets")
+    app.add_typer(silence_app, name="silence")
     app.command()(status)
     app.command()(resume)

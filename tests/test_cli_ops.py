@@ -59,3 +59,18 @@ def test_status_and_resume(tmp_path: Path) -> None:
 def test_bad_store_url_exits_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["status", "--store", "nosuchdb://x"])
     assert result.exit_code == 2 and "nosuchdb" in result.output
+
+
+def test_silence_add_list_expire(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    added = runner.invoke(app, ["silence", "add", "link:pod01-leaf01/*", "--duration", "2h", "--reason", "CHG-42",
+                                "--by", "alice", "--store", url])
+    assert added.exit_code == 0, added.output
+    listed = json.loads(runner.invoke(app, ["silence", "list", "--store", url, "--format", "json"]).output)
+    assert [(s["matcher"], s["by"], s["reason"]) for s in listed] == [("link:pod01-leaf01/*", "alice", "CHG-42")]
+    with Store.open(url) as store:
+        assert store.is_silenced(LINK, store.now())
+    assert runner.invoke(app, ["silence", "expire", str(listed[0]["id"]), "--store", url]).exit_code == 0
+    assert json.loads(runner.invoke(app, ["silence", "list", "--store", url, "--format", "json"]).output) == []
+    bad = runner.invoke(app, ["silence", "add", "link:x", "--duration", "soon", "--reason", "r", "--store", url])
+    assert bad.exit_code == 2 and "not a duration" in bad.output
