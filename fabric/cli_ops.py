@@ -152,6 +152,37 @@ def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (k
     typer.echo(f"resumed (halted since {before.since}: {before.reason})")
 
 
+def decisions(
+    component: Annotated[str | None, typer.Option(help="Only this component ('link:a/1|b/2', 'switch:core01-01').")]
+    = None,
+    limit: Annotated[int, typer.Option(min=1, help="The newest N decisions.")] = 50,
+    store_url: StoreOption = DEFAULT_STORE,
+    output_format: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Why automation did what it did: every decision with its rule, reason and the guard's figures."""
+    from fabric.domain import ComponentId
+
+    try:
+        wanted = ComponentId.parse(component) if component else None
+    except ValueError as exc:
+        fail(str(exc))
+    with open_store(store_url) as store:
+        found = [record.action for record in store.decisions(component=wanted, limit=limit)]
+    rows = [{"at": a.at.isoformat(), "action": a.kind.value, "rule": a.rule, "component": str(a.component or ""),
+             "reason": a.reason, "dry_run": a.dry_run, "guard": a.guard} for a in found]
+    if output_format is OutputFormat.JSON:
+        print_json(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("at", "action", "rule", "component", "reason")
+    for row in rows:
+        action = f"{row['action']} (dry run)" if row["dry_run"] else str(row["action"])
+        table.add_row(str(row["at"]), action, str(row["rule"]), str(row["component"]), str(row["reason"]))
+    Console().print(table)
+
+
 silence_app = typer.Typer(help="Silences: findings on matching components are recorded, not acted on.",
                           no_args_is_help=True)
 
@@ -207,3 +238,4 @@ def register(app: typer.Typer) -> None:
     app.add_typer(silence_app, name="silence")
     app.command()(status)
     app.command()(resume)
+    app.command()(decisions)

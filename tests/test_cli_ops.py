@@ -74,3 +74,23 @@ def test_silence_add_list_expire(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(app, ["silence", "list", "--store", url, "--format", "json"]).output) == []
     bad = runner.invoke(app, ["silence", "add", "link:x", "--duration", "soon", "--reason", "r", "--store", url])
     assert bad.exit_code == 2 and "not a duration" in bad.output
+
+
+def test_decisions_explain_what_was_done(tmp_path: Path) -> None:
+    from fabric.domain import Action, ActionKind
+
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    with Store.open(url) as store:
+        store.record_decisions([
+            Action(ActionKind.DISABLE, store.now(), "flap", "5 cycles in 10 min; guard ok", LINK,
+                   {"worst_leaf": "pod01-leaf01", "worst_leaf_paths_after": 992}, dry_run=False),
+            Action(ActionKind.TICKET, store.now(), "flap", "5 cycles in 10 min", LINK, dry_run=False),
+        ])
+    result = runner.invoke(app, ["decisions", "--store", url, "--component", str(LINK), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [r["action"] for r in rows] == ["disable", "ticket"]
+    assert rows[0]["guard"]["worst_leaf_paths_after"] == 992
+    table = runner.invoke(app, ["decisions", "--store", url])
+    assert "5 cycles in 10 min; guard ok" in table.output
+    assert runner.invoke(app, ["decisions", "--store", url, "--component", "nonsense"]).exit_code == 2
