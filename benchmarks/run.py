@@ -8,10 +8,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import bench_ufm, bench_verify
+from benchmarks import bench_pipeline, bench_replay, bench_ufm, bench_verify
 from benchmarks.measure import Measurement
 
-SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run}
+SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pipeline.run,
+          "replay": bench_replay.run}
 
 
 def main(argv: list[str]) -> int:

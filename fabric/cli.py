@@ -159,6 +159,46 @@ def _fetch_ufm(target: Any) -> Any:
 
 
 @app.command()
+def replay(
+    as_built: Annotated[Path, typer.Option(
+        "--as-built", "-a", help="UFM snapshot directory (systems.json, links.json, optional ports.json): the "
+                                 "fabric's names, GUIDs and ports, and its model unless --plan is given.")],
+    events: Annotated[Path, typer.Option(
+        "--events", "-e", help="Recorded UFM events: an event.log (.gz too), a GET /app/events JSON list "
+                               "(bare or {\"data\": [...]}, either UFM payload shape) or JSON lines.")],
+    plan: Annotated[Path | None, typer.Option(
+        "--plan", "-p", help="The wiring plan (NDT CSV) as the model, joined with the snapshot's GUIDs.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="Service configuration (TOML) whose rules, guard and policy to replay; "
+                               "FABRIC_* variables apply. Always a dry run.")] = None,
+    interval: Annotated[str | None, typer.Option(
+        help="Virtual cycle length, e.g. 60s (default: the configuration's daemon.interval, 60s).")] = None,
+    output_format: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Replay a recorded UFM event log through the policy, dry: every decision it would have taken, and why.
+
+    Exit 0 when no action would be taken, 1 when some would, 2 on bad input.
+    """
+    from fabric.config import ConfigError
+    from fabric.replay import render_table, run_replay
+
+    gc.disable()  # a one-shot command building up to millions of objects it keeps until exit (see verify)
+    try:
+        report = run_replay(as_built, events, plan=plan, config=config, interval=interval)
+    except (InputError, ConfigError) as exc:
+        fail(str(exc))
+    finally:
+        gc.enable()
+    if output_format is OutputFormat.JSON:
+        report.write_json(sys.stdout)
+    else:
+        from rich.console import Console
+
+        render_table(report, Console())
+    raise typer.Exit(EXIT_FINDINGS if report.would_act else EXIT_OK)
+
+
+@app.command()
 def demo(
     workdir: Annotated[Path, typer.Option(help="Where the demo writes its plan and as-built files.")] = Path(
         "out/demo"),

@@ -4,6 +4,12 @@ Every number is a setting. Link-down evidence is only counted once it is older t
 reboot or node-down event may arrive a little after the link-down it explains) and only when no reboot,
 node down/up or silence explains it. A finding is emitted again for the same rule only when new evidence
 arrived, so a component on probation gets one strike per new fault, not one per cycle.
+
+Components are evaluated in the order their signals arrived (never in hash order), so the same events always
+give the same findings in the same order. Each component's history is also indexed by kind (the signals the
+counted rules and the flap rule read), kept in step with it, so that a busy component is not rescanned whole
+at every cycle; a counted rule is only re-evaluated when a signal of its kind arrived, since without one its
+window can only lose evidence and cannot produce a finding.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import takewhile
 
 from fabric.domain import ComponentId, ComponentKind, Finding
 from fabric.signals import Signal, SignalKind
@@ -58,6 +65,10 @@ TICKET_ONLY: dict[SignalKind, str] = {
 ATTRIBUTING = frozenset({SignalKind.SWITCH_REBOOTED, SignalKind.SWITCH_DOWN, SignalKind.SWITCH_UP,
                          SignalKind.NODE_DOWN, SignalKind.NODE_UP})
 LINK_STATE = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP, SignalKind.PORT_DOWN, SignalKind.LINK_DOWNED})
+_QUEUE = {SignalKind.LINK_DOWN: 0, SignalKind.LINK_UP: 0, SignalKind.PORT_DOWN: 0, SignalKind.LINK_DOWNED: 0,
+          SignalKind.BER_HIGH: 1, SignalKind.PORT_ERRORS: 2}
+"""Which of a track's queues a kind of the history goes to: link state (the flap rule), then the counted kinds."""
+_FRESH_BER_HIGH, _FRESH_PORT_ERRORS = 1 << 1, 1 << 2
 
 Silenced = Callable[[ComponentId, datetime], bool]
 
@@ -71,6 +82,20 @@ class _Episode:
     down: datetime
     up: datetime | None
     evidence: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class _Track:
+    """One component's history and, in the same order, its link-state, high-BER and port-error signals."""
+
+    history: deque[Signal]
+    queues: tuple[deque[Signal], deque[Signal], deque[Signal]] = field(
+        default_factory=lambda: (deque(), deque(), deque()))
+    fresh: int = 0
+    """Bit ``1 << queue`` set: a counted signal of that queue arrived since the last evaluation."""
+    unordered: int = 0
+    """Bit ``1 << queue`` set: a signal arrived in that queue older than the one before it (sticky)."""
+    devices: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -91,9 +116,15 @@ class Detectors:
         self.silenced = silenced
         self.history: dict[ComponentId, deque[Signal]] = defaultdict(deque)
         self.attributions: dict[str, list[tuple[datetime, Signal]]] = defaultdict(list)
-        self.dirty: set[ComponentId] = set()
-        self.pending: set[ComponentId] = set()
-        self.last_evidence: dict[tuple[ComponentId, str], int] = {}
+        # Ordered sets (dicts): components are evaluated in the order their signals arrived.
+        self.dirty: dict[ComponentId, None] = {}
+        self.pending: dict[ComponentId, None] = {}
+        self.tracks: dict[ComponentId, _Track] = {}
+        """Per component, its history (the same deque as ``history``) indexed by kind: ``_prune`` removes from
+        the index what it removes from the history."""
+        self.last_evidence: dict[tuple[ComponentId, str], tuple[datetime, int]] = {}
+        """The newest evidence each (component, rule) fired on, as (time, UFM event id): time first, because
+        UFM restarts its event ids from 1 and the ids alone would hide every new fault after a restart."""
         self.explained: list[Explained] = []
         self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
 
@@ -121,16 +152,30 @@ class Detectors:
                 continue
             if signal.kind in ATTRIBUTING:
                 continue
-            self.history[signal.component].append(signal)
-            self.dirty.add(signal.component)
-            if signal.devices:
-                self.devices_of[signal.component] = signal.devices
+            component = signal.component
+            track = self.tracks.get(component)
+            if track is None:
+                track = self.tracks[component] = _Track(self.history[component])
+            track.history.append(signal)
+            self.dirty[component] = None
+            devices = signal.devices
+            if devices and devices != track.devices:
+                track.devices = self.devices_of[component] = devices
+            queue = _QUEUE.get(signal.kind)
+            if queue is not None:
+                signals = track.queues[queue]
+                if signals and signal.at < signals[-1].at:
+                    track.unordered |= 1 << queue
+                signals.append(signal)
+                if queue:
+                    track.fresh |= 1 << queue
         return findings
 
     def _fire(self, component: ComponentId, rule: str, at: datetime, reason: str, evidence: list[int],
               *, ticket_only: bool = False, never_auto_restore: bool = False) -> list[Finding]:
-        newest = max(evidence)
-        if self.last_evidence.get((component, rule), -1) >= newest:
+        newest = (at, max(evidence))
+        previous = self.last_evidence.get((component, rule))
+        if previous is not None and previous >= newest:
             return []
         self.last_evidence[(component, rule)] = newest
         return [Finding(component, rule, at, reason, tuple(evidence), ticket_only, never_auto_restore)]
@@ -140,31 +185,49 @@ class Detectors:
     def evaluate(self, now: datetime) -> list[Finding]:
         """Windowed rules over the components that saw new signals (or wait for evidence to settle)."""
         findings: list[Finding] = []
-        todo, self.dirty = self.dirty | self.pending, set()
-        self.pending = set()
+        todo = self.pending | self.dirty if self.pending else self.dirty
+        self.dirty, self.pending = {}, {}
+        settings = self.settings
         for component in todo:
-            history = self.history.get(component)
-            if not history:
+            track = self.tracks.get(component)
+            if track is None:
                 continue
-            self._prune(history, now)
-            findings += self._flaps(component, history, now)
-            findings += self._counted(component, history, SignalKind.BER_HIGH, self.settings.ber_high_count,
-                                      self.settings.ber_high_window, "ber_high")
-            findings += self._counted(component, history, SignalKind.PORT_ERRORS, self.settings.errors_count,
-                                      self.settings.errors_window, "port_errors")
+            fresh, track.fresh = track.fresh, 0
+            if not track.history:
+                continue
+            self._prune(track, now)
+            links, ber_high, port_errors = track.queues
+            findings += self._flaps(component, links, now)
+            if fresh & _FRESH_BER_HIGH:
+                findings += self._counted(component, ber_high, SignalKind.BER_HIGH, settings.ber_high_count,
+                                          settings.ber_high_window, "ber_high", not (track.unordered & _FRESH_BER_HIGH))
+            if fresh & _FRESH_PORT_ERRORS:
+                findings += self._counted(component, port_errors, SignalKind.PORT_ERRORS, settings.errors_count,
+                                          settings.errors_window, "port_errors",
+                                          not (track.unordered & _FRESH_PORT_ERRORS))
         return findings
 
-    def _prune(self, history: deque[Signal], now: datetime) -> None:
+    def _prune(self, track: _Track, now: datetime) -> None:
         cutoff = now - self.settings.history
+        history, queues = track.history, track.queues
         while history and history[0].at < cutoff:
-            history.popleft()
+            queue = _QUEUE.get(history.popleft().kind)
+            if queue is not None:
+                # Each queue keeps history order: what leaves the history's front leaves the queue's front.
+                queues[queue].popleft()
 
-    def _counted(self, component: ComponentId, history: deque[Signal], kind: SignalKind, count: int,
-                 window: timedelta, rule: str) -> list[Finding]:
-        hits = [s for s in history if s.kind is kind]
+    def _counted(self, component: ComponentId, hits: deque[Signal], kind: SignalKind, count: int,
+                 window: timedelta, rule: str, in_time_order: bool = False) -> list[Finding]:
+        """``count`` or more ``kind`` signals within ``window`` of the last one (``hits``: the component's
+        ``kind`` signals in history order; ``in_time_order``: each no older than the one before it)."""
         if len(hits) < count:
             return []
-        recent = [s for s in hits if s.at >= hits[-1].at - window]
+        start = hits[-1].at - window
+        if in_time_order:  # the signals in the window are a suffix: no need to look at the older ones
+            recent = list(takewhile(lambda s: s.at >= start, reversed(hits)))
+            recent.reverse()
+        else:
+            recent = [s for s in hits if s.at >= start]
         if len(recent) < count:
             return []
         return self._fire(component, rule, recent[-1].at,
@@ -174,13 +237,14 @@ class Detectors:
     # --- flaps ---------------------------------------------------------------------------------------
 
     def _flaps(self, component: ComponentId, history: deque[Signal], now: datetime) -> list[Finding]:
-        if component.kind is not ComponentKind.LINK:
-            return []
+        """``history``: the component's link-state signals, in history order."""
+        if not history or component.kind is not ComponentKind.LINK:
+            return []  # no link-state signal: no episode, nothing pending or explained
         settled = now - self.settings.settle
         episodes: list[_Episode] = []
         for episode in self._episodes(history):
             if episode.down > settled:
-                self.pending.add(component)  # look again once a late reboot event could have arrived
+                self.pending[component] = None  # look again once a late reboot event could have arrived
                 continue
             why = self._explanation(component, episode.down)
             if why is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -341,7 +341,7 @@ class Engine:
                 self.store.put_component(component, Lifecycle.AWAITING_REPAIR, since=record.since,
                                          strikes=record.strikes, reason=record.reason, rule=record.rule,
                                          never_auto_restore=record.never_auto_restore, ticket_dedup_key=key)
-        self.pipeline.state = PolicyState(components, self.state.breaker, self.state.recent, self.state.held)
+        self.pipeline.state = replace(self.state, components=components)
 
     def _resolved_since(self, key: str, since: datetime) -> bool:
         return any(t.resolved_at is not None and t.resolved_at >= since for t in self.store.tickets(dedup_key=key))

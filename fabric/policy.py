@@ -62,14 +62,30 @@ class Breaker:
     reason: str = ""
 
 
+HELD_SHOWN = 200
+"""Findings held during a storm that the state keeps for operators to see (all are counted)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyState:
     components: Mapping[ComponentId, ComponentRecord] = field(default_factory=dict)
     breaker: Breaker = Breaker()
-    recent: tuple[tuple[datetime, ComponentId], ...] = ()
-    """Components with findings inside the storm window (for the storm breaker)."""
+    recent: Mapping[ComponentId, datetime] = field(default_factory=dict)
+    """Components with findings inside the storm window, with their first finding's time (storm breaker)."""
     held: tuple[Finding, ...] = ()
-    """Findings that arrived while automation was halted (shown to operators, dropped on resume)."""
+    """The newest findings that arrived while automation was halted (dropped on resume)."""
+    held_count: int = 0
+    waiting: frozenset[ComponentId] | None = None
+    """Components on probation or deferred: the ones ``decide`` revisits every cycle. Derived from
+    ``components`` when not given, so that callers building a state need not maintain it."""
+
+    def revisit(self) -> frozenset[ComponentId]:
+        if self.waiting is not None:
+            return self.waiting
+        return frozenset(c for c, r in self.components.items() if r.lifecycle in _REVISITED)
+
+
+_REVISITED = frozenset({Lifecycle.PROBATION, Lifecycle.DEFERRED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,29 +107,63 @@ class Decision:
 
 
 class _Cycle:
-    """The working memory of one ``decide`` call."""
+    """The working memory of one ``decide`` call.
+
+    It costs what changes, not the size of the state: component records are read through to the previous
+    state and copied only when one changed, and the components to revisit each cycle (probation, deferred)
+    are kept as their own set.
+    """
 
     def __init__(self, state: PolicyState, guard: CapacityGuard, context: FabricContext,
                  config: PolicyConfig, now: datetime) -> None:
-        self.components = dict(state.components)
+        self.base = state.components
+        self.changed: dict[ComponentId, ComponentRecord] = {}
+        self.waiting = set(state.revisit())
         self.breaker = state.breaker
-        self.recent = [r for r in state.recent if now - r[0] <= config.storm_window]
+        window = config.storm_window
+        self.recent = state.recent if all(now - at <= window for at in state.recent.values()) else {
+            c: at for c, at in state.recent.items() if now - at <= window}
+        self.new_recent: dict[ComponentId, datetime] = {}
         self.held = list(state.held)
+        self.held_count = state.held_count
         self.guard, self.context, self.config, self.now = guard, context, config, now
         self.actions: list[Action] = []
+
+    def get(self, component: ComponentId) -> ComponentRecord | None:
+        found = self.changed.get(component)
+        return found if found is not None else self.base.get(component)
+
+    def distinct_recent(self) -> int:
+        return len(self.recent) + len(self.new_recent)
+
+    def note_recent(self, component: ComponentId, at: datetime) -> None:
+        if component not in self.recent and component not in self.new_recent:
+            self.new_recent[component] = at
 
     def act(self, kind: ActionKind, rule: str, reason: str, component: ComponentId | None = None,
             guard: Mapping[str, object] | None = None) -> None:
         self.actions.append(Action(kind, self.now, rule, reason, component, dict(guard or {}), self.config.dry_run))
 
     def set(self, component: ComponentId, lifecycle: Lifecycle, rule: str, reason: str, **changes: object) -> None:
-        previous = self.components.get(component)
+        previous = self.get(component)
         base = previous or ComponentRecord(lifecycle, self.now, rule, reason)
-        self.components[component] = replace(base, lifecycle=lifecycle, since=self.now, rule=rule, reason=reason,
-                                             **changes)  # type: ignore[arg-type]
+        self.changed[component] = replace(base, lifecycle=lifecycle, since=self.now, rule=rule, reason=reason,
+                                          **changes)  # type: ignore[arg-type]
+        if lifecycle in _REVISITED:
+            self.waiting.add(component)
+        else:
+            self.waiting.discard(component)
+
+    def hold(self, finding: Finding) -> None:
+        self.held.append(finding)
+        del self.held[:-HELD_SHOWN]
+        self.held_count += 1
 
     def state(self) -> PolicyState:
-        return PolicyState(self.components, self.breaker, tuple(self.recent), tuple(self.held))
+        components = {**self.base, **self.changed} if self.changed else self.base
+        recent = {**self.recent, **self.new_recent} if self.new_recent else self.recent
+        return PolicyState(components, self.breaker, recent, tuple(self.held), self.held_count,
+                           frozenset(self.waiting))
 
 
 def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, context: FabricContext,
@@ -139,23 +189,22 @@ def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
     if not breaker.halted:
         return
     quiet = cycle.config.storm_quiet_period
-    last_finding = max((at for at, _ in cycle.recent), default=breaker.since)
+    last_finding = max([*cycle.recent.values(), *cycle.new_recent.values()], default=breaker.since)
     quiet_enough = quiet is not None and last_finding is not None and cycle.now - last_finding >= quiet
     if cycle_input.resume or quiet_enough:
         why = "an operator resumed automation" if cycle_input.resume else f"quiet for {quiet}"
         # Findings held during the storm are what tripped it: they are dropped, not replayed. A fault that
         # is real keeps producing events, and the detectors raise it again from that new evidence.
-        dropped = len(cycle.held)
-        cycle.breaker, cycle.recent, cycle.held = Breaker(), [], []
+        dropped = cycle.held_count
+        cycle.breaker, cycle.recent, cycle.new_recent, cycle.held, cycle.held_count = Breaker(), {}, {}, [], 0
         cycle.act(ActionKind.RECORD, "storm_breaker",
                   f"automation resumed: {why}; {dropped} findings held during the storm were dropped")
 
 
 def _storm(cycle: _Cycle, finding: Finding) -> bool:
     """Count the component; trip the breaker when too many distinct components went bad at once."""
-    if all(component != finding.component for _, component in cycle.recent):
-        cycle.recent.append((finding.at, finding.component))
-    distinct = len({component for _, component in cycle.recent})
+    cycle.note_recent(finding.component, finding.at)
+    distinct = cycle.distinct_recent()
     if cycle.breaker.halted or distinct < cycle.config.storm_components:
         return cycle.breaker.halted
     reason = (f"{distinct} distinct components had findings within {cycle.config.storm_window} "
@@ -172,10 +221,10 @@ def _storm(cycle: _Cycle, finding: Finding) -> bool:
 
 def _finding(cycle: _Cycle, finding: Finding) -> None:
     component = finding.component
-    record = cycle.components.get(component)
+    record = cycle.get(component)
     lifecycle = record.lifecycle if record else Lifecycle.HEALTHY
     if lifecycle in (Lifecycle.HEALTHY, Lifecycle.PROBATION) and _storm(cycle, finding):
-        cycle.held.append(finding)
+        cycle.hold(finding)
         cycle.act(ActionKind.RECORD, finding.rule, f"held, automation is halted: {finding.reason}", component)
         return
     if lifecycle is Lifecycle.HEALTHY:
@@ -246,7 +295,7 @@ def _quarantine(cycle: _Cycle, finding: Finding, strikes: int) -> None:
 # --- repairs and recovery --------------------------------------------------------------------------------
 
 def _repaired(cycle: _Cycle, component: ComponentId) -> None:
-    record = cycle.components.get(component)
+    record = cycle.get(component)
     if record is None or record.lifecycle in (Lifecycle.HEALTHY, Lifecycle.PROBATION, Lifecycle.QUARANTINED):
         if record is not None and record.lifecycle is Lifecycle.QUARANTINED:
             cycle.act(ActionKind.RECORD, "repair", "ticket resolved, but quarantined: an operator must clear it",
@@ -266,14 +315,17 @@ def _repaired(cycle: _Cycle, component: ComponentId) -> None:
 
 
 def _expire_probation(cycle: _Cycle) -> None:
-    for component, record in list(cycle.components.items()):
+    for component in sorted(cycle.waiting):
+        record = cycle.get(component)
+        if record is None:
+            continue
         if record.lifecycle is Lifecycle.PROBATION and record.probation_until and cycle.now >= record.probation_until:
             cycle.set(component, Lifecycle.HEALTHY, "probation", "clean soak: healthy again", probation_until=None)
             cycle.act(ActionKind.RECORD, "probation", "clean soak over: healthy", component)
 
 
 def _clear(cycle: _Cycle, component: ComponentId) -> None:
-    record = cycle.components.get(component)
+    record = cycle.get(component)
     if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
         return
     if cycle.breaker.halted:
@@ -290,7 +342,7 @@ def _clear(cycle: _Cycle, component: ComponentId) -> None:
 
 def _reconsider_deferred(cycle: _Cycle) -> None:
     """Capacity may have come back: disable deferred links that now fit, worst first."""
-    deferred = [(c, r) for c, r in cycle.components.items() if r.lifecycle is Lifecycle.DEFERRED]
+    deferred = [(c, r) for c in cycle.waiting if (r := cycle.get(c)) is not None and r.lifecycle is Lifecycle.DEFERRED]
     deferred.sort(key=lambda item: (-SEVERITY.get(item[1].rule, 0), item[1].since, item[0]))
     for component, record in deferred:
         cable = cycle.context.cables.get(component)

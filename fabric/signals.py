@@ -3,6 +3,10 @@
 A signal names its component the way the fabric model does (a cable by its two ends, a device by name), so
 that findings survive a UFM restart or a GUID change. Events that cannot be placed (unknown GUID, missing
 fields, an event id we do not use) are counted by kind and logged once per kind, never acted on.
+
+Where an event lands depends only on how it names its object (``object_name``, ``object_type``,
+``object_path``; a link's description only when its path does not name both ends), so a mapper remembers it:
+the thousands of events of a storm on the same ports are placed once each, not parsed again and again.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from fabric.domain import ComponentId, ComponentKind
 from topology.model import End, Fabric, canonical_guid
 from topology.ports import Kind
+
+if TYPE_CHECKING:
+    from fabric.ufm.objects import PortEnd
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +114,9 @@ class Signal:
 
 
 def link_id(key: tuple[End, End]) -> ComponentId:
-    a, b = sorted(key)
+    a, b = key
+    if (b.device, b.port) < (a.device, a.port):  # End's own order, without its Python-level __lt__
+        a, b = b, a
     return ComponentId(ComponentKind.LINK, f"{a.device}/{a.port}|{b.device}/{b.port}")
 
 
@@ -157,6 +166,12 @@ class Resolver:
         return cable.key if cable else None
 
 
+_Placement = tuple[ComponentId, str | None, tuple[str, ...]] | str
+"""Where an event lands (component, reporting end, devices), or why it cannot be placed."""
+_PLACES_KEPT = 1 << 17
+_LINK_KINDS = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP})
+
+
 class SignalMapper:
     """Turns events into signals; counts what it had to skip."""
 
@@ -164,6 +179,21 @@ class SignalMapper:
         self.resolver = resolver
         self.kinds = dict(kinds or DEFAULT_EVENT_KINDS)
         self.skipped: Counter[str] = Counter()
+        self._places: dict[tuple[str, object, object, object], _Placement] = {}
+        """Placements by (route, how the event names its object); the resolver never changes under a mapper."""
+
+    def _placed(self, kind: SignalKind, event: EventLike, placement: _Placement) -> Signal | None:
+        if isinstance(placement, str):
+            self._skip(placement, event)
+            return None
+        component, reporter, devices = placement
+        return Signal(kind, component, event.timestamp, event.id, reporter=reporter, detail=event.description or "",
+                      devices=devices)
+
+    def _remember(self, key: tuple[str, object, object, object], placement: _Placement) -> None:
+        if len(self._places) >= _PLACES_KEPT:
+            self._places.clear()
+        self._places[key] = placement
 
     def _skip(self, why: str, event: EventLike) -> None:
         if self.skipped[why] == 0:
@@ -188,29 +218,42 @@ class SignalMapper:
         if kind is None:
             self.skipped["event type not used"] += 1
             return None
-        if event.object_type == "Link" or kind in (SignalKind.LINK_DOWN, SignalKind.LINK_UP):
+        object_type = event.object_type
+        if object_type == "Link" or kind in _LINK_KINDS:
             return self._link_signal(kind, event)
-        if kind in DEVICE_KINDS:
-            return self._device_signal(kind, event)
-        return self._port_signal(kind, event)
+        route = "device" if kind in DEVICE_KINDS else "port"
+        key = (route, event.object_name, object_type, event.object_path)
+        placement = self._places.get(key)
+        if placement is None:
+            placement = self._place_device(event) if route == "device" else self._place_port(event)
+            self._remember(key, placement)
+        return self._placed(kind, event, placement)
 
     def _link_signal(self, kind: SignalKind, event: EventLike) -> Signal | None:
         from fabric.ufm.objects import link_ends
 
-        ends = link_ends(event.object_path, event.description) or link_ends(event.object_name, None)
+        path = event.object_path
+        key = ("link", event.object_name, None, path)
+        placement = self._places.get(key)
+        if placement is None:
+            from_path = link_ends(path, None) if path else None
+            placement = self._place_link(from_path or link_ends(path, event.description)
+                                         or link_ends(event.object_name, None))
+            if from_path is not None:  # else the description named the ends: it is not part of the key
+                self._remember(key, placement)
+        return self._placed(kind, event, placement)
+
+    def _place_link(self, ends: tuple[PortEnd, PortEnd] | None) -> _Placement:
         if ends is None:
-            self._skip("link event without two port ends", event)
-            return None
+            return "link event without two port ends"
         resolved = [self.resolver.end(e.guid, e.port) for e in ends]
         known = [e for e in resolved if e is not None]
         cable = next((c for e in known if (c := self.resolver.cable_at(e)) is not None), None)
         if cable is None:
-            self._skip("link ends not in the fabric model", event)
-            return None
-        return Signal(kind, link_id(cable), event.timestamp, event.id, detail=event.description or "",
-                      devices=(cable[0].device, cable[1].device))
+            return "link ends not in the fabric model"
+        return link_id(cable), None, (cable[0].device, cable[1].device)
 
-    def _port_signal(self, kind: SignalKind, event: EventLike) -> Signal | None:
+    def _place_port(self, event: EventLike) -> _Placement:
         from fabric.ufm.objects import PortEnd, parse_object_path
 
         end: End | None = None
@@ -228,15 +271,13 @@ class SignalMapper:
             if device is not None and label and label.isdigit():
                 end = End(device, str(int(label)))
         if end is None:
-            self._skip("port not in the fabric model", event)
-            return None
+            return "port not in the fabric model"
         cable = self.resolver.cable_at(end)
         component = link_id(cable) if cable else ComponentId(ComponentKind.PORT, end_name(end))
         devices = (cable[0].device, cable[1].device) if cable else (end.device,)
-        return Signal(kind, component, event.timestamp, event.id, reporter=end_name(end),
-                      detail=event.description or "", devices=devices)
+        return component, end_name(end), devices
 
-    def _device_signal(self, kind: SignalKind, event: EventLike) -> Signal | None:
+    def _place_device(self, event: EventLike) -> _Placement:
         from fabric.ufm.objects import parse_object_path
 
         guid = (event.object_name or "").partition("_")[0] or None
@@ -245,15 +286,13 @@ class SignalMapper:
         if device is None and ref.device_name and ref.device_name.casefold() in self.resolver.hosts:
             # UFM names a host system (``Computer: node01``); the model has its adapters.
             host = ref.device_name.casefold()
-            return Signal(kind, ComponentId(ComponentKind.HOST, host), event.timestamp, event.id,
-                          detail=event.description or "", devices=(host,))
+            return ComponentId(ComponentKind.HOST, host), None, (host,)
         if device is None:
-            self._skip("device not in the fabric model", event)
-            return None
+            return "device not in the fabric model"
         info = self.resolver.fabric.devices[device]
         if info.kind is Kind.ADAPTER:
             host = info.host or info.name.split(maxsplit=1)[0]
             component = ComponentId(ComponentKind.HOST, host.casefold())
         else:
             component = ComponentId(ComponentKind.SWITCH, device)
-        return Signal(kind, component, event.timestamp, event.id, detail=event.description or "")
+        return component, None, ()

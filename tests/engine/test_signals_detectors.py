@@ -176,3 +176,14 @@ def test_switch_down_is_a_ticket_only_switch_finding() -> None:
                  object_path="default / Switch: core01-01")
     [finding] = detectors.observe(SignalMapper(RESOLVER).map([down]))
     assert finding.component == ComponentId(ComponentKind.SWITCH, "core01-01") and finding.ticket_only
+
+
+def test_a_fault_after_a_ufm_restart_is_not_hidden_by_old_event_ids() -> None:
+    detectors = Detectors(PLAN)
+    mapper = SignalMapper(RESOLVER)
+    assert detectors.observe(mapper.map([port_event(917, LEAF_SPINE.a, T0, 5000)]))
+    # UFM restarted: ids begin again at 1, but this is a new fault an hour later.
+    again = detectors.observe(mapper.map([port_event(917, LEAF_SPINE.a, T0 + timedelta(hours=1), 3)]))
+    assert [f.rule for f in again] == ["ber_critical"]
+    # The same evidence seen twice (a re-read of the list) still fires once.
+    assert detectors.observe(mapper.map([port_event(917, LEAF_SPINE.a, T0 + timedelta(hours=1), 3)])) == []

@@ -1,0 +1,257 @@
+"""The decision pipeline in-process: a 100,000-event storm through ``Pipeline.step``, and the capacity guard.
+
+Setup (not timed): the simulator's storm generator (``fabric.simulator.faults.Storm``, as in
+``examples/scenarios/event-storm.toml``: 100,000 threshold events 110/111/112/113 on random ports of h100-4k
+over ten minutes, in 100 batches) records its events; they are saved as the JSON list ``GET /app/events``
+answers (UFM 6.17+ shape). Each measurement runs in a child process that parses them into ``Event`` objects
+first, then times only the work:
+
+- ``pipeline``: ``Pipeline.step`` once per 60 s boundary of event time, exactly as the engine and replay call
+  it (signals -> detectors -> ``decide``, default rules, guard and policy); within a time budget, because
+  ``decide`` makes a complete run take minutes (the result says how many events it got through);
+- ``classify``: the same steps without ``decide`` (``SignalMapper.map`` + ``Detectors.observe`` +
+  ``Detectors.evaluate``), to show where the time goes;
+- ``guard``: ``CapacityGuard.verdict`` on random switch-switch cables of h100-4k, and ``take_out`` +
+  ``put_back`` pairs, each call timed alone (``perf_counter_ns``), with about 1 % of the cables out of service.
+
+Peak memory is the child's own ``VmHWM`` (the whole process: model, parsed events and the pipeline's state;
+not ``ru_maxrss``, which counts what a parent held when it forked); the child also reports its RSS before the
+timed part.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.measure import Measurement
+
+PRESET = "h100-4k"
+STORM_EVENTS = 100_000
+INTERVAL = timedelta(seconds=60)
+TARGET_EVENTS_PER_S = 100_000
+TARGET_GUARD_US = 50.0
+GUARD_CALLS = 20_000
+PIPELINE_BUDGET_S = 90.0
+
+
+def prepare(workdir: Path) -> Path:
+    """The storm as a ``GET /app/events`` JSON list (UFM 6.17+ shape), written once."""
+    path = workdir / f"storm-{PRESET}-{STORM_EVENTS}.json"
+    if path.exists():
+        return path
+    from fabric.simulator import SimClock, SimSettings, SimState
+    from fabric.simulator.events import EventShape
+    from fabric.simulator.faults import Storm
+    from topology.generate import PRESETS, fat_tree
+
+    state = SimState.from_plan(fat_tree(PRESETS[PRESET]), clock=SimClock(datetime(2026, 5, 1, 8, tzinfo=UTC)),
+                               settings=SimSettings(max_events=STORM_EVENTS, seed=3))
+    Storm(count=STORM_EVENTS, duration=600.0, batches=100).apply(state)
+    state.advance(660)
+    records = state.events.records()
+    assert len(records) == STORM_EVENTS, len(records)
+    with path.open("w") as handle:
+        json.dump([record.to_rest(EventShape.CURRENT) for record in records], handle, separators=(",", ":"))
+    return path
+
+
+# --- the child -------------------------------------------------------------------------------------------
+
+
+def _memory_mib(field: str) -> float:
+    """``VmRSS`` (now) or ``VmHWM`` (peak) of this process image; ``ru_maxrss`` would include what the parent
+    held when it forked us."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _rss_mib() -> float:
+    return _memory_mib("VmRSS")
+
+
+def _peak_mib() -> float:
+    return _memory_mib("VmHWM")
+
+
+def _model() -> Any:
+    from fabric.fabric_view import build_view
+    from topology.formats.ufm_render import UfmView
+    from topology.generate import PRESETS, fat_tree
+
+    plan = fat_tree(PRESETS[PRESET])
+    ufm = UfmView(plan)
+    # What UFM reports of the plan (GUIDs, port names), joined with it as the engine does.
+    for key, guid in ufm.guids.items():
+        plan.devices[key].guid = guid
+    plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
+    return plan, build_view(plan, plan)
+
+
+def _batches(events: list[Any]) -> list[tuple[datetime, list[Any]]]:
+    """Events grouped by the 60 s boundary of event time at which a cycle would first see them."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    groups: dict[datetime, list[Any]] = {}
+    for event in sorted(events, key=lambda e: e.timestamp):
+        boundary = epoch + -((epoch - event.timestamp) // INTERVAL) * INTERVAL
+        groups.setdefault(boundary, []).append(event)
+    return sorted(groups.items())
+
+
+def child_pipeline(path: Path, mode: str, budget_s: float | None = None) -> dict[str, Any]:
+    """Step through the storm; with ``budget_s``, stop after the first step that ends past it."""
+    from fabric.detectors import RuleSettings
+    from fabric.pipeline import Pipeline
+    from fabric.policy import PolicyConfig
+    from fabric.signals import SignalMapper
+    from fabric.ufm.models import Event, parse_list
+    from topology.guard import GuardSettings
+
+    events: list[Event] = parse_list(Event, json.loads(path.read_text()))
+    plan, view = _model()
+    pipeline = Pipeline(plan, view.context, PolicyConfig(), RuleSettings(), GuardSettings())
+    pipeline.mapper = mapper = SignalMapper(view.resolver)
+    batches = _batches(events)
+    rss_before = _rss_mib()
+    findings = actions = 0
+    per_step: list[float] = []
+    done = 0
+    started = time.perf_counter()
+    for now, batch in batches:
+        if budget_s is not None and time.perf_counter() - started > budget_s:
+            break
+        done += len(batch)
+        step_started = time.perf_counter()
+        if mode == "pipeline":
+            step = pipeline.step(batch, now)
+            findings += len(step.findings)
+            actions += len(step.decision.actions)
+        else:
+            found = pipeline.detectors.observe(mapper.map(batch)) + pipeline.detectors.evaluate(now)
+            findings += len(found)
+        per_step.append(time.perf_counter() - step_started)
+    elapsed = time.perf_counter() - started
+    return {"mode": mode, "events": len(events), "events_done": done, "complete": done == len(events),
+            "steps": len(batches), "steps_done": len(per_step), "seconds": elapsed,
+            "events_per_s": done / elapsed, "findings": findings, "actions": actions,
+            "slowest_step_s": max(per_step), "skipped": dict(mapper.skipped),
+            "rss_before_mib": rss_before, "rss_peak_mib": _peak_mib()}
+
+
+def child_guard() -> dict[str, Any]:
+    from topology.generate import PRESETS, fat_tree
+    from topology.guard import CapacityGuard, GuardSettings
+
+    plan = fat_tree(PRESETS[PRESET])
+    # Generous blast radius and rate: the benchmark times the checks, it does not want them to stop early.
+    guard = CapacityGuard(plan, GuardSettings(cap_fraction=0.05, hourly_limit=10**9))
+    cables = sorted(guard.orientation)
+    rng = random.Random(7)
+    for cable in rng.sample(cables, len(cables) // 100):
+        guard.mark_down(cable)  # a fabric with some cables already out of service
+    now = datetime(2026, 5, 1, tzinfo=UTC)
+    verdicts: list[int] = []
+    changes: list[int] = []
+    clock = time.perf_counter_ns
+    for _ in range(GUARD_CALLS):
+        cable = rng.choice(cables)
+        start = clock()
+        guard.verdict(cable, now)
+        verdicts.append(clock() - start)
+        if cable in guard.out:
+            continue
+        start = clock()
+        guard.take_out(cable, now)
+        guard.put_back(cable)
+        changes.append(clock() - start)
+        now += timedelta(seconds=1)
+
+    def quantiles(samples: list[int]) -> dict[str, float]:
+        ordered = sorted(samples)
+        return {"calls": len(ordered), "median_us": statistics.median(ordered) / 1000,
+                "p99_us": ordered[int(len(ordered) * 0.99)] / 1000, "max_us": ordered[-1] / 1000}
+
+    return {"mode": "guard", "switch_cables": len(cables), "verdict": quantiles(verdicts),
+            "take_out_put_back": quantiles(changes), "rss_peak_mib": _peak_mib()}
+
+
+# --- the parent ------------------------------------------------------------------------------------------
+
+
+def _child(args: list[str]) -> tuple[dict[str, Any], float]:
+    """Run a child mode; its JSON report and its own peak RSS (MiB)."""
+    argv = [sys.executable, "-m", "benchmarks.bench_pipeline", *args]
+    result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"bench_pipeline {' '.join(args)}: exit {result.returncode}: {result.stderr[-800:]}")
+    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report, float(report.get("rss_peak_mib", 0.0))
+
+
+def run(workdir: Path, repeat_classify: int = 3) -> list[Measurement]:
+    # Prepared in a child of its own: this process stays small, so the children it starts do too.
+    storm = Path(_child(["prepare", str(workdir)])[0]["storm"])
+    target_s = STORM_EVENTS / TARGET_EVENTS_PER_S
+    results: list[Measurement] = []
+    runs: list[dict[str, Any]] = []
+    peak = 0.0
+    for _ in range(repeat_classify):
+        report, rss = _child(["classify", str(storm)])
+        runs.append(report)
+        peak = max(peak, rss)
+    last = runs[-1]
+    results.append(Measurement(
+        f"classify {STORM_EVENTS:,}-event storm ({PRESET}): signals + detectors",
+        [r["seconds"] for r in runs], peak, target_s,
+        note=f"{statistics.median(r['events_per_s'] for r in runs):,.0f} events/s; {last['steps']} steps of 60 s; "
+             f"{last['findings']:,} findings; RSS before the timed part {last['rss_before_mib']:.0f} MiB",
+        output=json.dumps(runs)))
+    # The whole pipeline once, within a time budget: decide() dominates it (see docs/benchmarks.md) and a
+    # complete run takes minutes; the report says how far it got.
+    report, rss = _child(["pipeline", str(storm), str(PIPELINE_BUDGET_S)])
+    got = "all" if report["complete"] else f"stopped by the {PIPELINE_BUDGET_S:g} s budget after"
+    results.append(Measurement(
+        f"Pipeline.step on the {STORM_EVENTS:,}-event storm ({PRESET})", [report["seconds"]], rss,
+        target_s * report["events_done"] / STORM_EVENTS,
+        note=f"{report['events_per_s']:,.0f} events/s; {got} {report['events_done']:,} events "
+             f"({report['steps_done']} of {report['steps']} steps); {report['findings']:,} findings, "
+             f"{report['actions']:,} decisions; slowest step {report['slowest_step_s']:.1f} s; one run",
+        output=json.dumps(report)))
+    guards = [_child(["guard"]) for _ in range(3)]
+    verdicts = [g["verdict"] for g, _ in guards]
+    changes = [g["take_out_put_back"] for g, _ in guards]
+    results.append(Measurement(
+        f"CapacityGuard.verdict p99 ({PRESET}, {guards[0][0]['switch_cables']:,} switch cables)",
+        [v["p99_us"] / 1e6 for v in verdicts], max(rss for _, rss in guards), TARGET_GUARD_US / 1e6,
+        note=f"median {statistics.median(v['median_us'] for v in verdicts):.1f} us, p99 "
+             f"{statistics.median(v['p99_us'] for v in verdicts):.1f} us over {verdicts[0]['calls']:,} random "
+             f"cables; take_out+put_back median {statistics.median(c['median_us'] for c in changes):.1f} us, "
+             f"p99 {statistics.median(c['p99_us'] for c in changes):.1f} us",
+        output=json.dumps([g for g, _ in guards])))
+    return results
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "prepare":
+        result = {"storm": str(prepare(Path(sys.argv[2])))}
+    elif mode == "guard":
+        result = child_guard()
+    elif mode in ("pipeline", "classify"):
+        result = child_pipeline(Path(sys.argv[2]), mode, float(sys.argv[3]) if len(sys.argv) > 3 else None)
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    print(json.dumps(result))

@@ -1,0 +1,268 @@
+"""``fabricctl replay`` of a 1,000,000-line UFM ``event.log`` of h100-4k, against a naive per-line script.
+
+Setup (not timed), once per suite run: the h100-4k plan as a UFM snapshot (systems, ports and links JSON), and
+one simulated week of its ``event.log``, every line written by the simulator's event store
+(``fabric.simulator``), so every line has UFM's shape and names:
+
+- events the faults of DESIGN.md's rule table raise (about a third of the lines): a fabric-wide threshold storm
+  every day (the simulator's storm generator, 20,000 events 110/111/112/113 over ten minutes), flapping links,
+  BER escalations, link downs, degraded links, ports the SM marks unhealthy, switch reboots and waves of host
+  reboots (the simulator's fault steps, run on its clock), and ports whose error rate (110/111/113) or module
+  temperature (919/392/911) stays above UFM's threshold from some moment to the end of the week, re-raised
+  every UFM alarm period of 5 minutes;
+- routine events no rule uses fill the rest, with UFM's own definitions (event policy ids 64/65 GID address
+  in/out of service, 66/67 multicast group created/deleted, 134 T4 port congestion threshold): what jobs
+  starting and stopping and all-to-all traffic write into a training cluster's log. Their share is an
+  assumption about real logs (none was available to measure), so the relevant lines are also replayed alone.
+
+Timed, each as a whole process, three runs, median: ``fabricctl replay --as-built DIR --events FILE --format
+json`` and ``python -m benchmarks.naive_replay FILE``, stdout to a file; the relevant lines alone once each.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchmarks.measure import Measurement
+
+if TYPE_CHECKING:
+    from fabric.simulator.catalog import EventSpec
+    from fabric.simulator.events import EventRecord
+    from fabric.simulator.naming import EventObject
+
+PRESET = "h100-4k"
+LINES = 1_000_000
+DAYS = 7
+TARGET_RATIO = 10.0
+START = datetime(2026, 5, 4, 0, 0, tzinfo=UTC)
+ROUTINE = frozenset({64, 65, 66, 67, 134})
+"""Routine event types in the mix: no rule uses them."""
+ALARM_PERIOD = 300.0
+"""UFM re-raises a threshold event on a port while it stays above the threshold: once per alarm TTL (300 s)."""
+
+
+def _noise_specs() -> dict[int, EventSpec]:
+    from fabric.simulator.catalog import EventSpec
+
+    # UFM's event policy table (policy.csv): id, name, severity, policy object, category, message template.
+    return {
+        64: EventSpec(64, "GID Address In Service", "Info", "IBPort", "Fabric Notification",
+                      "GID Address In Service: prefix %016x,guid %s", 10, False, 300),
+        65: EventSpec(65, "GID Address Out of Service", "Warning", "IBPort", "Fabric Notification",
+                      "GID Address Out of Service: prefix %016x,guid %s", 10, True, 300),
+        66: EventSpec(66, "New MCast Group Created", "Info", "Site", "Fabric Notification",
+                      "New MCast group is created: %016x, %08x", 11, False, 300),
+        67: EventSpec(67, "MCast Group Deleted", "Info", "Site", "Fabric Notification",
+                      "Mcast group is deleted: %016x, %08x", 11, False, 300),
+        134: EventSpec(134, "T4 Port Congested Bandwidth", "Warning", "IBPort", "Communication Error",
+                       "T4 Congested Bandwidth (in percents) threshold exceeded. Threshold is %s received value is "
+                       "%s. Peer info: %s.", 12, True, 300),
+    }
+
+
+class _Week:
+    """One simulated week of h100-4k: fault steps on the simulator's clock, periodic and routine events rendered
+    by the simulator's own event records (same names, same line format)."""
+
+    def __init__(self, seed: int = 11) -> None:
+        from fabric.simulator import SimClock, SimSettings, SimState
+        from topology.generate import PRESETS, fat_tree
+
+        self.state = SimState.from_plan(fat_tree(PRESETS[PRESET]), clock=SimClock(START),
+                                        settings=SimSettings(max_events=LINES, seed=seed))
+        self.state.events.max_log = 2 * LINES
+        self.rng = random.Random(seed)
+        fabric = self.state.fabric
+        self.switch_ports = sorted(p for p in fabric.ports if fabric.names[p].is_switch)
+        self.host_ports = sorted(p for p in fabric.ports if not fabric.names[p].is_switch)
+        self.week = DAYS * 86400.0
+        self.records: list[EventRecord] = []
+
+    def _record(self, spec: EventSpec, obj: EventObject, description: str, seconds: float) -> None:
+        from fabric.simulator.events import EventRecord
+
+        self.records.append(EventRecord(0, spec, obj, description, START + timedelta(seconds=seconds)))
+
+    def _peer_info(self, port: str) -> str:
+        peer = self.state.fabric.peer_of(port)
+        return self.state.port_name(peer).peer_info if peer else "N/A"
+
+    # --- faults (events the rules use) ---
+
+    def steps(self) -> None:
+        """Fault steps the simulator runs: storms, flaps, BER, link downs, degraded links, unhealthy ports,
+        switch reboots, host reboots."""
+        from fabric.simulator import faults
+
+        rng, week, state = self.rng, self.week, self.state
+        plan: list[tuple[float, faults.Step]] = []
+        for day in range(DAYS):
+            plan.append((day * 86400 + rng.uniform(0, 80000), faults.Storm(count=20_000, duration=600.0)))
+        plan += [(rng.uniform(0, week), faults.Flap(link="random:switch", cycles=rng.randint(2, 8),
+                                                    period=rng.uniform(20, 600))) for _ in range(400)]
+        plan += [(rng.uniform(0, week), faults.Ber(port="random:switch")) for _ in range(150)]
+        plan += [(rng.uniform(0, week), faults.LinkDown(link="random", duration=rng.uniform(1, 3600)))
+                 for _ in range(100)]
+        plan += [(rng.uniform(0, week), faults.Degrade(link="random:switch", width="1x", duration=3600.0))
+                 for _ in range(60)]
+        plan += [(rng.uniform(0, week), faults.Unhealthy(port="random:switch")) for _ in range(60)]
+        plan += [(rng.uniform(0, week), faults.SwitchReboot(switch="random", downtime=rng.uniform(60, 600)))
+                 for _ in range(40)]
+        plan += [(rng.uniform(0, week), faults.HostReboot(count=rng.randint(20, 60), stagger=60.0,
+                                                          downtime=rng.uniform(120, 900))) for _ in range(2 * DAYS)]
+        for when, step in plan:
+            state.schedule(when, step.kind, functools.partial(step.apply, state))
+        state.advance(week)
+        assert not state.errors, state.errors[:3]
+        self.records += state.events._log
+
+    def chronic(self) -> None:
+        """Ports whose error rate (110/111/113) or module temperature (919/392/911) stays above UFM's threshold
+        from some moment to the end of the week: UFM raises the event again every alarm period."""
+        from fabric.simulator.catalog import SPECS
+        from fabric.simulator.naming import module_object, port_object
+
+        rng, week = self.rng, self.week
+        for port in rng.sample(self.switch_ports, 90) + rng.sample(self.host_ports, 30):
+            name = self.state.port_name(port)
+            spec, obj, peer = SPECS[rng.choice((110, 111, 113))], port_object(name), self._peer_info(port)
+            when = rng.uniform(0, week)
+            while when < week:
+                self._record(spec, obj, spec.describe(200, rng.randint(201, 5000), peer), when)
+                when += ALARM_PERIOD + rng.uniform(-5, 5)
+        for port in rng.sample(self.switch_ports, 30):
+            name = self.state.port_name(port)
+            obj, module = port_object(name), module_object(name)
+            temperature = rng.randint(71, 90)
+            when = rng.uniform(0, week)
+            while when < week:
+                self._record(SPECS[919], obj, f"Cable temperature on port {name.sm_name} is high: {temperature}C "
+                                               "(threshold 70C)", when)
+                self._record(SPECS[392], module, SPECS[392].describe(70, temperature), when)
+                self._record(SPECS[911], module, SPECS[911].describe(1, 70, temperature), when)
+                when += ALARM_PERIOD + rng.uniform(-5, 5)
+
+    # --- routine events (no rule uses them) ---
+
+    def routine(self, count: int) -> None:
+        """Jobs starting and stopping write multicast-group and GID events in bursts; all-to-all traffic raises
+        T4 congestion thresholds."""
+        from fabric.simulator.naming import port_object, site_object
+
+        rng, specs = self.rng, _noise_specs()
+        mix = (66, 66, 67, 67, 134, 134, 134, 64, 65)
+        made = 0
+        while made < count:
+            when = rng.uniform(0, self.week)
+            for _ in range(min(rng.randint(50, 450), count - made)):
+                event_id = rng.choice(mix)
+                spec = specs[event_id]
+                if event_id in (66, 67):
+                    obj, text = site_object(), spec.describe(0xFF12601BFFFF0000 + rng.randrange(1 << 16), 0xFFFF)
+                elif event_id == 134:
+                    port = rng.choice(self.switch_ports)
+                    obj = port_object(self.state.port_name(port))
+                    text = spec.describe(10, rng.randint(11, 95), self._peer_info(port))
+                else:
+                    port = rng.choice(self.host_ports)
+                    obj = port_object(self.state.port_name(port))
+                    text = spec.describe(0xFE80000000000000, self.state.port_name(port).guid)
+                self._record(spec, obj, text, when)
+                when += rng.uniform(0, 0.05)
+                made += 1
+
+
+def prepare(workdir: Path) -> tuple[Path, Path, Path, dict[str, int]]:
+    """The snapshot, the 1M-line event.log and its relevant-only subset (written once per workdir)."""
+    from topology.formats.ufm_render import write_ufm_snapshot
+    from topology.generate import PRESETS, fat_tree
+
+    snapshot = workdir / f"{PRESET}-as-built"
+    if not snapshot.exists():
+        write_ufm_snapshot(fat_tree(PRESETS[PRESET]), snapshot)
+    log, relevant = workdir / f"{PRESET}-event.log", workdir / f"{PRESET}-event-relevant.log"
+    if not log.exists():
+        generate(log, relevant)
+    return snapshot, log, relevant, _count(log, relevant)
+
+
+def generate(log: Path, relevant_log: Path) -> None:
+    """Faults, then routine events filling up to LINES; in time order, numbered as UFM numbers them."""
+    week = _Week()
+    week.steps()
+    week.chronic()
+    week.routine(LINES - len(week.records))
+    records = sorted(week.records, key=lambda r: r.when)[:LINES]
+    with log.open("w", encoding="utf-8") as out, relevant_log.open("w", encoding="utf-8") as relevant:
+        for number, record in enumerate(records, start=1):
+            record.id = number
+            line = record.log_line() + "\n"
+            out.write(line)
+            if record.spec.id not in ROUTINE:
+                relevant.write(line)
+
+
+def _count(log: Path, relevant_log: Path) -> dict[str, int]:
+    with log.open("rb") as handle:
+        total = sum(1 for _ in handle)
+    with relevant_log.open("rb") as handle:
+        relevant = sum(1 for _ in handle)
+    return {"lines": total, "relevant": relevant}
+
+
+def timed(name: str, argv: list[str], output: Path, *, repeat: int, expect_codes: tuple[int, ...] = (0,)
+          ) -> Measurement:
+    """Wall time and peak RSS of ``argv``, stdout to ``output`` as an operator would redirect it.
+
+    Not ``measure.run_command``: it reads each output back into this process, and a child's ``ru_maxrss``
+    includes the peak of the parent it was forked from, so 72 MB of JSON read back would inflate the next
+    command's figure (the naive script's 11 MB would read as 300 MB)."""
+    runs: list[float] = []
+    peak_kib = 0
+    for _ in range(repeat):
+        with output.open("wb") as out, (output.parent / f"{output.name}.stderr").open("wb") as err:
+            start = time.perf_counter()
+            child = subprocess.Popen(argv, stdout=out, stderr=err)
+            _, status, usage = os.wait4(child.pid, 0)
+            runs.append(time.perf_counter() - start)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in expect_codes:
+            raise RuntimeError(f"{name}: exit {code}: {(output.parent / f'{output.name}.stderr').read_text()[-500:]}")
+        peak_kib = max(peak_kib, usage.ru_maxrss)
+    return Measurement(name, runs, peak_kib / 1024)
+
+
+def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
+    # Generated in a child of its own, so that this process stays small (see ``timed``).
+    subprocess.run([sys.executable, "-m", "benchmarks.bench_replay", str(workdir)], check=True)
+    snapshot, log, relevant, counts = prepare(workdir)
+    fabricctl = str(Path(sys.executable).with_name("fabricctl"))
+    results: list[Measurement] = []
+    # The realistic mix three times each; its relevant lines alone once each (keeps the suite near 3 minutes).
+    for path, lines, label, runs in ((log, counts["lines"], "realistic mix", repeat),
+                                     (relevant, counts["relevant"], "relevant lines only", 1)):
+        naive = timed(f"naive per-line script: same {lines:,} lines",
+                      [sys.executable, "-m", "benchmarks.naive_replay", str(path)], workdir / "naive.out", repeat=runs)
+        replay = timed(f"fabricctl replay: {lines:,}-line event.log, {label}",
+                       [fabricctl, "replay", "--as-built", str(snapshot), "--events", str(path), "--format", "json"],
+                       workdir / "replay.json", repeat=runs, expect_codes=(0, 1))
+        ratio = naive.median_s / replay.median_s
+        size = path.stat().st_size / 2**20
+        results.append(replace(replay, target_s=naive.median_s / TARGET_RATIO,
+                               note=f"{ratio:.2f}x the naive script's speed (target {TARGET_RATIO:g}x); {label}: "
+                                    f"{counts['relevant']:,} lines of events the rules use; {size:.0f} MiB; JSON "
+                                    f"report {(workdir / 'replay.json').stat().st_size / 2**20:.0f} MiB"))
+        results.append(replace(naive, note=f"regex + strptime + print per line; {size:.0f} MiB"))
+    return results
+
+if __name__ == "__main__":
+    prepare(Path(sys.argv[1]))

@@ -1,0 +1,474 @@
+"""The service configuration: one TOML file plus ``FABRIC_*`` environment variables.
+
+Sections (every key is documented, with its default, in ``examples/config.toml``)::
+
+    [fabric]   name                                   which fabric this daemon manages
+    [policy]   dry_run, host_links_ticket_only, ...   -> fabric.policy.PolicyConfig
+    [rules]    flap_cycles, flap_window, ...          -> fabric.detectors.RuleSettings
+    [guard]    c, cap_fraction, cap_floor, ...        -> topology.guard.GuardSettings
+    [ufm]      url, auth, user, secret_file, ...      how to reach UFM (secrets never in the file)
+    [store]    url                                    the service's database
+    [tickets]  backend, [tickets.jira] ...            where tickets go
+    [daemon]   interval                               seconds between cycles
+
+The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``FABRIC_POLICY__DRY_RUN=false``,
+``FABRIC_TICKETS__JIRA__PROJECT=NET``). Durations are written ``"12h"``, ``"10m"``, ``"7s"``, ``"500ms"``,
+``"1h30m"``, ``"2d"`` or as a number of seconds.
+
+Secrets are read only from the environment (``FABRIC_UFM_PASSWORD``, ``FABRIC_UFM_TOKEN``,
+``FABRIC_JIRA_TOKEN``) or from a file named in the configuration (``ufm.secret_file``,
+``tickets.jira.token_file``), and only when asked for (:meth:`UfmSection.secret`): they are never fields of the
+configuration, so they cannot appear in its ``repr``, its dump or a log line.
+
+Loading is all or nothing: :func:`load_config` returns a complete, frozen configuration or raises
+:class:`ConfigError` listing every problem, each naming where it is (the file or the environment variable) and
+the key's path, e.g. ``config.toml: policy.storm_window: not a duration: '10 minutes'``. Unknown keys are
+errors, so a typo never silently leaves a default in place.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from fabric.detectors import RuleSettings
+from fabric.policy import PolicyConfig
+from topology.guard import HARD_CEILING, GuardSettings
+
+if TYPE_CHECKING:
+    from fabric.engine import EngineSettings
+    from fabric.ufm_connect import UfmTarget
+
+__all__ = [
+    "ENV_PREFIX",
+    "ConfigError",
+    "DaemonSection",
+    "FabricSection",
+    "GuardSection",
+    "JiraSection",
+    "PolicySection",
+    "RulesSection",
+    "ServiceConfig",
+    "StoreSection",
+    "TicketsSection",
+    "UfmSection",
+    "format_duration",
+    "load_config",
+    "parse_duration",
+]
+
+ENV_PREFIX = "FABRIC_"
+ENV_DELIMITER = "__"
+SECRET_KEYS = frozenset({"password", "token", "secret", "api_token"})
+
+# --- durations ---------------------------------------------------------------------------------------------
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_PART = re.compile(r"\s*(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def parse_duration(value: object) -> timedelta:
+    """``"12h"``, ``"10m"``, ``"7s"``, ``"500ms"``, ``"2d"``, ``"1h30m"``, a number of seconds (``90``,
+    ``"90"``, ``2.5``) or a ``timedelta``. Raises ``ValueError`` for anything else, negative values included."""
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, bool):
+        raise ValueError(f"not a duration: {value!r}")
+    elif isinstance(value, int | float):
+        seconds = float(value)
+        if not math.isfinite(seconds):
+            raise ValueError(f"not a duration: {value!r}")
+    elif isinstance(value, str):
+        seconds = _parse_duration_text(value)
+    else:
+        raise ValueError(f"not a duration: {value!r}")
+    if seconds < 0:
+        raise ValueError(f"a duration cannot be negative: {value!r}")
+    return timedelta(seconds=seconds)
+
+
+def _parse_duration_text(value: str) -> float:
+    text = value.strip().lower()
+    if text.startswith("-"):
+        raise ValueError(f"a duration cannot be negative: {value!r}")
+    if _NUMBER.fullmatch(text):
+        return float(text)
+    total, position = 0.0, 0
+    for match in _PART.finditer(text):
+        if match.start() != position:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        position = match.end()
+    if not text or position != len(text):
+        raise ValueError(f"not a duration: {value!r} (write e.g. 90s, 10m, 12h, 1h30m, 2d or a number of seconds)")
+    return total
+
+
+def format_duration(value: timedelta) -> str:
+    """The shortest way to write ``value`` that :func:`parse_duration` reads back: ``12h``, ``1h30m``, ``2.5s``."""
+    milliseconds = round(value.total_seconds() * 1000)
+    if milliseconds == 0:
+        return "0s"
+    parts: list[str] = []
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000)):
+        count, milliseconds = divmod(milliseconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    if milliseconds:
+        parts.append(f"{milliseconds}ms" if milliseconds % 1000 else f"{milliseconds // 1000}s")
+    return "".join(parts)
+
+
+def _positive(value: timedelta) -> timedelta:
+    if value <= timedelta():
+        raise ValueError(f"must be longer than zero, got {format_duration(value)}")
+    return value
+
+
+def _quiet_period(value: object) -> timedelta | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("never", "none", "off", "")):
+        return None
+    return _positive(parse_duration(value))
+
+
+def _quiet_text(value: timedelta | None) -> str:
+    return "never" if value is None else format_duration(value)
+
+
+_AS_TEXT = PlainSerializer(format_duration, return_type=str)
+Duration = Annotated[timedelta, BeforeValidator(parse_duration), _AS_TEXT]
+"""A duration of zero or more."""
+PositiveDuration = Annotated[timedelta, BeforeValidator(_positive), BeforeValidator(parse_duration), _AS_TEXT]
+QuietPeriod = Annotated[timedelta | None, BeforeValidator(_quiet_period),
+                        PlainSerializer(_quiet_text, return_type=str)]
+"""``"never"`` (wait for ``fabricctl resume``) or a duration longer than zero."""
+
+# --- sections ----------------------------------------------------------------------------------------------
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FabricSection(_Section):
+    name: str = Field("default", min_length=1, description="Which fabric this daemon manages.")
+
+
+class PolicySection(_Section):
+    dry_run: bool = True
+    host_links_ticket_only: bool = True
+    max_strikes: int = Field(3, ge=1)
+    probation: PositiveDuration = timedelta(days=2)
+    storm_components: int = Field(25, ge=1)
+    storm_window: PositiveDuration = timedelta(minutes=15)
+    storm_quiet_period: QuietPeriod = None
+
+    def build(self) -> PolicyConfig:
+        return PolicyConfig(dry_run=self.dry_run, host_links_ticket_only=self.host_links_ticket_only,
+                            max_strikes=self.max_strikes, probation=self.probation,
+                            storm_components=self.storm_components, storm_window=self.storm_window,
+                            storm_quiet_period=self.storm_quiet_period)
+
+
+class RulesSection(_Section):
+    flap_cycles: int = Field(3, ge=1)
+    flap_window: PositiveDuration = timedelta(hours=12)
+    burst_cycles: int = Field(5, ge=1)
+    burst_window: PositiveDuration = timedelta(minutes=10)
+    downtime: PositiveDuration = timedelta(seconds=7)
+    both_ends_window: Duration = timedelta(seconds=60)
+    ber_high_count: int = Field(2, ge=1)
+    ber_high_window: PositiveDuration = timedelta(minutes=125)
+    errors_count: int = Field(3, ge=1)
+    errors_window: PositiveDuration = timedelta(hours=2)
+    attribution_window: Duration = timedelta(minutes=10)
+    settle: Duration = timedelta(seconds=60)
+
+    def build(self) -> RuleSettings:
+        return RuleSettings(**{name: getattr(self, name) for name in type(self).model_fields})
+
+
+class GuardSection(_Section):
+    c: float = Field(0.75, gt=0.0, le=1.0)
+    cap_fraction: float = Field(0.005, ge=0.0, le=HARD_CEILING)
+    cap_floor: int = Field(10, ge=0)
+    hourly_limit: int = Field(20, ge=0)
+
+    def build(self) -> GuardSettings:
+        return GuardSettings(c=self.c, cap_fraction=self.cap_fraction, cap_floor=self.cap_floor,
+                             hourly_limit=self.hourly_limit)
+
+
+def _url(value: str | None) -> str | None:
+    if value is not None and not re.match(r"^https?://[^\s/]+", value):
+        raise ValueError(f"not an http(s) URL: {value!r}")
+    return value.rstrip("/") if value else value
+
+
+def _read_secret(env: str, file: Path | None, what: str, file_key: str) -> SecretStr:
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError([f"{file_key}: cannot read the {what} file {file}: {exc.strerror or exc}"]) from None
+        if not text:
+            raise ConfigError([f"{file_key}: the {what} file {file} is empty"])
+        return SecretStr(text)
+    value = os.environ.get(env)
+    if not value:
+        raise ConfigError([f"no {what}: set {env} or {file_key}"])
+    return SecretStr(value)
+
+
+class UfmSection(_Section):
+    url: str | None = None
+    auth: Literal["basic", "token", "session"] = "basic"
+    user: str = "admin"
+    secret_file: Path | None = None
+    ca_bundle: Path | None = None
+    insecure: bool = False
+    method: Literal["disable", "isolate"] = "disable"
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        return _url(value)
+
+    def secret(self) -> SecretStr:
+        """The access token (``auth = "token"``) or password: ``secret_file`` if set, else
+        ``FABRIC_UFM_TOKEN`` / ``FABRIC_UFM_PASSWORD``. Read when called, never stored."""
+        if self.auth == "token":
+            return _read_secret("FABRIC_UFM_TOKEN", self.secret_file, "UFM access token", "ufm.secret_file")
+        return _read_secret("FABRIC_UFM_PASSWORD", self.secret_file, "UFM password", "ufm.secret_file")
+
+    def target(self) -> UfmTarget:
+        """How ``fabric.ufm_connect`` reaches this UFM (it reads the secret itself, when it connects)."""
+        from fabric.ufm_connect import AuthMode, UfmTarget
+
+        if self.url is None:
+            raise ConfigError(["ufm.url: not set (set it in the file or FABRIC_UFM__URL)"])
+        return UfmTarget(self.url, AuthMode(self.auth), self.user, self.secret_file, self.ca_bundle, self.insecure)
+
+
+class StoreSection(_Section):
+    url: str = Field("sqlite:///fabric-remediation.db", min_length=1)
+
+
+class JiraSection(_Section):
+    url: str | None = None
+    project: str | None = None
+    issue_type: str = "Task"
+    user: str | None = None
+    token_file: Path | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        return _url(value)
+
+    def token(self) -> SecretStr:
+        """The Jira API token: ``token_file`` if set, else ``FABRIC_JIRA_TOKEN``. Read when called, never stored."""
+        return _read_secret("FABRIC_JIRA_TOKEN", self.token_file, "Jira API token", "tickets.jira.token_file")
+
+
+class TicketsSection(_Section):
+    backend: Literal["local", "jira"] = "local"
+    jira: JiraSection = JiraSection()
+
+    @model_validator(mode="after")
+    def _jira_complete(self) -> TicketsSection:
+        if self.backend == "jira":
+            missing = [key for key in ("url", "project") if getattr(self.jira, key) is None]
+            if missing:
+                raise ValueError(f"backend is jira but tickets.jira.{' and tickets.jira.'.join(missing)} "
+                                 f"{'is' if len(missing) == 1 else 'are'} not set")
+        return self
+
+
+class DaemonSection(_Section):
+    interval: PositiveDuration = timedelta(seconds=60)
+
+
+# --- the whole configuration -------------------------------------------------------------------------------
+
+
+class ServiceConfig(BaseSettings):
+    """The validated, frozen service configuration. Build it with :func:`load_config`.
+
+    Keyword arguments given to the constructor play the part of the file: the environment overrides them.
+    """
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_DELIMITER, extra="forbid",
+                                      frozen=True, case_sensitive=False)
+
+    fabric: FabricSection = FabricSection()
+    policy: PolicySection = PolicySection()
+    rules: RulesSection = RulesSection()
+    guard: GuardSection = GuardSection()
+    ufm: UfmSection = UfmSection()
+    store: StoreSection = StoreSection()
+    tickets: TicketsSection = TicketsSection()
+    daemon: DaemonSection = DaemonSection()
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # First wins: the environment over the file's values (passed as keyword arguments); no .env files.
+        return env_settings, init_settings
+
+    # --- the settings the service's parts take ---
+
+    def policy_config(self) -> PolicyConfig:
+        return self.policy.build()
+
+    def rule_settings(self) -> RuleSettings:
+        return self.rules.build()
+
+    def guard_settings(self) -> GuardSettings:
+        return self.guard.build()
+
+    def engine_settings(self, epoch: int = 1) -> EngineSettings:
+        from fabric.engine import EngineSettings
+        from fabric.ufm.client import PortActionMethod
+
+        return EngineSettings(fabric=self.fabric.name, policy=self.policy_config(), rules=self.rule_settings(),
+                              guard=self.guard_settings(), method=PortActionMethod(self.ufm.method), epoch=epoch)
+
+
+# --- loading -----------------------------------------------------------------------------------------------
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; ``problems`` holds one line per problem, each saying where."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def load_config(path: Path | str | None = None) -> ServiceConfig:
+    """The configuration from the TOML file at ``path`` (none: defaults) overridden by ``FABRIC_*`` variables."""
+    source = str(path) if path is not None else "<defaults>"
+    data = _read_toml(Path(path)) if path is not None else {}
+    problems = [f"{source}: {where}: {message}" for where, message in _secrets_in(data)]
+    problems += _env_problems()
+    if problems:
+        raise ConfigError(problems)
+    try:
+        return ServiceConfig(**data)
+    except ValidationError as exc:
+        raise ConfigError([_describe(error, source) for error in exc.errors()]) from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError([f"{path}: no such file"]) from None
+    except IsADirectoryError:
+        raise ConfigError([f"{path}: is a directory, not a TOML file"]) from None
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{path}: not valid TOML: {exc}"]) from None
+
+
+def _secrets_in(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Secret-looking keys in the file: refused, with where to put the secret instead."""
+    found: list[tuple[str, str]] = []
+    for key, value in data.items():
+        where = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            found += _secrets_in(value, f"{where}.")
+        elif key in SECRET_KEYS:
+            found.append((where, f"secrets are never read from the file: {_secret_advice(where)}"))
+    return found
+
+
+def _secret_advice(where: str) -> str:
+    if where.startswith("ufm."):
+        return "set FABRIC_UFM_PASSWORD (or FABRIC_UFM_TOKEN) in the environment, or name a file in ufm.secret_file"
+    if where.startswith("tickets."):
+        return "set FABRIC_JIRA_TOKEN in the environment, or name a file in tickets.jira.token_file"
+    return "keep it in the environment or in a file only the service can read"
+
+
+def _env_problems() -> list[str]:
+    """Nested ``FABRIC_<SECTION>__...`` variables naming no section, or carrying a secret (both are refused)."""
+    sections = set(ServiceConfig.model_fields)
+    problems: list[str] = []
+    for name in sorted(os.environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or ENV_DELIMITER not in upper:
+            continue
+        path = upper.removeprefix(ENV_PREFIX).lower().split(ENV_DELIMITER)
+        if path[0] not in sections:
+            problems.append(f"{name}: unknown section {path[0]!r}{_suggest(path[0], sections)}")
+        elif path[-1] in SECRET_KEYS:
+            problems.append(f"{name}: {_secret_advice('.'.join(path))}")
+    return problems
+
+
+def _suggest(word: str, choices: object) -> str:
+    names = [str(c) for c in choices] if isinstance(choices, set | list | tuple | frozenset) else []
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(names))})"
+
+
+def _describe(error: Mapping[str, Any], source: str) -> str:
+    loc = [str(part) for part in error.get("loc", ())]
+    dotted = ".".join(loc) or "(top level)"
+    env_name = ENV_PREFIX + ENV_DELIMITER.join(loc).upper()
+    where = env_name if loc and _env_has(env_name) else source
+    kind = error.get("type", "")
+    if kind == "extra_forbidden":
+        known = _known_keys(loc[:-1])
+        what = "unknown section" if len(loc) == 1 else "unknown key"
+        return f"{where}: {dotted}: {what}{_suggest(loc[-1], known)}"
+    message = str(error.get("msg", "invalid"))
+    if kind == "value_error":
+        message = message.removeprefix("Value error, ")
+    elif "input" in error and kind not in ("missing",):
+        message = f"{message} (got {error['input']!r})"
+    return f"{where}: {dotted}: {message}"
+
+
+def _env_has(name: str) -> bool:
+    return any(key.upper() == name for key in os.environ)
+
+
+def _known_keys(loc: list[str]) -> set[str]:
+    model: Any = ServiceConfig
+    for part in loc:
+        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
+        if field is None or not (isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)):
+            return set()
+        model = field.annotation
+    return set(model.model_fields)

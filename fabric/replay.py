@@ -1,0 +1,393 @@
+"""``fabricctl replay``: a recorded UFM event log through the policy, dry — what would have been done, and why.
+
+The fabric model is a UFM snapshot directory (``systems.json``, ``links.json``, optional ``ports.json``), or a
+wiring plan joined with the snapshot's GUIDs and port names (``fabric.fabric_view.build_view``, as the engine
+does). Events come from ``fabric.replay_events`` (``event.log``, a REST event list of either shape, JSON lines).
+
+A virtual clock runs the engine's own :class:`~fabric.pipeline.Pipeline` (signals -> detectors -> ``decide``):
+it steps at every ``interval`` boundary of event time (multiples of the interval since the Unix epoch, UTC),
+each step taking the events stamped after the previous boundary and up to this one, as a daemon cycling at
+that interval would have seen them, and once more at the first boundary at or after the last event plus the
+detectors' ``settle`` time, so that windowed rules waiting for evidence to settle can fire. Boundaries with no
+events at which nothing can happen (nothing waits to settle, no deferred link, no breaker that resumes by
+itself) are skipped: ``decide`` would return no action and the same state there.
+
+Always dry: the policy runs with ``dry_run = true`` whatever the configuration says, and nothing is written
+anywhere (no database, no UFM, no tickets). The same input always gives the same output.
+
+Output: a ``summary``, every ``decision`` (the policy's actions, ``record`` included) and the link-downs the
+detectors ``explained`` by a reboot, a node down/up or a silence instead of counting them. A cable is shown
+as ``{"a", "a_port", "b", "b_port"}`` by device display name; ports read as the plan's ``Port N`` (``Port
+1/3/1`` for split ports, ``Blade B_Port U/P`` for director blades, ``Port 1`` for a host adapter); the lower
+tier's end is ``a`` (host, then leaf, spine, core).
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from operator import attrgetter
+from pathlib import Path
+from typing import IO, Any
+
+from fabric.detectors import RuleSettings
+from fabric.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.fabric_view import FabricView, build_view
+from fabric.pipeline import Pipeline
+from fabric.policy import PolicyConfig
+from fabric.replay_events import LoadedEvents, load_events
+from fabric.signals import DEFAULT_EVENT_KINDS, SignalMapper
+from topology.errors import InputError
+from topology.guard import CableKey, GuardSettings
+from topology.model import TIER_RANK, End, Fabric
+from topology.ports import display_port
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TIMESTAMP = attrgetter("timestamp")
+_WAITING = frozenset({Lifecycle.DEFERRED, Lifecycle.PROBATION})
+
+
+# --- the fabric model --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayModel:
+    model: Fabric
+    """Names, tiers and cables the policy reasons about: the plan, or the snapshot itself."""
+    view: FabricView
+    source: str
+    down_at_start: frozenset[CableKey] = frozenset()
+    """Planned cables the snapshot does not show cabled as planned: out of service from the start."""
+
+
+def load_model(as_built: Path, plan: Path | None = None) -> ReplayModel:
+    """The snapshot alone, or ``plan`` joined with the snapshot's GUIDs and port names. Raises ``InputError``."""
+    from topology.formats.ufm_snapshot import read_ufm_snapshot
+
+    actual = read_ufm_snapshot(as_built)
+    if plan is None:
+        if not actual.infer_tiers():
+            raise InputError("the snapshot has no host links, so the switches' tiers are unknown: give --plan",
+                             source=str(as_built))
+        view = build_view(actual, actual)
+        return ReplayModel(actual, view, str(as_built))
+    from topology.formats.ndt import read_ndt
+
+    planned = read_ndt(plan)
+    view = build_view(planned, actual)
+    if not view.resolver.guids:
+        raise InputError(f"no device of the snapshot {as_built} is in the plan: are they the same fabric?",
+                         source=str(plan))
+    return ReplayModel(planned, view, f"{plan} + {as_built}", frozenset(view.plan_keys - view.live_cables(actual)))
+
+
+# --- the report --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ReplayReport:
+    summary: dict[str, Any]
+    decisions: list[dict[str, Any]]
+    explained: list[dict[str, Any]]
+    would_act: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "decisions": self.decisions, "explained": self.explained}
+
+    def write_json(self, out: IO[str]) -> None:
+        """The JSON document, one decision and one explanation per line (quick to write, easy to grep)."""
+        out.write('{"summary": ')
+        out.write(json.dumps(self.summary, indent=2).replace("\n", "\n "))
+        for name, entries in (("decisions", self.decisions), ("explained", self.explained)):
+            out.write(f',\n "{name}": [')
+            dumps = json.JSONEncoder(separators=(", ", ": ")).encode
+            for index, entry in enumerate(entries):
+                out.write(("\n  " if index == 0 else ",\n  ") + dumps(entry))
+            out.write("\n ]" if entries else "]")
+        out.write("}\n")
+
+
+def iso(when: datetime) -> str:
+    return when.astimezone(UTC).isoformat()
+
+
+class _Describer:
+    """Components as operators read them: display names from the model, ports as the plan writes them."""
+
+    def __init__(self, replay_model: ReplayModel) -> None:
+        self.model = replay_model.model
+        self.cables = replay_model.view.context.cables
+        self._targets: dict[ComponentId, dict[str, Any]] = {}
+
+    def name(self, device: str) -> str:
+        found = self.model.devices.get(device)
+        return found.name if found is not None else device
+
+    def _rank(self, end: End) -> tuple[int, str, str]:
+        found = self.model.devices.get(end.device)
+        return (TIER_RANK.get(found.tier, 9) if found is not None else 9, end.device, end.port)
+
+    def link(self, cable: CableKey) -> dict[str, str]:
+        a, b = sorted(cable, key=self._rank)
+        return {"a": self.name(a.device), "a_port": display_port(a.port),
+                "b": self.name(b.device), "b_port": display_port(b.port)}
+
+    def target(self, component: ComponentId) -> dict[str, Any]:
+        """``{"link": {...}}``, ``{"port": {...}}`` or ``{"device": name}`` (shared: do not modify)."""
+        found = self._targets.get(component)
+        if found is None:
+            found = self._targets[component] = self._target(component)
+        return found
+
+    def _target(self, component: ComponentId) -> dict[str, Any]:
+        cable = self.cables.get(component)
+        if cable is not None:
+            return {"link": self.link(cable)}
+        if component.kind is ComponentKind.PORT:
+            device, _, port = component.name.rpartition("/")
+            return {"port": {"device": self.name(device), "port": display_port(port)}}
+        if component.kind is ComponentKind.SWITCH:
+            return {"device": self.name(component.name)}
+        return {"device": component.name}
+
+    def text(self, component: ComponentId) -> str:
+        cable = self.cables.get(component)
+        if cable is not None:
+            link = self.link(cable)
+            return f"{link['a']} {link['a_port']} - {link['b']} {link['b_port']}"
+        target = self.target(component)
+        if "port" in target:
+            return f"{target['port']['device']} {target['port']['port']}"
+        return f"{component.kind.value} {target['device']}"
+
+
+# --- the replay --------------------------------------------------------------------------------------------
+
+
+def _boundary(when: datetime, interval: timedelta) -> datetime:
+    """The first multiple of ``interval`` since the epoch at or after ``when``."""
+    return _EPOCH + -((_EPOCH - when) // interval) * interval
+
+
+def _idle(pipeline: Pipeline, policy: PolicyConfig) -> bool:
+    """True when a step without events can change nothing: ``decide`` would return no action, same state."""
+    detectors = pipeline.detectors
+    if detectors.pending or detectors.dirty:
+        return False
+    state = pipeline.state
+    if state.breaker.halted and policy.storm_quiet_period is not None:
+        return False
+    return not any(record.lifecycle in _WAITING for record in state.components.values())
+
+
+def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyConfig | None = None,
+           rules: RuleSettings | None = None, guard: GuardSettings | None = None,
+           interval: timedelta = timedelta(seconds=60), every_boundary: bool = False) -> ReplayReport:
+    """Run ``loaded`` through a dry :class:`Pipeline` on a virtual clock; ``every_boundary`` disables the
+    skipping of idle boundaries (same output, slower: for tests)."""
+    if interval <= timedelta():
+        raise InputError("must be longer than zero", source="--interval")
+    policy = replace(policy or PolicyConfig(), dry_run=True)
+    rules = rules or RuleSettings()
+    view = replay_model.view
+    pipeline = Pipeline(replay_model.model, view.context, policy, rules, guard or GuardSettings())
+    pipeline.mapper = mapper = SignalMapper(view.resolver)
+    for cable in sorted(replay_model.down_at_start):
+        pipeline.guard.mark_down(cable)
+    describe = _Describer(replay_model)
+    events = loaded.events
+    decisions: list[dict[str, Any]] = []
+    kinds: Counter[str] = Counter()
+    findings = held = steps = 0
+    if events:
+        at = _boundary(events[0].timestamp, interval)
+        end = _boundary(events[-1].timestamp + rules.settle, interval)
+        start, count = 0, len(events)
+        while True:
+            stop = bisect_right(events, at, lo=start, key=_TIMESTAMP)
+            before = pipeline.state
+            step = pipeline.step(events[start:stop], at)
+            start, steps = stop, steps + 1
+            findings += len(step.findings)
+            held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
+            for action in step.decision.actions:
+                kinds[action.kind.value] += 1
+            decisions += _entries(step.decision.actions, step.findings, describe)
+            if start >= count and at >= end:
+                break
+            at += interval
+            if not every_boundary and _idle(pipeline, policy):
+                upcoming = events[start].timestamp if start < count else end
+                at = max(at, _boundary(upcoming, interval))
+    skipped = loaded.skipped + mapper.skipped
+    summary = {
+        "events": loaded.records,
+        "skipped_events": dict(sorted(skipped.items(), key=lambda item: (-item[1], item[0]))),
+        "signals": len(events) - mapper.skipped.total(),
+        "findings": findings,
+        "decisions": len(decisions),
+        "disabled": kinds[ActionKind.DISABLE.value],
+        "deferred": kinds[ActionKind.DEFER.value],
+        "ticketed": kinds[ActionKind.TICKET.value] + kinds[ActionKind.REOPEN.value],
+        "quarantined": kinds[ActionKind.QUARANTINE.value],
+        "halted": kinds[ActionKind.HALT.value],
+        "held": held,
+        "recorded": kinds[ActionKind.RECORD.value],
+        "explained": 0,
+        "would_act": any(kind != ActionKind.RECORD.value for kind in kinds),
+        "halted_at_end": pipeline.state.breaker.halted,
+        "first_event": iso(events[0].timestamp) if events else None,
+        "last_event": iso(events[-1].timestamp) if events else None,
+        "steps": steps,
+        "interval_seconds": interval.total_seconds(),
+        "input": {"file": loaded.source, "format": loaded.format},
+        "model": {"source": replay_model.source, "devices": len(replay_model.model.devices),
+                  "cables": len(replay_model.model.cables), "cables_down_at_start": len(replay_model.down_at_start)},
+        "dry_run": True,
+        "malformed": loaded.examples,
+    }
+    explained = _explained(pipeline, describe)
+    summary["explained"] = len(explained)
+    return ReplayReport(summary, decisions, explained, bool(summary["would_act"]))
+
+
+def _newly_held(before: Sequence[Finding], after: Sequence[Finding], actions: Iterable[Action]) -> int:
+    resumed = any(a.kind is ActionKind.RECORD and a.rule == "storm_breaker" for a in actions)
+    return len(after) if resumed else len(after) - len(before)
+
+
+def _entries(actions: Sequence[Action], findings: Sequence[Finding], describe: _Describer) -> list[dict[str, Any]]:
+    evidence: dict[tuple[ComponentId, str], set[int]] = defaultdict(set)
+    for finding in findings:
+        evidence[(finding.component, finding.rule)].update(finding.evidence)
+    entries: list[dict[str, Any]] = []
+    stamps: dict[datetime, str] = {}
+    for action in actions:
+        at = stamps.get(action.at)
+        if at is None:
+            at = stamps[action.at] = iso(action.at)
+        entry: dict[str, Any] = {"at": at, "action": action.kind.value, "rule": action.rule, "reason": action.reason}
+        if action.component is not None:
+            entry["component"] = str(action.component)
+            entry |= describe.target(action.component)
+            entry["evidence"] = sorted(evidence.get((action.component, action.rule), ()))
+        entry["guard"] = dict(action.guard)
+        entries.append(entry)
+    return entries
+
+
+def _explained(pipeline: Pipeline, describe: _Describer) -> list[dict[str, Any]]:
+    seen: set[tuple[ComponentId, int]] = set()
+    entries: list[tuple[datetime, str, int, dict[str, Any]]] = []
+    for item in pipeline.detectors.explained:
+        key = (item.component, item.evidence)
+        if key in seen:
+            continue
+        seen.add(key)
+        entry = {"at": iso(item.at), "component": str(item.component), **describe.target(item.component),
+                 "reason": item.reason, "evidence": item.evidence}
+        entries.append((item.at, str(item.component), item.evidence, entry))
+    entries.sort(key=lambda e: e[:3])
+    return [entry for *_, entry in entries]
+
+
+# --- the command -------------------------------------------------------------------------------------------
+
+
+def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config: Path | None = None,
+               interval: str | None = None) -> ReplayReport:
+    """What ``fabricctl replay`` does. Raises ``InputError`` or ``ConfigError`` (both ``ValueError``) on bad input."""
+    from fabric.config import load_config, parse_duration
+
+    settings = load_config(config)
+    step = settings.daemon.interval
+    if interval is not None:
+        try:
+            step = parse_duration(interval)
+        except ValueError as exc:
+            raise InputError(str(exc), source="--interval") from None
+    replay_model = load_model(as_built, plan)
+    loaded = load_events(events, used=frozenset(DEFAULT_EVENT_KINDS))
+    return replay(replay_model, loaded, policy=settings.policy_config(), rules=settings.rule_settings(),
+                  guard=settings.guard_settings(), interval=step)
+
+
+# --- the table ---------------------------------------------------------------------------------------------
+
+_STYLE = {"disable": "bold red", "defer": "yellow", "ticket": "cyan", "reopen": "cyan", "halt": "bold magenta",
+          "quarantine": "bold red", "enable": "green", "record": "dim"}
+
+
+def _target_text(entry: Mapping[str, Any]) -> str:
+    if "link" in entry:
+        link = entry["link"]
+        return f"{link['a']} {link['a_port']}\n{link['b']} {link['b_port']}"
+    if "port" in entry:
+        return f"{entry['port']['device']} {entry['port']['port']}"
+    return str(entry.get("device", "the fabric"))
+
+
+def _guard_text(figures: Mapping[str, Any]) -> str:
+    if "worst_leaf" not in figures:
+        return ""
+    return (f"{figures['worst_leaf']}: {figures['worst_leaf_paths']}->{figures['worst_leaf_paths_after']} paths "
+            f"(min {figures['worst_leaf_minimum']}); {figures['disabled']}/{figures['cap']} disabled, "
+            f"{figures['disables_last_hour']}/{figures['hourly_limit']} this hour")
+
+
+def render_table(report: ReplayReport, console: Any) -> None:
+    """Every decision as a rich table, then the summary."""
+    from rich.table import Table
+
+    table = Table(title="Decisions (dry run)", show_lines=False, expand=True)
+    table.add_column("at (UTC)", no_wrap=True)
+    table.add_column("action", no_wrap=True)
+    table.add_column("rule")
+    table.add_column("component")
+    table.add_column("reason", ratio=3)
+    table.add_column("guard", ratio=1)
+    for entry in report.decisions:
+        action = entry["action"]
+        table.add_row(entry["at"][:19].replace("T", " "), f"[{_STYLE.get(action, '')}]{action}[/]", entry["rule"],
+                      _target_text(entry), entry["reason"], _guard_text(entry["guard"]))
+    if report.decisions:
+        console.print(table)
+    else:
+        console.print("No decisions: nothing in these events would have made the policy act.")
+    if report.explained:
+        explained = Table(title="Link-downs explained (not counted as cable faults)", expand=True)
+        for column in ("at (UTC)", "component", "why"):
+            explained.add_column(column)
+        for entry in report.explained:
+            explained.add_row(entry["at"][:19].replace("T", " "), _target_text(entry), entry["reason"])
+        console.print(explained)
+    summary = report.summary
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    skipped = ", ".join(f"{count} {why}" for why, count in summary["skipped_events"].items()) or "none"
+    rows = [
+        ("events", f"{summary['events']} ({summary['first_event']} .. {summary['last_event']})"),
+        ("skipped", skipped),
+        ("signals / findings", f"{summary['signals']} / {summary['findings']}"),
+        ("would disable", str(summary["disabled"])),
+        ("would defer", str(summary["deferred"])),
+        ("would ticket", str(summary["ticketed"])),
+        ("quarantined", str(summary["quarantined"])),
+        ("storm breaker", f"tripped {summary['halted']} time(s), {summary['held']} findings held"
+                          + ("; still halted at the end" if summary["halted_at_end"] else "")),
+        ("recorded only", str(summary["recorded"])),
+        ("explained link-downs", str(summary["explained"])),
+        ("replay", f"{summary['steps']} steps of {summary['interval_seconds']:g} s, dry run; model "
+                   f"{summary['model']['source']} ({summary['model']['cables']} cables)"),
+    ]
+    for label, value in rows:
+        grid.add_row(label, value)
+    for example in summary["malformed"]:
+        grid.add_row("malformed", example)
+    console.print(grid)
+    console.print("[bold]would act[/]" if report.would_act else "no action would be taken")

@@ -1,0 +1,162 @@
+"""What ``fabricctl replay`` reads: sniffed formats, malformed entries counted (never fatal), bad input is exit 2."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from replay_support import Recording, record
+from typer.testing import CliRunner
+
+from fabric.cli import app
+from fabric.replay import run_replay
+from fabric.replay_events import NOT_USED, load_events
+from topology.errors import InputError
+
+FLAP = [{"at": "90s", "fault": "flap", "link": "pod01-spine01/1", "cycles": 5, "period": "20s", "down_for": "4s"}]
+
+
+@pytest.fixture(scope="module")
+def flap(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    return record(tmp_path_factory.mktemp("flap"), FLAP, 600)
+
+
+def invoke(*args: str | Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["replay", *map(str, args)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+# --- formats -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("form", "expected"), [
+    ("event.log", "event.log"), ("rest-6.17.json", "json"), ("rest-6.16.json", "json"),
+    ("rest-data.json", "json-data"), ("events.jsonl", "jsonl"),
+])
+def test_formats_are_sniffed(flap: Recording, form: str, expected: str) -> None:
+    loaded = load_events(flap.files[form])
+    assert (loaded.format, len(loaded.events), loaded.records) == (expected, flap.events, flap.events)
+    assert [e.timestamp for e in loaded.events] == sorted(e.timestamp for e in loaded.events)
+
+
+def test_gzipped_event_log(flap: Recording, tmp_path: Path) -> None:
+    path = tmp_path / "event.log.1.gz"
+    path.write_bytes(gzip.compress(flap.files["event.log"].read_bytes()))
+    loaded = load_events(path)
+    assert (loaded.format, len(loaded.events)) == ("event.log", flap.events)
+
+
+def test_a_single_event_as_json_lines(flap: Recording, tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(flap.files["events.jsonl"].read_text().splitlines()[0] + "\n")
+    loaded = load_events(path)
+    assert (loaded.format, len(loaded.events)) == ("jsonl", 1)
+
+
+def test_unused_event_types_are_counted_not_kept(flap: Recording, tmp_path: Path) -> None:
+    lines = flap.files["event.log"].read_text().splitlines()
+    noise = [lines[0].replace("[329]", "[66]", 1).replace("[1]", "[900]", 1),
+             lines[0].replace("[329]", "[64]", 1).replace("[1]", "[901]", 1) + "\n  a continuation line"]
+    path = tmp_path / "event.log"
+    path.write_text("\n".join([*noise, *lines]) + "\n")
+    loaded = load_events(path, used={328, 329})
+    assert len(loaded.events) == flap.events and loaded.skipped == {NOT_USED: 2}
+    assert loaded.records == flap.events + 2 and not loaded.examples
+    rest = json.loads(flap.files["rest-6.17.json"].read_text())
+    rest[0]["event_type"] = "66"
+    (tmp_path / "rest.json").write_text(json.dumps(rest))
+    loaded = load_events(tmp_path / "rest.json", used={328, 329})
+    assert len(loaded.events) == flap.events - 1 and loaded.skipped == {NOT_USED: 1}
+
+
+# --- malformed entries: counted by kind, examples name file and line ---------------------------------------
+
+
+def test_malformed_event_log_lines(flap: Recording, tmp_path: Path) -> None:
+    lines = flap.files["event.log"].read_text().splitlines()
+    bad_time = lines[1].replace("2026-06-01 08:01:34.000", "2026-13-01 08:01:34.000")
+    broken = [lines[0], "garbage that is not an event", bad_time, "2026-06-01 08:09:00 [77] truncated", *lines[2:]]
+    path = tmp_path / "event.log"
+    path.write_text("\n".join(broken) + "\n")
+    report = run_replay(flap.snapshot, path)
+    summary = report.summary
+    # The line after the first event is read as a continuation of it (UFM writes multi-line entries).
+    assert summary["skipped_events"] == {"malformed line": 1, "bad timestamp": 1}
+    assert summary["events"] == flap.events + 1 == summary["signals"] + 2
+    assert summary["malformed"][0].startswith(f"{path}:3: bad timestamp")
+    assert summary["malformed"][1].startswith(f"{path}:4: does not match the event.log line format")
+    assert report.would_act, "the rest of the log is still replayed"
+
+
+def test_malformed_json_list_entries(flap: Recording, tmp_path: Path) -> None:
+    items = json.loads(flap.files["rest-6.17.json"].read_text())
+    items[2] = "not an object"
+    items[3] = {**items[3], "timestamp": "yesterday"}
+    del items[4]["id"]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps({"data": items}))
+    report = run_replay(flap.snapshot, path)
+    assert report.summary["skipped_events"] == {"invalid event": 2, "not an event object": 1}
+    assert report.summary["malformed"] == [
+        f"{path}: data[2]: not an event object: a JSON str",
+        f"{path}: data[3]: invalid event: timestamp: Value error, not a UFM timestamp: 'yesterday'",
+        f"{path}: data[4]: invalid event: id: Field required",
+    ]
+
+
+def test_malformed_json_lines(flap: Recording, tmp_path: Path) -> None:
+    lines = flap.files["events.jsonl"].read_text().splitlines()
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join([lines[0], "{not json", "", "[1, 2]", *lines[1:]]) + "\n")
+    loaded = load_events(path)
+    assert len(loaded.events) == flap.events
+    assert loaded.skipped == {"invalid JSON": 1, "not an event object": 1}
+    assert loaded.examples[0].startswith(f"{path}:2: invalid JSON")
+    assert loaded.examples[1].startswith(f"{path}:4: not an event object")
+
+
+# --- bad input: exit 2, naming the file ---------------------------------------------------------------------
+
+
+def test_bad_inputs_exit_2(flap: Recording, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    junk = tmp_path / "junk.log"
+    junk.write_text("hello\nworld\n")
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('[{"id": 1,\n "event_type": }]')
+    not_list = tmp_path / "object.json"
+    not_list.write_text('{"events": []}')
+    all_bad = tmp_path / "all-bad.json"
+    all_bad.write_text('[{"id": "x"}, 3]')
+    config = tmp_path / "config.toml"
+    config.write_text("[policy]\nstorm_window = '10 minutes'\n")
+    cases = [
+        (["-a", flap.snapshot, "-e", tmp_path / "missing.log"], f"{tmp_path / 'missing.log'}: no such file"),
+        (["-a", flap.snapshot, "-e", empty], f"{empty}: the event file is empty"),
+        (["-a", flap.snapshot, "-e", junk], f"{junk}: not one event could be read (event.log); first problem: "
+                                            f"{junk}:1: no timestamp and no previous event to continue"),
+        (["-a", flap.snapshot, "-e", bad_json], f"{bad_json}:2: invalid JSON: Expecting value (column 16)"),
+        (["-a", flap.snapshot, "-e", not_list], f"{not_list}: not a UFM event list: expected a JSON list or an "
+                                                "object with a 'data' list"),
+        (["-a", flap.snapshot, "-e", all_bad], f"{all_bad}: not one event could be read (json)"),
+        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "1 minute"],
+         "--interval: not a duration: '1 minute'"),
+        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "0s"], "--interval: must be longer"),
+        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--config", config],
+         f"{config}: policy.storm_window: not a duration: '10 minutes'"),
+        (["-a", tmp_path, "-e", flap.files["event.log"]], f"{tmp_path}/systems.json: file not found"),
+        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--plan", tmp_path / "nope.csv"],
+         f"{tmp_path / 'nope.csv'}: No such file or directory"),
+    ]
+    for args, message in cases:
+        code, _, err = invoke(*args)
+        assert code == 2, (args, err)
+        assert err.startswith(f"fabricctl: error: {message}"), (message, err)
+
+
+def test_the_loader_raises_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is a directory"):
+        load_events(tmp_path)

@@ -1,0 +1,231 @@
+"""``fabricctl replay`` on real simulator recordings: what it decides, in every input form, deterministically."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from replay_support import FORMATS, SCENARIOS, Recording, fabricctl, record, record_file
+from typer.testing import CliRunner
+
+from fabric.cli import app
+from fabric.detectors import RuleSettings
+from fabric.replay import ReplayReport, load_model, replay, run_replay
+from fabric.replay_events import load_events
+from fabric.signals import DEFAULT_EVENT_KINDS
+
+FLAP = [{"at": "90s", "fault": "flap", "link": "pod01-spine01/1", "cycles": 5, "period": "20s", "down_for": "4s"}]
+REBOOT = [{"at": "2m", "fault": "switch_reboot", "switch": "pod01-spine02", "downtime": "3m"}]
+# Faults on switch ports and links only: UFM names those the same way in event.log and over REST.
+SWITCH_FAULTS = [
+    *FLAP,
+    {"at": "5m", "fault": "ber", "port": "pod01-spine01/4", "escalate_after": "10m"},
+    {"at": "8m", "fault": "link_down", "link": "core01-01/1"},
+    {"at": "10m", "fault": "degrade", "link": "core01-01/2", "width": "1x"},
+    {"at": "12m", "fault": "degrade", "link": "pod01-spine02/2", "speed": "HDR"},
+    {"at": "20m", "fault": "switch_reboot", "switch": "pod02-spine02", "downtime": "3m"},
+    {"at": "40m", "fault": "unhealthy", "port": "pod01-spine01/2", "condition": "FLAPPING"},
+    {"at": "45m", "fault": "flap", "link": "pod02-spine01/1", "cycles": 3, "period": "1m"},
+]
+
+
+def run(recording: Recording, form: str = "event.log", **options: Any) -> ReplayReport:
+    loaded = load_events(recording.files[form], used=frozenset(DEFAULT_EVENT_KINDS))
+    return replay(load_model(recording.snapshot), loaded, **options)
+
+
+def kinds(report: ReplayReport) -> list[tuple[str, str, str]]:
+    return [(d["action"], d["rule"], d.get("component", "")) for d in report.decisions]
+
+
+@pytest.fixture(scope="module")
+def flap(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    return record(tmp_path_factory.mktemp("flap"), FLAP, 600)
+
+
+@pytest.fixture(scope="module")
+def switch_faults(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    return record(tmp_path_factory.mktemp("switch-faults"), SWITCH_FAULTS, 3600)
+
+
+@pytest.fixture(scope="module")
+def combined(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    return record_file(tmp_path_factory.mktemp("combined"), SCENARIOS / "combined.toml", 7200)
+
+
+# --- what it decides -----------------------------------------------------------------------------------------
+
+
+def test_a_flapping_link_is_disabled_and_ticketed(flap: Recording) -> None:
+    report = run(flap)
+    link = "link:pod01-leaf01/5|pod01-spine01/1"
+    assert kinds(report)[:2] == [("disable", "flap", link), ("ticket", "flap", link)]
+    disable = report.decisions[0]
+    assert disable["link"] == {"a": "pod01-leaf01", "a_port": "Port 5", "b": "pod01-spine01", "b_port": "Port 1"}
+    assert disable["guard"]["worst_leaf"] == "pod01-leaf01"
+    assert disable["guard"]["worst_leaf_paths_after"] >= disable["guard"]["worst_leaf_minimum"]
+    assert disable["evidence"] and set(disable["evidence"]) <= set(range(1, flap.events + 1))
+    # Two 4 s downs (at 90 s and 110 s) exceed the 7 s downtime limit once the second has settled (60 s):
+    # the daemon's cycle at 08:03 would act.
+    assert disable["reason"].startswith("8 s down within 12:00:00 (limit 0:00:07)")
+    assert datetime.fromisoformat(disable["at"]) == datetime.fromisoformat("2026-06-01T08:03:00+00:00")
+    summary = report.summary
+    assert (summary["disabled"], summary["ticketed"], summary["deferred"], summary["halted"]) == (1, 1, 0, 0)
+    assert report.would_act and summary["dry_run"] is True
+    assert all(d["action"] in ("disable", "ticket", "record") for d in report.decisions)
+
+
+def test_a_switch_reboot_only_explains_link_downs(tmp_path: Path) -> None:
+    recording = record(tmp_path, REBOOT, 900)
+    report = run(recording)
+    links = [d for d in report.decisions if "link" in d]
+    assert links == [], "no link is acted on: every link-down is explained by the reboot"
+    assert len(report.explained) == 8 == report.summary["explained"], "spine02's 8 cables on tiny"
+    assert all("pod01-spine02" in e["reason"] and e["component"].startswith("link:") for e in report.explained)
+    assert all("link" in e for e in report.explained)
+    # The detectors' ticket-only rule for UFM 907 "Switch is Down" is the one decision (DESIGN.md: switch ticket).
+    assert kinds(report) == [("ticket", "switch_down", "switch:pod01-spine02")]
+
+
+def test_the_final_step_lets_windowed_rules_fire(tmp_path: Path) -> None:
+    # The log ends right after the third cycle: only the extra step after last event + settle sees it settled.
+    recording = record(tmp_path, [{"at": "30s", "fault": "flap", "link": "pod01-spine01/1", "cycles": 3,
+                                   "period": "10s", "down_for": "2s"}], 60)
+    report = run(recording)
+    last = datetime.fromisoformat(report.summary["last_event"])
+    disable = next(d for d in report.decisions if d["action"] == "disable")
+    assert datetime.fromisoformat(disable["at"]) >= last + timedelta(seconds=60)
+    long_settle = run(recording, rules=RuleSettings(settle=timedelta(minutes=10)))
+    disable = next(d for d in long_settle.decisions if d["action"] == "disable")
+    assert datetime.fromisoformat(disable["at"]) >= last + timedelta(minutes=10), "the final step waits for it"
+
+
+def test_config_rules_apply_and_replay_stays_dry(flap: Recording, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[policy]\ndry_run = false\n[rules]\nflap_cycles = 6\nburst_cycles = 6\ndowntime = '1h'\n")
+    report = run_replay(flap.snapshot, flap.files["event.log"], config=config)
+    assert report.decisions == [] and not report.would_act
+    assert report.summary["dry_run"] is True
+    config.write_text("[policy]\ndry_run = false\n")
+    report = run_replay(flap.snapshot, flap.files["event.log"], config=config)
+    assert report.summary["disabled"] == 1 and report.summary["dry_run"] is True
+
+
+def test_the_plan_as_model(flap: Recording, tmp_path: Path) -> None:
+    from_snapshot = run_replay(flap.snapshot, flap.files["event.log"])
+    from_plan = run_replay(flap.snapshot, flap.files["event.log"], plan=flap.plan)
+    assert from_plan.decisions == from_snapshot.decisions
+    assert from_plan.summary["model"]["source"] == f"{flap.plan} + {flap.snapshot}"
+    # A cable UFM does not show is out of service from the start: the guard counts it.
+    links = json.loads((flap.snapshot / "links.json").read_text())
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    for name in ("systems.json", "ports.json"):
+        (partial / name).write_text((flap.snapshot / name).read_text())
+    gone = next(i for i, link in enumerate(links) if link["destination_port_node_description"] == "pod01-spine01:2")
+    (partial / "links.json").write_text(json.dumps(links[:gone] + links[gone + 1:]))
+    report = run_replay(partial, flap.files["event.log"], plan=flap.plan)
+    assert report.summary["model"]["cables_down_at_start"] == 1
+    disable = next(d for d in report.decisions if d["action"] in ("disable", "defer"))
+    assert disable["guard"]["worst_leaf_paths"] < from_plan.decisions[0]["guard"]["worst_leaf_paths"]
+
+
+# --- every input form gives the same decisions ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("form", FORMATS[1:])
+def test_every_input_form_gives_the_same_decisions(switch_faults: Recording, form: str) -> None:
+    reference = run(switch_faults, "event.log")
+    other = run(switch_faults, form)
+    assert reference.decisions, "the scenario makes the policy act"
+    assert {d["action"] for d in reference.decisions} >= {"disable", "defer", "ticket", "record"}
+    assert other.decisions == reference.decisions
+    assert other.explained == reference.explained and reference.explained
+    assert other.summary["events"] == reference.summary["events"] == switch_faults.events
+    assert other.summary["signals"] == reference.summary["signals"]
+
+
+@pytest.mark.xfail(strict=True, reason="UFM's event.log names a host port by its system and HCA label "
+                                       "('Computer: pod01-node01 / NA / HCA-1/1') and a module event's port only in "
+                                       "its path: fabric.signals cannot place them, the REST object_name it can")
+def test_host_port_and_module_events_from_the_log_match_rest(tmp_path: Path) -> None:
+    recording = record(tmp_path, [{"at": "1m", "fault": "hot_module", "port": "pod01-node01 mlx5_0"},
+                                  {"at": "2m", "fault": "hot_module", "port": "pod01-spine02/4"}], 600)
+    assert run(recording, "event.log").decisions == run(recording, "rest-6.17.json").decisions
+
+
+# --- deterministic -------------------------------------------------------------------------------------------
+
+
+def test_same_input_same_output_in_process(combined: Recording) -> None:
+    first, second = run(combined), run(combined)
+    assert first.to_dict() == second.to_dict()
+    assert first.summary["halted"] == 1, "the storm in combined.toml trips the breaker"
+
+
+def test_same_input_same_output_across_processes(combined: Recording) -> None:
+    """Different hash seeds: nothing in the output may depend on set or dict hash order."""
+    outputs = []
+    for seed in ("1", "2", "3"):
+        result = fabricctl("replay", "--as-built", combined.snapshot, "--events", combined.files["event.log"],
+                           "--format", "json", env={**os.environ, "PYTHONHASHSEED": seed})
+        assert result.returncode == 1, result.stderr
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert json.loads(outputs[0])["summary"]["disabled"] >= 1
+
+
+def test_skipping_idle_boundaries_changes_nothing(combined: Recording, tmp_path: Path) -> None:
+    fast, slow = run(combined), run(combined, every_boundary=True)
+    assert fast.to_dict() | {"summary": {}} == slow.to_dict() | {"summary": {}}
+    # Two faults hours apart: the quiet hours between them are skipped, with the same outcome.
+    gap = record(tmp_path, [*FLAP, {"at": "5h", "fault": "ber", "port": "pod01-spine01/4", "escalate_after": "10m"},
+                            {"at": "9h", "fault": "flap", "link": "pod01-spine02/1", "cycles": 3, "period": "1m"}],
+                 10 * 3600)
+    fast, slow = run(gap), run(gap, every_boundary=True)
+    assert fast.decisions == slow.decisions and fast.explained == slow.explained
+    # (from the BER finding on, a deferred link waits for capacity: every boundary is stepped again)
+    assert fast.summary["steps"] < slow.summary["steps"] / 2
+    assert {d["rule"] for d in fast.decisions} >= {"flap", "ber_high", "ber_critical"}
+    shorter = run(gap, interval=timedelta(seconds=30), every_boundary=True)
+    assert shorter.summary["steps"] > slow.summary["steps"]
+
+
+# --- the JSON shape and the command --------------------------------------------------------------------------
+
+
+def test_json_shape(flap: Recording) -> None:
+    result = CliRunner().invoke(app, ["replay", "--as-built", str(flap.snapshot), "--events",
+                                      str(flap.files["rest-6.17.json"]), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert list(document) == ["summary", "decisions", "explained"]
+    summary = document["summary"]
+    for key in ("events", "skipped_events", "signals", "findings", "disabled", "deferred", "ticketed", "halted",
+                "explained", "held", "recorded", "quarantined", "would_act", "steps", "interval_seconds", "input",
+                "model", "malformed", "first_event", "last_event", "dry_run"):
+        assert key in summary, key
+    assert summary["events"] == summary["signals"] + sum(summary["skipped_events"].values())
+    assert summary["input"] == {"file": str(flap.files["rest-6.17.json"]), "format": "json"}
+    for decision in document["decisions"]:
+        assert {"at", "action", "rule", "reason", "guard"} <= set(decision)
+        assert datetime.fromisoformat(decision["at"]).utcoffset() == timedelta(0)
+        if decision.get("component", "").startswith("link:"):
+            assert set(decision["link"]) == {"a", "a_port", "b", "b_port"}
+    assert document["decisions"][0]["action"] == "disable" and document["decisions"][0]["guard"]["cap"] >= 1
+
+
+def test_table_output_and_exit_codes(flap: Recording, tmp_path: Path) -> None:
+    runner = CliRunner(env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["replay", "-a", str(flap.snapshot), "-e", str(flap.files["event.log"])])
+    assert result.exit_code == 1, result.output
+    assert "disable" in result.stdout and "pod01-spine01 Port 1" in result.stdout and "would act" in result.stdout
+    quiet = record(tmp_path / "quiet", [{"at": "1m", "fault": "link_down", "link": "pod01-spine01/3",
+                                         "duration": "3s"}], 600)
+    result = runner.invoke(app, ["replay", "-a", str(quiet.snapshot), "-e", str(quiet.files["event.log"])])
+    assert result.exit_code == 0, result.output
+    assert "no action would be taken" in result.stdout
