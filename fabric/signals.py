@@ -12,6 +12,7 @@ the thousands of events of a storm on the same ports are placed once each, not p
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -166,6 +167,7 @@ class Resolver:
         return cable.key if cable else None
 
 
+_TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 _Placement = tuple[ComponentId, str | None, tuple[str, ...]] | str
 """Where an event lands (component, reporting end, devices), or why it cannot be placed."""
 _PLACES_KEPT = 1 << 17
@@ -264,6 +266,12 @@ class SignalMapper:
                 port = None
             if port is not None:
                 end = self.resolver.end(port.guid, port.port)
+            elif event.object_path:
+                # event.log names the node by its GUID (dev_id) and the port only at the end of the path
+                # (``... / Computer: node01 / NA / HCA-1/1``, the same for Module events): GUID + port number.
+                number = _TRAILING_NUMBER.search(event.object_path.rsplit(" / ", 1)[-1])
+                if number is not None:
+                    end = self.resolver.end(event.object_name, number.group(1))
         if end is None:
             ref = parse_object_path(event.object_type, event.object_path, event.description)
             device = self.resolver.device(name=ref.device_name)

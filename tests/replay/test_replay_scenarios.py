@@ -149,9 +149,6 @@ def test_every_input_form_gives_the_same_decisions(switch_faults: Recording, for
     assert other.summary["signals"] == reference.summary["signals"]
 
 
-@pytest.mark.xfail(strict=True, reason="UFM's event.log names a host port by its system and HCA label "
-                                       "('Computer: pod01-node01 / NA / HCA-1/1') and a module event's port only in "
-                                       "its path: fabric.signals cannot place them, the REST object_name it can")
 def test_host_port_and_module_events_from_the_log_match_rest(tmp_path: Path) -> None:
     recording = record(tmp_path, [{"at": "1m", "fault": "hot_module", "port": "pod01-node01 mlx5_0"},
                                   {"at": "2m", "fault": "hot_module", "port": "pod01-spine02/4"}], 600)
