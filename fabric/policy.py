@@ -223,9 +223,12 @@ def _finding(cycle: _Cycle, finding: Finding) -> None:
     component = finding.component
     record = cycle.get(component)
     lifecycle = record.lifecycle if record else Lifecycle.HEALTHY
+    seen_in_storm = component in cycle.recent or component in cycle.new_recent
     if lifecycle in (Lifecycle.HEALTHY, Lifecycle.PROBATION) and _storm(cycle, finding):
         cycle.hold(finding)
-        cycle.act(ActionKind.RECORD, finding.rule, f"held, automation is halted: {finding.reason}", component)
+        # One record per component per storm window: a storm must not become a flood of decisions either.
+        if not seen_in_storm:
+            cycle.act(ActionKind.RECORD, finding.rule, f"held, automation is halted: {finding.reason}", component)
         return
     if lifecycle is Lifecycle.HEALTHY:
         _take_out(cycle, finding, strikes=(record.strikes if record else 0) + 1, reopen=False)
