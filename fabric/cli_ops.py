@@ -196,17 +196,17 @@ def silence_add(
     store_url: StoreOption = DEFAULT_STORE,
 ) -> None:
     """Silence components for a while (planned maintenance, a known-bad batch of optics)."""
-    from datetime import timedelta
+    from fabric.durations import parse_duration
 
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    number, unit = duration[:-1], duration[-1:]
-    if unit not in units or not number.isdigit():
-        fail(f"--duration: not a duration: {duration!r} (e.g. 90m, 2h, 1d)")
+    try:
+        length = parse_duration(duration)
+    except ValueError as exc:
+        fail(f"--duration: {exc}")
     if ":" not in matcher:
         fail(f"not a component matcher: {matcher!r} (e.g. 'link:pod01-leaf01/*')")
     with open_store(store_url) as store:
         silence = store.add_silence(matcher, reason=reason, created_by=created_by,
-                                    duration=timedelta(seconds=int(number) * units[unit]))
+                                    duration=length)
     typer.echo(f"silence {silence.id}: {silence.matcher} until {silence.ends_at.isoformat(timespec='seconds')}")
 
 

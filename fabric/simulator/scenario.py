@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import tomllib
 import types
 import typing
@@ -33,11 +32,9 @@ from typing import Any
 
 import yaml
 
+from fabric import durations
 from fabric.simulator.faults import STEP_TYPES, Step
 from fabric.simulator.state import SimState
-
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 
 
 class ScenarioError(ValueError):
@@ -46,26 +43,7 @@ class ScenarioError(ValueError):
 
 def parse_duration(value: object) -> float:
     """Seconds from ``"90s"``, ``"10m"``, ``"1h30m"``, ``"500ms"``, ``"2.5s"`` or a plain number."""
-    if isinstance(value, bool):
-        raise ValueError(f"not a duration: {value!r}")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError(f"a duration cannot be negative: {value!r}")
-        return float(value)
-    if not isinstance(value, str):
-        raise ValueError(f"not a duration: {value!r}")
-    text = value.strip().lower().replace(" ", "")
-    if re.fullmatch(r"\d+(?:\.\d+)?", text):
-        return float(text)
-    position, total = 0, 0.0
-    for match in _DURATION_PART.finditer(text):
-        if match.start() != position:
-            break
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        position = match.end()
-    if position != len(text) or not text:
-        raise ValueError(f"not a duration: {value!r} (examples: 500ms, 90s, 10m, 1h30m)")
-    return total
+    return durations.parse_duration(value).total_seconds()
 
 
 @dataclass(frozen=True, slots=True)
