@@ -183,6 +183,47 @@ def decisions(
     Console().print(table)
 
 
+components_app = typer.Typer(help="Components automation holds: list them, release a quarantined one.",
+                              no_args_is_help=True)
+
+
+@components_app.command("list")
+def components_list(store_url: StoreOption = DEFAULT_STORE,
+                    output_format: FormatOption = OutputFormat.TABLE) -> None:
+    """Every component with a recorded state (the desired state the engine converges UFM to)."""
+    with open_store(store_url) as store:
+        rows = [{"component": str(r.id), "lifecycle": r.lifecycle.value, "since": r.since.isoformat(),
+                 "strikes": r.strikes, "rule": r.rule, "reason": r.reason} for r in store.components()]
+    if output_format is OutputFormat.JSON:
+        print_json(rows)
+        return
+    for row in rows:
+        typer.echo(f"{row['lifecycle']:<16} {row['component']}  strikes {row['strikes']}  ({row['rule']}: "
+                   f"{row['reason']})")
+
+
+@components_app.command("clear")
+def components_clear(component: str, reason: Annotated[str, typer.Option(help="Why it may come back.")],
+                     store_url: StoreOption = DEFAULT_STORE) -> None:
+    """Release a quarantined component: the daemon re-enables it (within the guard) on probation."""
+    from fabric.domain import ComponentId, Lifecycle
+    from fabric.engine import CLEAR_REQUESTED
+
+    try:
+        wanted = ComponentId.parse(component)
+    except ValueError as exc:
+        fail(str(exc))
+    with open_store(store_url) as store:
+        record = store.get_component(wanted)
+        if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
+            fail(f"{component} is not quarantined")
+        store.put_component(wanted, record.lifecycle, since=record.since, strikes=record.strikes,
+                            reason=f"{record.reason}; clear requested: {reason}", evidence=record.evidence,
+                            ticket_dedup_key=record.ticket_dedup_key, rule=CLEAR_REQUESTED,
+                            never_auto_restore=record.never_auto_restore)
+    typer.echo(f"{component}: clear requested; the daemon releases it on its next cycle")
+
+
 silence_app = typer.Typer(help="Silences: findings on matching components are recorded, not acted on.",
                           no_args_is_help=True)
 
@@ -236,6 +277,7 @@ def silence_expire(silence_id: int, store_url: StoreOption = DEFAULT_STORE) -> N
 def register(app: typer.Typer) -> None:
     app.add_typer(tickets_app, name="tickets")
     app.add_typer(silence_app, name="silence")
+    app.add_typer(components_app, name="components")
     app.command()(status)
     app.command()(resume)
     app.command()(decisions)

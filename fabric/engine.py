@@ -39,6 +39,8 @@ from topology.model import Fabric
 log = logging.getLogger(__name__)
 
 UFM_WRITES = frozenset({ActionKind.DISABLE, ActionKind.ENABLE})
+CLEAR_REQUESTED = "operator_clear_requested"
+"""The rule a quarantined component's record carries once an operator asked to release it."""
 _TOPOLOGY_VERSIONS = frozenset({"ports_version", "links_version", "switches_version", "servers_version"})
 TICKET_WRITES = frozenset({ActionKind.TICKET, ActionKind.REOPEN, ActionKind.COMMENT})
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
@@ -199,7 +201,8 @@ class Engine:
         new_events = self.cursor.advance(await self.ufm.events())
         report.events = len(new_events)
         previous = self.state
-        step = self.pipeline.step(new_events, now, repaired=self._repaired(), resume=self._resumed())
+        step = self.pipeline.step(new_events, now, repaired=self._repaired(), resume=self._resumed(),
+                                  cleared=self._cleared())
         decision = step.decision
         report.findings, report.actions = step.findings, list(decision.actions)
         self._record(step.findings, decision.actions, previous, decision.state)
@@ -216,6 +219,12 @@ class Engine:
     def _repaired(self) -> list[ComponentId]:
         waiting = {c: r.since for c, r in self.state.components.items() if r.lifecycle in WAITING}
         return self.ticketing.repaired(waiting) if not self.dry_run and waiting else []
+
+    def _cleared(self) -> list[ComponentId]:
+        """``fabricctl components clear`` marks a quarantined component in the store; the policy releases it."""
+        if self.dry_run:
+            return []
+        return [r.id for r in self.store.components(Lifecycle.QUARANTINED) if r.rule == CLEAR_REQUESTED]
 
     def _resumed(self) -> bool:
         """``fabricctl resume`` clears the breaker in the store; the policy sees it here."""

@@ -106,3 +106,32 @@ def test_crash_then_restart_converges_with_one_ticket(tmp_path: Path, when: str)
         r.advance(30)
         assert r.cycle().actions == []
         assert len(r.tickets.list()) == 1
+
+
+def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fabric.cli import app
+    from fabric.signals import link_id
+
+    with rig(TINY, tmp_path) as r:
+        cable = next(c for c in TINY.cables if c.a.device == "pod01-spine01" and c.b.device == "core01-01")
+        component = link_id(cable.key)
+        r.store.put_component(component, Lifecycle.QUARANTINED, since=r.state.now(), strikes=3, rule="flap",
+                              reason="3 strikes")
+        engine = restart(r)
+        first = r.cycle()  # converges UFM to the desired state: the quarantined cable is disabled
+        assert [a.kind for a in first.actions if a.kind is ActionKind.DISABLE] == [ActionKind.DISABLE]
+        port = engine.view.port_to_act_on(component) if engine.view else None
+        assert port is not None and r.port_state(port) == "Disabled"
+        url = f"sqlite:///{tmp_path / 'fabric.db'}"
+        cleared = CliRunner().invoke(app, ["components", "clear", str(component), "--reason", "new optics",
+                                           "--store", url])
+        assert cleared.exit_code == 0, cleared.output
+        released = r.cycle()
+        assert [a.kind for a in released.actions] == [ActionKind.ENABLE]
+        assert r.port_state(port) != "Disabled"
+        record = r.store.get_component(component)
+        assert record is not None and record.lifecycle is Lifecycle.PROBATION and record.strikes == 0
+        again = CliRunner().invoke(app, ["components", "clear", str(component), "--reason", "x", "--store", url])
+        assert again.exit_code == 2 and "not quarantined" in again.output
