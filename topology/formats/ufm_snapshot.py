@@ -206,6 +206,8 @@ class _End:
     device: _Device
     port: str | None
     """Canonical port label; None for a port of an internal spine ASIC of a director."""
+    name: str
+    """UFM's name of the port, ``<guid>_<port>``."""
 
 
 @dataclass(slots=True)
@@ -216,8 +218,6 @@ class _Link:
     width: int | None
     speed: float | None
     origin: str
-    names: tuple[str, str]
-    """UFM's names of the two ports, ``<guid>_<port>``."""
 
 
 # --- building ----------------------------------------------------------------------------------------
@@ -304,12 +304,7 @@ class _Builder:
                     continue  # line card <-> spine ASIC inside one director chassis
                 raise doc.error(index, None, "an internal spine ASIC port of a director is linked outside "
                                 f"its chassis ({a.device.name!r} - {b.device.name!r})")
-            names = (self._port_name(doc, index, "source"), self._port_name(doc, index, "destination"))
-            self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin, names))
-
-    @staticmethod
-    def _port_name(doc: _Document, index: int, side: str) -> str:
-        return f"{doc.guid(index, f'{side}_guid')}_{doc.required(index, f'{side}_port')}"
+            self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin))
 
     def _end(self, doc: _Document, index: int, side: str) -> _End:
         guid = doc.guid(index, f"{side}_guid")
@@ -320,7 +315,7 @@ class _Builder:
         if known is not None and known[0].switch:
             system = known[0]
             device = self.devices[f"system:{system.guid}"]
-            return _End(device, self._switch_label(doc, index, side, description, dname, port))
+            return _End(device, self._switch_label(doc, index, side, description, dname, port), f"{guid}_{port}")
         if known is not None:
             system = known[0]
             name = self._adapter_name(guid, port, description)
@@ -328,7 +323,7 @@ class _Builder:
             origin = f"{doc.name}:{doc.path(index, side + '_guid')}"
             device = self._device(f"node:{guid}", name or f"{system.name} {guid}", Kind.ADAPTER, guid, guid,
                                   origin, host)
-            return _End(device, self._adapter_port(doc, index, side, port, dname))
+            return _End(device, self._adapter_port(doc, index, side, port, dname), f"{guid}_{port}")
         return self._unowned_end(doc, index, side, guid, port, dname, description)
 
     def _unowned_end(self, doc: _Document, index: int, side: str, guid: str, port: str, dname: str | None,
@@ -350,13 +345,13 @@ class _Builder:
             if device.kind is not Kind.SWITCH:
                 raise doc.error(index, f"{side}_port_node_description", f"GUID {guid} is an adapter "
                                 f"({device.name!r}) at {device.origin}, but this link describes a switch port")
-            return _End(device, self._switch_label(doc, index, side, description, dname, port))
+            return _End(device, self._switch_label(doc, index, side, description, dname, port), f"{guid}_{port}")
         name = self._adapter_name(guid, port, description) or " ".join(description.split())
         device = self._device(f"node:{guid}", name, Kind.ADAPTER, guid, guid, origin, host_of(name))
         if device.kind is not Kind.ADAPTER:
             raise doc.error(index, f"{side}_port_node_description", f"GUID {guid} is a switch "
                             f"({device.name!r}) at {device.origin}, but this link describes it as {name!r}")
-        return _End(device, self._adapter_port(doc, index, side, port, dname))
+        return _End(device, self._adapter_port(doc, index, side, port, dname), f"{guid}_{port}")
 
     def _adapter_name(self, guid: str, port: str, description: str | None) -> str | None:
         entry = self.ports.get(f"{guid}_{port}")
@@ -455,8 +450,8 @@ class _Builder:
                 raise InputError(exc.message, source=links_doc, column=f"[{link.index}]") from exc
             seen.add(cable.key)
             placed[cable.a] = placed[cable.b] = link
-            fabric.port_names[link.names[0]] = cable.a
-            fabric.port_names[link.names[1]] = cable.b
+            fabric.port_names[link.a.name] = cable.a
+            fabric.port_names[link.b.name] = cable.b
         self._name_switch_ports(fabric)
         return fabric
 
