@@ -126,10 +126,7 @@ class Engine:
         await self._refresh_fabric()
         await self._recover_intents()
         self.pipeline.state = self._load_state()
-        for component, record in self.state.components.items():
-            cable = self.context.cables.get(component)
-            if cable is not None and record.lifecycle in OUT_OF_SERVICE:
-                self.guard.take_out(cable, record.since)
+        self._rebuild_guard(self.clock())
         saved = self.store.load_cursor()
         events = await self.ufm.events()
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
@@ -141,6 +138,34 @@ class Engine:
             self.cursor = EventCursor(CursorState(saved.high_water_id, saved.last_event_time, saved.restart_count))
             mark = saved.high_water_id or 0
             self.pipeline.warm([e for e in events if e.id <= mark], self.clock())
+
+    def _rebuild_guard(self, now: datetime) -> None:
+        """Count what automation holds out of service. A cable UFM already shows disabled is simply counted.
+        One UFM shows up (the action was cut short by a crash, or someone enabled it by hand) will be disabled
+        again by reconciliation, so it must pass the guard now, against today's capacity: if it does not, it
+        is kept up and deferred, like any other finding the guard refuses."""
+        assert self.view is not None
+        components = dict(self.state.components)
+        for component, record in sorted(self.state.components.items()):
+            cable = self.context.cables.get(component)
+            if cable is None or record.lifecycle not in OUT_OF_SERVICE:
+                continue
+            port = self.view.port_to_act_on(component)
+            if port is not None and port in self.disabled_ports:
+                self.guard.take_out(cable, record.since)
+                continue
+            verdict = self.guard.verdict(cable, now)
+            if verdict.allowed:
+                self.guard.take_out(cable, now)
+                continue
+            reason = f"{record.reason}; after a restart UFM shows it up and the guard keeps it so: {verdict.reason}"
+            components[component] = replace(record, lifecycle=Lifecycle.DEFERRED, since=now, reason=reason)
+            self.store.record_decision(Action(ActionKind.DEFER, now, record.rule, reason, component,
+                                              dict(verdict.figures), dry_run=False))
+            self.store.put_component(component, Lifecycle.DEFERRED, since=now, strikes=record.strikes,
+                                     reason=reason, rule=record.rule, never_auto_restore=record.never_auto_restore,
+                                     ticket_dedup_key=self.ticketing.key(component))
+        self.pipeline.state = replace(self.state, components=components, waiting=None)
 
     def _load_state(self) -> PolicyState:
         if self.dry_run:

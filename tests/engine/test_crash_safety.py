@@ -135,3 +135,24 @@ def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
         assert record is not None and record.lifecycle is Lifecycle.PROBATION and record.strikes == 0
         again = CliRunner().invoke(app, ["components", "clear", str(component), "--reason", "x", "--store", url])
         assert again.exit_code == 2 and "not quarantined" in again.output
+
+
+def test_restart_re_applies_the_guard_to_what_ufm_shows_up(tmp_path: Path) -> None:
+    from fabric.signals import link_id
+
+    with rig(TINY, tmp_path) as r:
+        # The store says three uplinks of one leaf are out, UFM shows all three up (say, enabled by hand while
+        # the daemon was down). Only one of them fits under the guard today.
+        uplinks = [link_id(c.key) for c in TINY.cables if c.a.device == "pod01-leaf01" and "spine" in c.b.device]
+        for component in uplinks[:3]:
+            r.store.put_component(component, Lifecycle.AWAITING_REPAIR, since=r.state.now(), rule="ber_critical",
+                                  reason="BER")
+        engine = restart(r)
+        lifecycles = sorted(engine.state.components[c].lifecycle.value for c in uplinks[:3])
+        assert lifecycles == ["awaiting_repair", "deferred", "deferred"]
+        assert all(engine.guard.paths[leaf] >= engine.guard.minimum[leaf] for leaf in engine.guard.planned)
+        r.cycle()
+        ports = [engine.view.port_to_act_on(c) for c in uplinks[:3]] if engine.view else []
+        assert sorted(r.port_state(p) for p in ports if p) == ["Disabled", "Link Up", "Link Up"]
+        deferred = [d for d in r.store.decisions() if d.action.kind is ActionKind.DEFER]
+        assert len(deferred) == 2 and "after a restart" in deferred[0].action.reason
