@@ -341,8 +341,9 @@ class Engine:
                 continue
             want_out = cable in self.guard.disabled
             is_out = port in self.disabled_ports
-            if want_out == is_out or (not want_out and record.lifecycle not in (Lifecycle.HEALTHY,
-                                                                                 Lifecycle.PROBATION)):
+            # Put back only what automation itself released (on probation): a healthy cable disabled in UFM
+            # may be an operator's maintenance, which automation must not undo.
+            if want_out == is_out or (not want_out and record.lifecycle is not Lifecycle.PROBATION):
                 continue
             kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
             action = Action(kind, now, "reconcile", f"UFM shows {port} {'up' if want_out else 'disabled'}, "
