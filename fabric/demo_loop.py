@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 from rich.console import Console
 from rich.table import Table
 
@@ -15,6 +14,7 @@ from fabric.domain import Action, ActionKind
 from fabric.engine import Engine, EngineSettings
 from fabric.policy import PolicyConfig
 from fabric.simulator import SimClock, SimSettings, SimState, serve
+from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.store import Store
 from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
 from tickets.base import TicketStatus
@@ -32,15 +32,10 @@ def _actions_table(title: str, actions: Iterable[Action]) -> Table:
     return table
 
 
-class _Loop:
+class _Loop(SimulatorDriver):
     def __init__(self, url: str, engine: Engine, tickets: LocalTicketBackend, console: Console) -> None:
-        self.url, self.engine, self.tickets, self.console = url, engine, tickets, console
-
-    def inject(self, **step: object) -> None:
-        httpx.post(f"{self.url}/simulator/faults", json=step, timeout=30).raise_for_status()
-
-    def advance(self, seconds: float) -> None:
-        httpx.post(f"{self.url}/simulator/clock/advance", json={"seconds": seconds}, timeout=60).raise_for_status()
+        super().__init__(url)
+        self.engine, self.tickets, self.console = engine, tickets, console
 
     async def cycle(self, title: str) -> list[Action]:
         report = await self.engine.cycle()
@@ -59,16 +54,12 @@ class _Loop:
 
 
 async def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: Console) -> bool:
-    async def sim_sleep(seconds: float) -> None:
-        async with httpx.AsyncClient(base_url=url) as admin:
-            (await admin.post("/simulator/clock/advance", json={"seconds": seconds})).raise_for_status()
-
     database = workdir / "fabric-remediation.db"
     database.unlink(missing_ok=True)
     with Store.open(f"sqlite:///{database}", fabric="demo", clock=state.now) as store:
         tickets = LocalTicketBackend(store.engine, clock=state.now)
         async with UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=2),
-                             job_poll=JobPollPolicy(interval=1.0, deadline=60.0), sleep=sim_sleep) as client:
+                             job_poll=JobPollPolicy(interval=1.0, deadline=60.0), sleep=simulated_sleep(url)) as client:
             # Live mode against the simulator: this is the demo's UFM, so automation may act on it.
             engine = Engine(plan, client, store, tickets,
                             EngineSettings(fabric="demo", policy=PolicyConfig(dry_run=False)), clock=state.now)

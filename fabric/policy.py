@@ -10,11 +10,11 @@ The capacity guard is the capacity view of the state: ``decide`` updates it in s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from fabric.domain import OUT_OF_SERVICE, Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
 from topology.guard import CableKey, CapacityGuard
 
 # How bad a rule's fault is, to reconsider deferred links worst first.
@@ -360,6 +360,3 @@ def _reconsider_deferred(cycle: _Cycle) -> None:
                   verdict.figures)
         cycle.act(ActionKind.COMMENT, record.rule, "capacity allowed it: the link is now disabled", component)
 
-
-def out_of_service(state: PolicyState) -> Iterable[ComponentId]:
-    return (c for c, r in state.components.items() if r.lifecycle in OUT_OF_SERVICE)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict, deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -190,14 +189,3 @@ class CapacityGuard:
         self.paths[node] += change
         for lower, count in self.down[node].items():
             self._shift(lower, count * change)
-
-    # --- reporting -----------------------------------------------------------------------------------
-
-    def leaf_figures(self, leaves: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        chosen = self.planned if leaves is None else leaves
-        return [{"leaf": self.names.get(leaf, leaf), "paths": self.paths[leaf], "planned": self.planned[leaf],
-                 "minimum": self.minimum[leaf]} for leaf in chosen]
-
-    def worst_leaves(self, count: int) -> list[dict[str, Any]]:
-        ordered = sorted(self.planned, key=lambda leaf: (self.paths[leaf] / max(self.planned[leaf], 1), leaf))
-        return self.leaf_figures(ordered[:count])

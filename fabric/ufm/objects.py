@@ -60,10 +60,6 @@ class PortEnd:
         return self.name
 
 
-def parse_port_name(port_name: str) -> PortEnd:
-    """Shorthand for :meth:`PortEnd.parse`."""
-    return PortEnd.parse(port_name)
-
 
 @dataclass(frozen=True, slots=True)
 class ObjectRef:

@@ -15,6 +15,7 @@ import httpx
 from fabric.engine import CycleReport, Engine, EngineSettings
 from fabric.policy import PolicyConfig
 from fabric.simulator import SimClock, SimSettings, SimState, serve
+from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.store import Store
 from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
 from tickets.local import LocalTicketBackend
@@ -24,7 +25,7 @@ START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
 
 
 @dataclass
-class Rig:
+class Rig(SimulatorDriver):
     url: str
     state: SimState
     store: Store
@@ -33,13 +34,7 @@ class Rig:
     client: UfmClient
     runner: asyncio.Runner
 
-    def inject(self, **step: Any) -> None:
-        response = httpx.post(f"{self.url}/simulator/faults", json=step, timeout=30)
-        assert response.status_code == 200, response.text
-
-    def advance(self, seconds: float) -> None:
-        response = httpx.post(f"{self.url}/simulator/clock/advance", json={"seconds": seconds}, timeout=60)
-        assert response.status_code == 200, response.text
+    timeout: float = 60.0
 
     def cycle(self) -> CycleReport:
         return self.runner.run(self.engine.cycle())
@@ -50,12 +45,8 @@ class Rig:
 
 
 def make_client(url: str) -> UfmClient:
-    async def sim_sleep(seconds: float) -> None:
-        async with httpx.AsyncClient(base_url=url) as admin:
-            (await admin.post("/simulator/clock/advance", json={"seconds": seconds})).raise_for_status()
-
     return UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=1),
-                     job_poll=JobPollPolicy(interval=1.0, deadline=60.0), timeout=60.0, sleep=sim_sleep)
+                     job_poll=JobPollPolicy(interval=1.0, deadline=60.0), timeout=60.0, sleep=simulated_sleep(url))
 
 
 @contextmanager

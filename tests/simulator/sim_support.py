@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import httpx
 
 from fabric.simulator import RunningServer, SimClock, SimSettings, SimState
+from fabric.simulator.driver import simulated_sleep
 from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, SessionAuth, TokenAuth, UfmClient
 from fabric.ufm.auth import UfmAuth
 from topology.generate import PRESETS, fat_tree
@@ -77,18 +78,13 @@ class Sim:
         With ``advancing`` the client's waits (job polling, confirmation, retry backoff) move the simulated
         clock instead of sleeping, so a job that takes simulated seconds completes without real waiting.
         """
-        async def sim_sleep(seconds: float) -> None:
-            async with httpx.AsyncClient(base_url=self.url) as admin:
-                response = await admin.post("/simulator/clock/advance", json={"seconds": seconds})
-                response.raise_for_status()
-
         options: dict[str, Any] = {
             "retry": RetryPolicy(attempts=1),
             "job_poll": JobPollPolicy(interval=1.0, deadline=30.0),
             "timeout": 10.0,
         }
         if advancing:
-            options["sleep"] = sim_sleep
+            options["sleep"] = simulated_sleep(self.url)
         options.update(kwargs)
         return UfmClient(self.url, self.auth(mode), **options)
 
