@@ -14,18 +14,16 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from functools import partial
+from typing import NamedTuple, Protocol
 
 from fabric.domain import ComponentId, ComponentKind
+from fabric.ufm.objects import PortEnd, link_ends, parse_object_path
 from topology.model import End, Fabric, canonical_guid
 from topology.ports import Kind
-
-if TYPE_CHECKING:
-    from fabric.ufm.objects import PortEnd
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +98,10 @@ class EventLike(Protocol):
     def description(self) -> str | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Signal:
+class Signal(NamedTuple):
+    """One event placed on a component. A named tuple, not a frozen dataclass: a storm makes one per event, and
+    a tuple is built in C (``_new_signal``), several times faster than a frozen dataclass's ``__init__``."""
+
     kind: SignalKind
     component: ComponentId
     at: datetime
@@ -114,9 +114,14 @@ class Signal:
     """Device keys the component sits on (both ends of a cable), for attribution."""
 
 
+_new_signal: Callable[[tuple[object, ...]], Signal] = partial(tuple.__new__, Signal)
+"""``Signal(*fields)`` built in C: a named tuple's own ``__new__`` is a Python function, and a storm makes one
+signal per event."""
+
+
 def link_id(key: tuple[End, End]) -> ComponentId:
     a, b = key
-    if (b.device, b.port) < (a.device, a.port):  # End's own order, without its Python-level __lt__
+    if b < a:
         a, b = b, a
     return ComponentId(ComponentKind.LINK, f"{a.device}/{a.port}|{b.device}/{b.port}")
 
@@ -184,14 +189,6 @@ class SignalMapper:
         self._places: dict[tuple[str, object, object, object], _Placement] = {}
         """Placements by (route, how the event names its object); the resolver never changes under a mapper."""
 
-    def _placed(self, kind: SignalKind, event: EventLike, placement: _Placement) -> Signal | None:
-        if isinstance(placement, str):
-            self._skip(placement, event)
-            return None
-        component, reporter, devices = placement
-        return Signal(kind, component, event.timestamp, event.id, reporter=reporter, detail=event.description or "",
-                      devices=devices)
-
     def _remember(self, key: tuple[str, object, object, object], placement: _Placement) -> None:
         if len(self._places) >= _PLACES_KEPT:
             self._places.clear()
@@ -222,18 +219,22 @@ class SignalMapper:
             return None
         object_type = event.object_type
         if object_type == "Link" or kind in _LINK_KINDS:
-            return self._link_signal(kind, event)
-        route = "device" if kind in DEVICE_KINDS else "port"
-        key = (route, event.object_name, object_type, event.object_path)
-        placement = self._places.get(key)
-        if placement is None:
-            placement = self._place_device(event) if route == "device" else self._place_port(event)
-            self._remember(key, placement)
-        return self._placed(kind, event, placement)
+            placement = self._link_placement(event)
+        else:
+            route = "device" if kind in DEVICE_KINDS else "port"
+            key = (route, event.object_name, object_type, event.object_path)
+            found = self._places.get(key)
+            if found is None:
+                found = self._place_device(event) if route == "device" else self._place_port(event)
+                self._remember(key, found)
+            placement = found
+        if isinstance(placement, str):
+            self._skip(placement, event)
+            return None
+        component, reporter, devices = placement
+        return _new_signal((kind, component, event.timestamp, event.id, reporter, event.description or "", devices))
 
-    def _link_signal(self, kind: SignalKind, event: EventLike) -> Signal | None:
-        from fabric.ufm.objects import link_ends
-
+    def _link_placement(self, event: EventLike) -> _Placement:
         path = event.object_path
         key = ("link", event.object_name, None, path)
         placement = self._places.get(key)
@@ -243,7 +244,7 @@ class SignalMapper:
                                          or link_ends(event.object_name, None))
             if from_path is not None:  # else the description named the ends: it is not part of the key
                 self._remember(key, placement)
-        return self._placed(kind, event, placement)
+        return placement
 
     def _place_link(self, ends: tuple[PortEnd, PortEnd] | None) -> _Placement:
         if ends is None:
@@ -256,10 +257,11 @@ class SignalMapper:
         return link_id(cable), None, (cable[0].device, cable[1].device)
 
     def _place_port(self, event: EventLike) -> _Placement:
-        from fabric.ufm.objects import PortEnd, parse_object_path
-
         end: End | None = None
         if event.object_name:
+            # UFM's own port name (``<guid>_<n>``, as UFM writes it) is in the resolver as it is: no parsing.
+            end = self.resolver.ports.get(event.object_name)
+        if end is None and event.object_name:
             try:
                 port = PortEnd.parse(event.object_name)
             except ValueError:
@@ -286,8 +288,6 @@ class SignalMapper:
         return component, end_name(end), devices
 
     def _place_device(self, event: EventLike) -> _Placement:
-        from fabric.ufm.objects import parse_object_path
-
         guid = (event.object_name or "").partition("_")[0] or None
         ref = parse_object_path(event.object_type, event.object_path, event.description)
         device = self.resolver.device(guid=guid, name=ref.device_name)

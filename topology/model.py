@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from typing import NamedTuple
 
 from topology.errors import InputError
 from topology.ports import Kind, display_port
@@ -42,8 +43,10 @@ class Device:
         return self.name.casefold()
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class End:
+class End(NamedTuple):
+    """One end of a cable. A named tuple: hashing, equality and order (device, then port) are the tuple's,
+    in C; every lookup of the graph, the guard and the signal mapper hashes ends."""
+
     device: str
     """Device key (case-folded name)."""
     port: str
