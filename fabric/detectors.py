@@ -18,6 +18,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 from fabric.domain import ComponentId, ComponentKind, Finding
 from fabric.signals import Signal, SignalKind
@@ -67,7 +68,9 @@ LINK_STATE = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP, SignalKind.POR
 _QUEUE = {SignalKind.LINK_DOWN: 0, SignalKind.LINK_UP: 0, SignalKind.PORT_DOWN: 0, SignalKind.LINK_DOWNED: 0,
           SignalKind.BER_HIGH: 1, SignalKind.PORT_ERRORS: 2}
 """Which of a track's queues a kind of the history goes to: link state (the flap rule), then the counted kinds."""
-_FRESH_LINK_STATE, _FRESH_BER_HIGH, _FRESH_PORT_ERRORS = 1 << 0, 1 << 1, 1 << 2
+_FRESH_LINK_STATE, _FRESH_COUNTED = 1 << 0, 1 << 1 | 1 << 2
+_new_finding: Callable[[tuple[object, ...]], Finding] = partial(tuple.__new__, Finding)
+"""``Finding(*fields)`` built in C (a named tuple's own ``__new__`` is a Python function)."""
 
 
 # What ``observe`` does with a kind of signal, found with one lookup instead of a membership test per rule
@@ -92,6 +95,20 @@ Silenced = Callable[[ComponentId, datetime], bool]
 
 def _never_silenced(component: ComponentId, at: datetime) -> bool:
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class _CountedRule:
+    """``count`` or more signals of one history queue within ``window`` of the newest: a finding."""
+
+    rule: str
+    queue: int
+    fresh: int
+    """``1 << queue``: the bit of ``_Track.fresh`` and ``_Track.unordered`` that concerns the rule."""
+    count: int
+    window: timedelta
+    reason: str
+    """What follows the number of signals in a finding's reason."""
 
 
 @dataclass(slots=True)
@@ -144,6 +161,14 @@ class Detectors:
         UFM restarts its event ids from 1 and the ids alone would hide every new fault after a restart."""
         self.explained: list[Explained] = []
         self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
+        settings = self.settings
+        self._kept = settings.history
+        self._counted_rules = tuple(
+            _CountedRule(rule, _QUEUE[kind], 1 << _QUEUE[kind], count, window,
+                         f"{kind.value} events within {window} (threshold {count})")
+            for rule, kind, count, window in (
+                ("ber_high", SignalKind.BER_HIGH, settings.ber_high_count, settings.ber_high_window),
+                ("port_errors", SignalKind.PORT_ERRORS, settings.errors_count, settings.errors_window)))
 
     # --- intake --------------------------------------------------------------------------------------
 
@@ -196,7 +221,7 @@ class Detectors:
         if previous is not None and previous >= newest:
             return []
         self.last_evidence[(component, rule)] = newest
-        return [Finding(component, rule, at, reason, tuple(evidence), ticket_only, never_auto_restore)]
+        return [_new_finding((component, rule, at, reason, tuple(evidence), ticket_only, never_auto_restore))]
 
     # --- windows -------------------------------------------------------------------------------------
 
@@ -206,31 +231,29 @@ class Detectors:
         waiting = self.pending
         todo = waiting | self.dirty if waiting else self.dirty
         self.dirty, self.pending = {}, {}
-        settings = self.settings
+        cutoff = now - self._kept
         for component in todo:
             track = self.tracks.get(component)
             if track is None:
                 continue
             fresh, track.fresh = track.fresh, 0
-            if not track.history:
+            history = track.history
+            if not history:
                 continue
-            self._prune(track, now)
-            links, ber_high, port_errors = track.queues
+            if history[0].at < cutoff:
+                self._prune(track, cutoff)
             # Like the counted rules, the flap rule can only fire on a new link-state signal, or on an episode
             # that has since settled (then the component is waiting).
             if fresh & _FRESH_LINK_STATE or component in waiting:
-                findings += self._flaps(component, links, now)
-            if fresh & _FRESH_BER_HIGH:
-                findings += self._counted(component, ber_high, SignalKind.BER_HIGH, settings.ber_high_count,
-                                          settings.ber_high_window, "ber_high", not (track.unordered & _FRESH_BER_HIGH))
-            if fresh & _FRESH_PORT_ERRORS:
-                findings += self._counted(component, port_errors, SignalKind.PORT_ERRORS, settings.errors_count,
-                                          settings.errors_window, "port_errors",
-                                          not (track.unordered & _FRESH_PORT_ERRORS))
+                findings += self._flaps(component, track.queues[0], now)
+            if fresh & _FRESH_COUNTED:
+                for counted in self._counted_rules:
+                    if fresh & counted.fresh:
+                        findings += self._counted(component, track, counted)
         return findings
 
-    def _prune(self, track: _Track, now: datetime) -> None:
-        cutoff = now - self.settings.history
+    @staticmethod
+    def _prune(track: _Track, cutoff: datetime) -> None:
         history, queues = track.history, track.queues
         while history and history[0].at < cutoff:
             queue = _QUEUE.get(history.popleft().kind)
@@ -238,15 +261,15 @@ class Detectors:
                 # Each queue keeps history order: what leaves the history's front leaves the queue's front.
                 queues[queue].popleft()
 
-    def _counted(self, component: ComponentId, hits: deque[Signal], kind: SignalKind, count: int,
-                 window: timedelta, rule: str, in_time_order: bool = False) -> list[Finding]:
-        """``count`` or more ``kind`` signals within ``window`` of the last one (``hits``: the component's
-        ``kind`` signals in history order; ``in_time_order``: each no older than the one before it)."""
-        if len(hits) < count:
+    def _counted(self, component: ComponentId, track: _Track, counted: _CountedRule) -> list[Finding]:
+        """``counted.count`` or more signals of its queue within ``counted.window`` of the newest one."""
+        hits = track.queues[counted.queue]
+        if len(hits) < counted.count:
             return []
-        start = hits[-1].at - window
-        if in_time_order:  # the signals in the window are a suffix: no need to look at the older ones
-            recent = []
+        start = hits[-1].at - counted.window
+        recent: list[Signal] = []
+        if not track.unordered & counted.fresh:
+            # In time order: the signals in the window are a suffix, no need to look at the older ones.
             for signal in reversed(hits):
                 if signal.at < start:
                     break
@@ -254,10 +277,9 @@ class Detectors:
             recent.reverse()
         else:
             recent = [s for s in hits if s.at >= start]
-        if len(recent) < count:
+        if len(recent) < counted.count:
             return []
-        return self._fire(component, rule, recent[-1].at,
-                          f"{len(recent)} {kind.value} events within {window} (threshold {count})",
+        return self._fire(component, counted.rule, recent[-1].at, f"{len(recent)} {counted.reason}",
                           [s.event for s in recent])
 
     # --- flaps ---------------------------------------------------------------------------------------
