@@ -175,24 +175,25 @@ class Detectors:
     def observe(self, signals: Iterable[Signal]) -> list[Finding]:
         """Record signals; immediate and ticket-only rules fire here, windowed rules in ``evaluate``."""
         findings: list[Finding] = []
+        tracks, dirty = self.tracks, self.dirty
         for signal in signals:
             route = _ROUTE[signal.kind]
             if route == _HISTORY:
                 component = signal.component
-                track = self.tracks.get(component)
+                track = tracks.get(component)
                 if track is None:
-                    track = self.tracks[component] = _Track(self.history[component])
+                    track = tracks[component] = _Track(self.history[component])
                 track.history.append(signal)
-                self.dirty[component] = None
+                dirty[component] = None
                 devices = signal.devices
-                if devices and devices != track.devices:
+                if devices and devices is not track.devices and devices != track.devices:
                     track.devices = self.devices_of[component] = devices
                 queue = _QUEUE.get(signal.kind)
                 if queue is not None:
-                    signals = track.queues[queue]
-                    if signals and signal.at < signals[-1].at:
+                    queued = track.queues[queue]
+                    if queued and signal.at < queued[-1].at:
                         track.unordered |= 1 << queue
-                    signals.append(signal)
+                    queued.append(signal)
                     track.fresh |= 1 << queue
             elif route == _ATTRIBUTION:
                 self.attributions[signal.component.name].append((signal.at, signal))

@@ -30,9 +30,11 @@ class ComponentId:
     The table only grows with the distinct components named, which the fabric bounds.
     """
 
-    __slots__ = ("kind", "name")
+    __slots__ = ("_key", "kind", "name")
     kind: ComponentKind
     name: str
+    _key: tuple[str, str]
+    """(kind, name) as plain strings: the order of components, compared in C."""
     _interned: ClassVar[dict[tuple[str, str], ComponentId]] = {}
 
     def __new__(cls, kind: ComponentKind | str, name: str) -> ComponentId:
@@ -44,6 +46,7 @@ class ComponentId:
             found = object.__new__(cls)
             object.__setattr__(found, "kind", kind)
             object.__setattr__(found, "name", name)
+            object.__setattr__(found, "_key", key)
             found = cls._interned.setdefault(key, found)
         return found
 
@@ -57,22 +60,19 @@ class ComponentId:
         return f"ComponentId({self.kind.value!r}, {self.name!r})"
 
     def __str__(self) -> str:
-        return f"{self.kind.value}:{self.name}"
-
-    def _order(self) -> tuple[str, str]:
-        return self.kind.value, self.name
+        return f"{self._key[0]}:{self.name}"
 
     def __lt__(self, other: ComponentId) -> bool:
-        return self._order() < other._order()
+        return self._key < other._key
 
     def __le__(self, other: ComponentId) -> bool:
-        return self._order() <= other._order()
+        return self._key <= other._key
 
     def __gt__(self, other: ComponentId) -> bool:
-        return self._order() > other._order()
+        return self._key > other._key
 
     def __ge__(self, other: ComponentId) -> bool:
-        return self._order() >= other._order()
+        return self._key >= other._key
 
     @classmethod
     def parse(cls, text: str) -> ComponentId:

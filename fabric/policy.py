@@ -318,13 +318,14 @@ def _repaired(cycle: _Cycle, component: ComponentId) -> None:
 
 
 def _expire_probation(cycle: _Cycle) -> None:
-    for component in sorted(cycle.waiting):
-        record = cycle.get(component)
-        if record is None:
-            continue
-        if record.lifecycle is Lifecycle.PROBATION and record.probation_until and cycle.now >= record.probation_until:
-            cycle.set(component, Lifecycle.HEALTHY, "probation", "clean soak: healthy again", probation_until=None)
-            cycle.act(ActionKind.RECORD, "probation", "clean soak over: healthy", component)
+    now, probation = cycle.now, Lifecycle.PROBATION
+    # Sorted (set order changes with every process), but only the few that are due: many wait every cycle.
+    due = [component for component in cycle.waiting
+           if (record := cycle.get(component)) is not None and record.lifecycle is probation
+           and record.probation_until and now >= record.probation_until]
+    for component in sorted(due):
+        cycle.set(component, Lifecycle.HEALTHY, "probation", "clean soak: healthy again", probation_until=None)
+        cycle.act(ActionKind.RECORD, "probation", "clean soak over: healthy", component)
 
 
 def _clear(cycle: _Cycle, component: ComponentId) -> None:
