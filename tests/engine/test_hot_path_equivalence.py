@@ -1,0 +1,113 @@
+"""The storm-speed shortcuts change nothing an operator sees.
+
+- ``ComponentId`` is interned (hashing and equality by identity): equal ids must be the very same object
+  however they were made (constructor, ``parse``, pickle, copy), and their order must stay (kind, name).
+- The detectors run the flap rule only for components with a new link-state signal or an episode waiting to
+  settle. A reference that runs it for every component seen in the cycle (the behaviour before the
+  shortcut) must give the same findings, in the same order, on any stream of signals.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabric.detectors import _FRESH_LINK_STATE, Detectors, RuleSettings
+from fabric.domain import ComponentId, ComponentKind, Finding
+from fabric.signals import Signal, SignalKind, link_id
+from topology.generate import PRESETS, fat_tree
+
+PLAN = fat_tree(PRESETS["tiny"])
+CABLES = [c for c in PLAN.cables if not c.a.device.endswith("mlx5_0")][:3]
+T0 = datetime(2026, 4, 1, 10, 0, tzinfo=UTC)
+
+# --- ComponentId ---------------------------------------------------------------------------------------
+
+names = st.text(alphabet="abcz019/|-_ ", min_size=1, max_size=12)
+ids = st.tuples(st.sampled_from(list(ComponentKind)), names)
+
+
+@given(st.lists(ids, max_size=30))
+def test_equal_ids_are_one_object_and_keep_their_order(pairs: list[tuple[ComponentKind, str]]) -> None:
+    made = [ComponentId(kind, name) for kind, name in pairs]
+    for (kind, name), component in zip(pairs, made, strict=True):
+        assert ComponentId(kind.value, name) is component
+        assert ComponentId.parse(str(component)) is component
+        assert pickle.loads(pickle.dumps(component)) is component
+        assert copy.deepcopy(component) is component
+        assert (component.kind, component.name) == (kind, name)
+    assert [(c.kind.value, c.name) for c in sorted(made)] == sorted((k.value, n) for k, n in pairs)
+    assert len(set(made)) == len(set(pairs))
+
+
+def test_component_ids_are_immutable_and_checked() -> None:
+    component = ComponentId(ComponentKind.LINK, "a/1|b/2")
+    with pytest.raises(AttributeError):
+        component.name = "other"  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        ComponentId("cable", "a/1|b/2")
+    with pytest.raises(ValueError):
+        ComponentId.parse("no-kind")
+
+
+# --- the flap rule's shortcut ----------------------------------------------------------------------------
+
+class _EveryCycle(Detectors):
+    """The flap rule for every component with a signal this cycle, as before the shortcut."""
+
+    def evaluate(self, now: datetime) -> list[Finding]:
+        for component in self.dirty | self.pending:
+            if (track := self.tracks.get(component)) is not None:
+                track.fresh |= _FRESH_LINK_STATE
+        return super().evaluate(now)
+
+
+LINK_KINDS = [SignalKind.LINK_DOWN, SignalKind.LINK_UP, SignalKind.PORT_DOWN, SignalKind.LINK_DOWNED,
+              SignalKind.PORT_ERRORS, SignalKind.BER_HIGH]
+ATTRIBUTING = [SignalKind.SWITCH_REBOOTED, SignalKind.NODE_DOWN]
+
+signal_specs = st.tuples(
+    st.integers(0, len(CABLES) - 1),
+    st.sampled_from(LINK_KINDS + ATTRIBUTING),
+    st.integers(0, 1),  # which end reports a port-level signal
+    st.sampled_from([-120, -5, 0, 1, 3, 10, 40, 90, 600]),  # seconds after the previous signal
+)
+# Cycles often come before a down has settled (60 s) and are often empty: the cases the shortcut must handle.
+waits = st.sampled_from([0, 10, 30, 59, 61, 120, 3600])
+cycles = st.lists(st.tuples(st.lists(signal_specs, max_size=10) | st.just([]), waits), min_size=1, max_size=14)
+
+
+def _signals(specs: list[tuple[int, SignalKind, int, int]], at: datetime, ident: int) -> tuple[list[Signal],
+                                                                                               datetime, int]:
+    made: list[Signal] = []
+    for cable_index, kind, end_index, gap in specs:
+        cable = CABLES[cable_index]
+        at += timedelta(seconds=gap)
+        ident += 1
+        if kind in ATTRIBUTING:
+            device = (cable.a, cable.b)[end_index].device
+            made.append(Signal(kind, ComponentId(ComponentKind.SWITCH, device), at, ident))
+            continue
+        end = (cable.a, cable.b)[end_index]
+        made.append(Signal(kind, link_id(cable.key), at, ident, f"{end.device}/{end.port}", "",
+                           (cable.a.device, cable.b.device)))
+    return made, at, ident
+
+
+@settings(max_examples=300, deadline=None)
+@given(cycles)
+def test_flap_shortcut_gives_the_same_findings_in_the_same_order(
+        plan: list[tuple[list[tuple[int, SignalKind, int, int]], int]]) -> None:
+    rules = RuleSettings(flap_cycles=2, burst_cycles=3, downtime=timedelta(seconds=30), errors_count=2)
+    fast, reference = Detectors(PLAN, rules), _EveryCycle(PLAN, rules)
+    at, ident, now = T0, 0, T0
+    for specs, wait in plan:
+        signals, at, ident = _signals(specs, at, ident)
+        now = max(now, at) + timedelta(seconds=wait)
+        assert fast.observe(signals) == reference.observe(signals)
+        assert fast.evaluate(now) == reference.evaluate(now)
