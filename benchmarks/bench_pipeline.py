@@ -7,8 +7,8 @@ answers (UFM 6.17+ shape). Each measurement runs in a child process that parses 
 first, then times only the work:
 
 - ``pipeline``: ``Pipeline.step`` once per 60 s boundary of event time, exactly as the engine and replay call
-  it (signals -> detectors -> ``decide``, default rules, guard and policy); within a time budget, because
-  ``decide`` makes a complete run take minutes (the result says how many events it got through);
+  it (signals -> detectors -> ``decide``, default rules, guard and policy), with the cyclic garbage collector
+  on, as in a daemon; the time its collections took inside the timed part is reported alongside;
 - ``classify``: the same steps without ``decide`` (``SignalMapper.map`` + ``Detectors.observe`` +
   ``Detectors.evaluate``), to show where the time goes;
 - ``guard``: ``CapacityGuard.verdict`` on random switch-switch cables of h100-4k, and ``take_out`` +
@@ -40,7 +40,6 @@ INTERVAL = timedelta(seconds=60)
 TARGET_EVENTS_PER_S = 100_000
 TARGET_GUARD_US = 50.0
 GUARD_CALLS = 20_000
-PIPELINE_BUDGET_S = 90.0
 
 
 def prepare(workdir: Path) -> Path:
@@ -111,8 +110,10 @@ def _batches(events: list[Any]) -> list[tuple[datetime, list[Any]]]:
     return sorted(groups.items())
 
 
-def child_pipeline(path: Path, mode: str, budget_s: float | None = None) -> dict[str, Any]:
-    """Step through the storm; with ``budget_s``, stop after the first step that ends past it."""
+def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
+    """Step through the storm, timing the steps and, inside them, the garbage collector's passes."""
+    import gc
+
     from fabric.detectors import RuleSettings
     from fabric.pipeline import Pipeline
     from fabric.policy import PolicyConfig
@@ -126,14 +127,20 @@ def child_pipeline(path: Path, mode: str, budget_s: float | None = None) -> dict
     pipeline.mapper = mapper = SignalMapper(view.resolver)
     batches = _batches(events)
     rss_before = _rss_mib()
+    collector = {"passes": 0, "seconds": 0.0, "started": 0.0}
+
+    def time_collections(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            collector["started"] = time.perf_counter()
+        else:
+            collector["passes"] += 1
+            collector["seconds"] += time.perf_counter() - collector["started"]
+
     findings = actions = 0
     per_step: list[float] = []
-    done = 0
+    gc.callbacks.append(time_collections)
     started = time.perf_counter()
     for now, batch in batches:
-        if budget_s is not None and time.perf_counter() - started > budget_s:
-            break
-        done += len(batch)
         step_started = time.perf_counter()
         if mode == "pipeline":
             step = pipeline.step(batch, now)
@@ -144,10 +151,11 @@ def child_pipeline(path: Path, mode: str, budget_s: float | None = None) -> dict
             findings += len(found)
         per_step.append(time.perf_counter() - step_started)
     elapsed = time.perf_counter() - started
-    return {"mode": mode, "events": len(events), "events_done": done, "complete": done == len(events),
-            "steps": len(batches), "steps_done": len(per_step), "seconds": elapsed,
-            "events_per_s": done / elapsed, "findings": findings, "actions": actions,
+    gc.callbacks.remove(time_collections)
+    return {"mode": mode, "events": len(events), "steps": len(batches), "seconds": elapsed,
+            "events_per_s": len(events) / elapsed, "findings": findings, "actions": actions,
             "slowest_step_s": max(per_step), "skipped": dict(mapper.skipped),
+            "gc_passes": collector["passes"], "gc_seconds": collector["seconds"],
             "rss_before_mib": rss_before, "rss_peak_mib": _peak_mib()}
 
 
@@ -201,35 +209,32 @@ def _child(args: list[str]) -> tuple[dict[str, Any], float]:
     return report, float(report.get("rss_peak_mib", 0.0))
 
 
-def run(workdir: Path, repeat_classify: int = 3) -> list[Measurement]:
+def _storm_runs(storm: Path, mode: str, repeat: int) -> tuple[list[dict[str, Any]], float]:
+    runs: list[dict[str, Any]] = []
+    peak = 0.0
+    for _ in range(repeat):
+        report, rss = _child([mode, str(storm)])
+        runs.append(report)
+        peak = max(peak, rss)
+    return runs, peak
+
+
+def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
     # Prepared in a child of its own: this process stays small, so the children it starts do too.
     storm = Path(_child(["prepare", str(workdir)])[0]["storm"])
     target_s = STORM_EVENTS / TARGET_EVENTS_PER_S
     results: list[Measurement] = []
-    runs: list[dict[str, Any]] = []
-    peak = 0.0
-    for _ in range(repeat_classify):
-        report, rss = _child(["classify", str(storm)])
-        runs.append(report)
-        peak = max(peak, rss)
-    last = runs[-1]
-    results.append(Measurement(
-        f"classify {STORM_EVENTS:,}-event storm ({PRESET}): signals + detectors",
-        [r["seconds"] for r in runs], peak, target_s,
-        note=f"{statistics.median(r['events_per_s'] for r in runs):,.0f} events/s; {last['steps']} steps of 60 s; "
-             f"{last['findings']:,} findings; RSS before the timed part {last['rss_before_mib']:.0f} MiB",
-        output=json.dumps(runs)))
-    # The whole pipeline once, within a time budget: decide() dominates it (see docs/benchmarks.md) and a
-    # complete run takes minutes; the report says how far it got.
-    report, rss = _child(["pipeline", str(storm), str(PIPELINE_BUDGET_S)])
-    got = "all" if report["complete"] else f"stopped by the {PIPELINE_BUDGET_S:g} s budget after"
-    results.append(Measurement(
-        f"Pipeline.step on the {STORM_EVENTS:,}-event storm ({PRESET})", [report["seconds"]], rss,
-        target_s * report["events_done"] / STORM_EVENTS,
-        note=f"{report['events_per_s']:,.0f} events/s; {got} {report['events_done']:,} events "
-             f"({report['steps_done']} of {report['steps']} steps); {report['findings']:,} findings, "
-             f"{report['actions']:,} decisions; slowest step {report['slowest_step_s']:.1f} s; one run",
-        output=json.dumps(report)))
+    for mode, title in (("classify", "signals + detectors"), ("pipeline", "Pipeline.step (+ decide)")):
+        runs, peak = _storm_runs(storm, mode, repeat)
+        last = runs[-1]
+        results.append(Measurement(
+            f"{title} on the {STORM_EVENTS:,}-event storm ({PRESET})", [r["seconds"] for r in runs], peak, target_s,
+            note=f"{statistics.median(r['events_per_s'] for r in runs):,.0f} events/s; {last['steps']} steps of 60 s; "
+                 f"{last['findings']:,} findings, {last['actions']:,} decisions; garbage collector "
+                 f"{statistics.median(r['gc_seconds'] for r in runs):.2f} s in {last['gc_passes']} passes; slowest "
+                 f"step {max(r['slowest_step_s'] for r in runs):.2f} s; RSS before the timed part "
+                 f"{last['rss_before_mib']:.0f} MiB",
+            output=json.dumps(runs)))
     guards = [_child(["guard"]) for _ in range(3)]
     verdicts = [g["verdict"] for g, _ in guards]
     changes = [g["take_out_put_back"] for g, _ in guards]
@@ -251,7 +256,7 @@ if __name__ == "__main__":
     elif mode == "guard":
         result = child_guard()
     elif mode in ("pipeline", "classify"):
-        result = child_pipeline(Path(sys.argv[2]), mode, float(sys.argv[3]) if len(sys.argv) > 3 else None)
+        result = child_pipeline(Path(sys.argv[2]), mode)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     print(json.dumps(result))
