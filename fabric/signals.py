@@ -224,8 +224,8 @@ class SignalMapper:
         object_type = event.object_type
         if object_type == "Link" or kind in _LINK_KINDS:
             placement = self._link_placement(event)
-        elif (by_name := self._ports.get(event.object_name) if kind not in DEVICE_KINDS else None) is not None:
-            placement = by_name
+        elif kind not in DEVICE_KINDS and (named := self._ports.get(event.object_name)) is not None:
+            placement = named  # a UFM port name, placed when the mapper was made
         else:
             route = "device" if kind in DEVICE_KINDS else "port"
             key = (route, event.object_name, object_type, event.object_path)
