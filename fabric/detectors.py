@@ -9,7 +9,8 @@ Components are evaluated in the order their signals arrived (never in hash order
 give the same findings in the same order. Each component's history is also indexed by kind (the signals the
 counted rules and the flap rule read), kept in step with it, so that a busy component is not rescanned whole
 at every cycle; a counted rule is only re-evaluated when a signal of its kind arrived, since without one its
-window can only lose evidence and cannot produce a finding.
+window can only lose evidence and cannot produce a finding. The flap rule likewise runs on a new link-state
+signal, or for a link whose last episode was waiting to settle.
 """
 
 from __future__ import annotations
@@ -263,7 +264,7 @@ class Detectors:
                 queues[queue].popleft()
 
     def _counted(self, component: ComponentId, track: _Track, counted: _CountedRule) -> list[Finding]:
-        """``counted.count`` or more signals of its queue within ``counted.window`` of the newest one."""
+        """``counted.count`` or more signals of its queue within ``counted.window`` of the last to arrive."""
         hits = track.queues[counted.queue]
         if len(hits) < counted.count:
             return []
