@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -15,12 +16,24 @@ SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pi
           "replay": bench_replay.run}
 
 
+def _suite_in_child(name: str, workdir: Path) -> list[Measurement]:
+    """One suite in a process of its own: a child's ``ru_maxrss`` counts the parent it was forked from, so a
+    parent grown by an earlier suite (verify builds a 98,304-cable plan) would inflate every later figure."""
+    report = workdir / f"{name}.json"
+    subprocess.run([sys.executable, "-m", "benchmarks.run", "--suite", name, str(workdir), str(report)], check=True)
+    return [Measurement(**fields) for fields in json.loads(report.read_text())]
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--suite"]:
+        name, workdir, report = argv[1], Path(argv[2]), Path(argv[3])
+        report.write_text(json.dumps([m.__dict__ for m in SUITES[name](workdir)]))
+        return 0
     wanted = argv or list(SUITES)
     results: list[Measurement] = []
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as tmp:
         for name in wanted:
-            results.extend(SUITES[name](Path(tmp)))
+            results.extend(_suite_in_child(name, Path(tmp)))
     print(f"Python {platform.python_version()} on {platform.machine()}, {platform.node()}\n")
     print("| benchmark | median wall (s) | runs (s) | peak RSS (MiB) | target | verdict | setup |")
     print("|---|---|---|---|---|---|---|")
