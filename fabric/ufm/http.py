@@ -40,6 +40,14 @@ SleepFn = Callable[[float], Awaitable[None]]
 _USER_AGENT = "fabric-remediation-ufm-client/0.1"
 
 
+KEEPALIVE_EXPIRY_S = 2.0
+"""How long an idle pooled connection is reused: well below the 5 s after which uvicorn (the simulator) and
+Apache httpd's default ``KeepAliveTimeout`` close idle connections (UFM's ``/dologin`` form fields are Apache
+mod_auth_form's: UNCONFIRMED that its front end keeps the default). With httpx's default, also 5 s, a request
+sent on a connection as the server closes it fails with "server disconnected without sending a response"; seen
+in the engine's simulator tests on a loaded host, and a write cannot be retried safely."""
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """Retries of reads.  ``attempts`` counts every try, so 1 means no retry."""
@@ -110,6 +118,7 @@ class UfmHttp:
             verify=_ssl_context(verify, ca_bundle),
             transport=transport,
             follow_redirects=False,
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
         )
 
     @property
