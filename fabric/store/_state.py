@@ -178,18 +178,7 @@ class StateOps(OpsBase):
         limit: int | None = None,
     ) -> list[Finding]:
         """Findings with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
-        query = sa.select(findings)
-        if component is not None:
-            query = query.where(findings.c.component == str(component))
-        if since is not None:
-            query = query.where(findings.c.at >= ensure_utc(since))
-        if until is not None:
-            query = query.where(findings.c.at < ensure_utc(until))
-        if limit is not None:
-            newest = query.order_by(findings.c.at.desc(), findings.c.id.desc()).limit(limit).subquery()
-            query = sa.select(newest).order_by(newest.c.at, newest.c.id)
-        else:
-            query = query.order_by(findings.c.at, findings.c.id)
+        query = _history(sa.select(findings), findings, component, since, until, limit)
         with self._conn() as conn:
             return [_finding(row) for row in conn.execute(query).mappings()]
 
@@ -218,17 +207,22 @@ class StateOps(OpsBase):
         limit: int | None = None,
     ) -> list[DecisionRecord]:
         """Decisions with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
-        query = sa.select(decisions)
-        if component is not None:
-            query = query.where(decisions.c.component == str(component))
-        if since is not None:
-            query = query.where(decisions.c.at >= ensure_utc(since))
-        if until is not None:
-            query = query.where(decisions.c.at < ensure_utc(until))
-        if limit is not None:
-            newest = query.order_by(decisions.c.at.desc(), decisions.c.id.desc()).limit(limit).subquery()
-            query = sa.select(newest).order_by(newest.c.at, newest.c.id)
-        else:
-            query = query.order_by(decisions.c.at, decisions.c.id)
+        query = _history(sa.select(decisions), decisions, component, since, until, limit)
         with self._conn() as conn:
             return [_decision_record(row) for row in conn.execute(query).mappings()]
+
+
+def _history(query: sa.Select[Any], table: sa.Table, component: ComponentId | None, since: datetime | None,
+             until: datetime | None, limit: int | None) -> sa.Select[Any]:
+    """``query`` over a history table (findings, decisions): one component's, ``since <= at < until``, oldest
+    first; with ``limit``, the newest ``limit`` rows of those."""
+    if component is not None:
+        query = query.where(table.c.component == str(component))
+    if since is not None:
+        query = query.where(table.c.at >= ensure_utc(since))
+    if until is not None:
+        query = query.where(table.c.at < ensure_utc(until))
+    if limit is None:
+        return query.order_by(table.c.at, table.c.id)
+    newest = query.order_by(table.c.at.desc(), table.c.id.desc()).limit(limit).subquery()
+    return sa.select(newest).order_by(newest.c.at, newest.c.id)

@@ -24,14 +24,14 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from fabric.domain import ComponentId
 from fabric.store._base import OpsBase, dialect_insert, enum_values
-from fabric.store.records import InvalidTransitionError, TicketRecord, TicketState
+from fabric.store.records import ACTIVE_TICKET_STATES, InvalidTransitionError, TicketRecord, TicketState
 from fabric.store.schema import ACTIVE_TICKET_PREDICATE, tickets
 
 _OPEN_FROM = frozenset({TicketState.CREATING})
 _REOPEN_FROM = frozenset({TicketState.RESOLVED, TicketState.CLOSED})
 _RESOLVE_FROM = frozenset({TicketState.OPEN})
 _CLOSE_FROM = frozenset({TicketState.CREATING, TicketState.OPEN, TicketState.RESOLVED})
-_ACTIVE = (TicketState.CREATING.value, TicketState.OPEN.value)
+_ACTIVE = enum_values(TicketState, ACTIVE_TICKET_STATES)
 
 
 def _ticket(row: RowMapping) -> TicketRecord:

@@ -27,7 +27,6 @@ from fabric.store._state import StateOps
 from fabric.store._tickets import TicketOps
 from fabric.store.engine import create_store_engine
 from fabric.store.migrations import SchemaReport, ensure_schema
-from fabric.store.types import ensure_utc
 
 __all__ = ["Store", "Transaction"]
 
@@ -110,7 +109,7 @@ class Store(_Operations):
 
     def now(self) -> datetime:
         """The store's clock."""
-        return ensure_utc(self._clock(), "clock time")
+        return self._now()
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
