@@ -368,6 +368,6 @@ class Detectors:
         for device_key in self.devices_of.get(component, ()):
             device = self.fabric.devices.get(device_key)
             if device is not None and device.kind is Kind.ADAPTER:
-                names.append((device.host or device.name.split(maxsplit=1)[0]).casefold())
+                names.append(device.host_name.casefold())
             names.append(device_key)
         return names

@@ -154,16 +154,6 @@ class _Describer:
             return {"device": self.name(component.name)}
         return {"device": component.name}
 
-    def text(self, component: ComponentId) -> str:
-        cable = self.cables.get(component)
-        if cable is not None:
-            link = self.link(cable)
-            return f"{link['a']} {link['a_port']} - {link['b']} {link['b_port']}"
-        target = self.target(component)
-        if "port" in target:
-            return f"{target['port']['device']} {target['port']['port']}"
-        return f"{component.kind.value} {target['device']}"
-
 
 # --- the replay --------------------------------------------------------------------------------------------
 

@@ -141,7 +141,7 @@ class Resolver:
         self.fabric = fabric
         self.guids = {canonical_guid(g): key for g, key in guids.items()}
         self.ports = dict(ports or {})
-        self.hosts = {(d.host or d.name.split(maxsplit=1)[0]).casefold()
+        self.hosts = {d.host_name.casefold()
                       for d in fabric.devices.values() if d.kind is Kind.ADAPTER}
 
     def device(self, guid: str | None = None, name: str | None = None) -> str | None:
@@ -246,7 +246,7 @@ class SignalMapper:
         placement = self._places.get(key)
         if placement is None:
             from_path = link_ends(path, None) if path else None
-            placement = self._place_link(from_path or link_ends(path, event.description)
+            placement = self._place_link(from_path or link_ends(None, event.description)
                                          or link_ends(event.object_name, None))
             if from_path is not None:  # else the description named the ends: it is not part of the key
                 self._remember(key, placement)
@@ -305,7 +305,7 @@ class SignalMapper:
             return "device not in the fabric model"
         info = self.resolver.fabric.devices[device]
         if info.kind is Kind.ADAPTER:
-            host = info.host or info.name.split(maxsplit=1)[0]
+            host = info.host_name
             component = ComponentId(ComponentKind.HOST, host.casefold())
         else:
             component = ComponentId(ComponentKind.SWITCH, device)

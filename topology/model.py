@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from topology.errors import InputError
-from topology.ports import Kind, display_port
+from topology.ports import Kind, display_port, host_of
 
 
 class Tier(StrEnum):
@@ -41,6 +41,11 @@ class Device:
     @property
     def key(self) -> str:
         return self.name.casefold()
+
+    @property
+    def host_name(self) -> str:
+        """The host an adapter sits in: as given, else the first word of its node description."""
+        return self.host or host_of(self.name)
 
 
 class End(NamedTuple):

@@ -34,7 +34,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import IO
 
-from fabric.ufm.models import Event
+from fabric.ufm.models import SEVERITIES, Event
 
 __all__ = ["EventLogStats", "MalformedLine", "iter_event_log", "parse_event_line"]
 
@@ -51,7 +51,6 @@ _LINE_RE = re.compile(
 _STARTS_WITH_TS = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
 # The head of a line, up to its event type: enough to leave out a type nobody asked for.
 _HEAD_RE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})? \[\d+\] \[(\d+)\] ")
-_SEVERITIES = {"INFO": "Info", "WARNING": "Warning", "MINOR": "Minor", "CRITICAL": "Critical"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +137,7 @@ def _build(match: re.Match[str], tz: tzinfo | _Timestamps, extra_lines: list[str
         "name": None,
         "type": otype,
         "event_type": etype,
-        "severity": _SEVERITIES.get(sev.upper(), sev),
+        "severity": SEVERITIES.get(sev.lower(), sev),
         "counter": None,
         "category": category,
         "object_name": dev,

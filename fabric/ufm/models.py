@@ -298,12 +298,13 @@ class Link(UfmModel):
 # --------------------------------------------------------------------------------------------------
 # events and alarms
 
-_SEVERITIES = {"info": "Info", "warning": "Warning", "minor": "Minor", "critical": "Critical"}
+SEVERITIES = {"info": "Info", "warning": "Warning", "minor": "Minor", "critical": "Critical"}
+"""UFM's severities by lower-case name, as UFM spells them."""
 
 
 def _normalise_severity(value: object) -> object:
     if isinstance(value, str):
-        return _SEVERITIES.get(value.strip().lower(), value)
+        return SEVERITIES.get(value.strip().lower(), value)
     return value
 
 

@@ -117,7 +117,7 @@ def write_ndt(fabric: Fabric, out: TextIO) -> None:
         for end in (cable.a, cable.b):
             device = fabric.devices[end.device]
             if device.kind is Kind.ADAPTER and end.port == "1":
-                cells += [device.host or device.name.split(maxsplit=1)[0], device.name]
+                cells += [device.host_name, device.name]
             else:
                 cells += [device.name, display_port(end.port)]
         speed = f"{round(cable.speed_gbps * 1000)}" if cable.speed_gbps else ""

@@ -105,7 +105,7 @@ class UfmView:
         adapters: dict[str, list[Device]] = defaultdict(list)
         for device in fabric.devices.values():
             if device.kind is Kind.ADAPTER:
-                adapters[device.host or device.name.split(maxsplit=1)[0]].append(device)
+                adapters[device.host_name].append(device)
         self.hosts = dict(adapters)
         # A host system takes the GUID of its first adapter, as UFM shows it.
         self.system_of: dict[str, tuple[str, str]] = {}
@@ -136,7 +136,7 @@ class UfmView:
         return PortRef(f"{guid}_{number}", guid, number, system_guid, system_name, dname, description, device)
 
     def _adapter_index(self, device: Device) -> int:
-        return self.hosts[device.host or device.name.split(maxsplit=1)[0]].index(device)
+        return self.hosts[device.host_name].index(device)
 
 
 def render_systems(view: UfmView) -> list[dict[str, Any]]:
