@@ -118,13 +118,18 @@ class CapacityGuard:
         """May automation disable ``cable`` at ``now``? Nothing changes until ``take_out``."""
         if not self.guards(cable):
             return Verdict(True, None, "not a switch-switch cable: no path to core depends on it")
-        if cable in self.out:
-            return Verdict(True, None, "already out of service: capacity unchanged")
+        if cable in self.disabled:
+            return Verdict(True, None, "already disabled by automation: nothing changes")
         self._forget_before(now - _HOUR)
         figures: dict[str, Any] = {
             "c": self.settings.c, "disabled": len(self.disabled), "cap": self.cap,
             "disables_last_hour": len(self.recent), "hourly_limit": self.settings.hourly_limit,
         }
+        if cable in self.out:
+            # Down already (UFM shows it so): no path is lost, but disabling it still counts against the blast
+            # radius and the hourly rate like any other disable (``take_out`` adds it to both).
+            return self._limits(figures) or Verdict(True, None, "already out of service: capacity unchanged",
+                                                    figures)
         _, deltas = self._effect(cable, -1)
         worst = min(deltas, key=lambda leaf: (self.paths[leaf] + deltas[leaf] - self.minimum[leaf], leaf))
         after = self.paths[worst] + deltas[worst]
@@ -137,6 +142,12 @@ class CapacityGuard:
             return Verdict(False, "capacity", (
                 f"{figures['worst_leaf']} would keep {after} of {self.planned[worst]} planned paths to core, "
                 f"below the guard's {self.minimum[worst]} (c = {self.settings.c:g})"), figures)
+        return self._limits(figures) or Verdict(True, None, (
+            f"every affected leaf keeps at least its guard ({figures['worst_leaf']}: {after} paths, "
+            f"minimum {self.minimum[worst]})"), figures)
+
+    def _limits(self, figures: dict[str, Any]) -> Verdict | None:
+        """The refusal of one more disable by the blast-radius cap or the hourly rate, if either is reached."""
         if len(self.disabled) >= self.cap:
             return Verdict(False, "blast_radius", (
                 f"{len(self.disabled)} cables already disabled by automation, the cap is {self.cap}"), figures)
@@ -144,9 +155,7 @@ class CapacityGuard:
             return Verdict(False, "rate", (
                 f"{len(self.recent)} disables in the last hour, the limit is {self.settings.hourly_limit}"),
                 figures)
-        return Verdict(True, None, (
-            f"every affected leaf keeps at least its guard ({figures['worst_leaf']}: {after} paths, "
-            f"minimum {self.minimum[worst]})"), figures)
+        return None
 
     def _forget_before(self, cutoff: datetime) -> None:
         while self.recent and self.recent[0] <= cutoff:
