@@ -33,7 +33,7 @@ from fabric.ufm.errors import UfmError
 from fabric.ufm.models import Event, Link, Port, System, Versioning
 from tickets.base import TicketBackend, TicketError
 from topology.formats.ufm_snapshot import fabric_from_ufm
-from topology.guard import CapacityGuard, GuardSettings
+from topology.guard import CableKey, CapacityGuard, GuardSettings
 from topology.model import Fabric
 
 log = logging.getLogger(__name__)
@@ -140,12 +140,14 @@ class Engine:
             self.pipeline.warm([e for e in events if e.id <= mark], self.clock())
 
     def _rebuild_guard(self, now: datetime) -> None:
-        """Count what automation holds out of service. A cable UFM already shows disabled is simply counted.
-        One UFM shows up (the action was cut short by a crash, or someone enabled it by hand) will be disabled
-        again by reconciliation, so it must pass the guard now, against today's capacity: if it does not, it
-        is kept up and deferred, like any other finding the guard refuses."""
+        """Count what automation holds out of service. A cable UFM already shows disabled is simply counted,
+        all of them first. One UFM shows up (the action was cut short by a crash, or someone enabled it by hand)
+        will be disabled again by reconciliation, so it must then pass the guard, against today's capacity and
+        what is already counted: if it does not, it is kept up, deferred like any finding the guard refuses, or
+        still quarantined (only an operator releases a quarantine)."""
         assert self.view is not None
         components = dict(self.state.components)
+        recheck: list[tuple[ComponentId, ComponentRecord, CableKey]] = []
         for component, record in sorted(self.state.components.items()):
             cable = self.context.cables.get(component)
             if cable is None or record.lifecycle not in OUT_OF_SERVICE:
@@ -153,17 +155,23 @@ class Engine:
             port = self.view.port_to_act_on(component)
             if port is not None and port in self.disabled_ports:
                 self.guard.take_out(cable, record.since)
-                continue
+            else:
+                recheck.append((component, record, cable))
+        for component, record, cable in recheck:
             verdict = self.guard.verdict(cable, now)
             if verdict.allowed:
                 self.guard.take_out(cable, now)
                 continue
             reason = f"{record.reason}; after a restart UFM shows it up and the guard keeps it so: {verdict.reason}"
-            components[component] = replace(record, lifecycle=Lifecycle.DEFERRED, since=now, reason=reason)
-            self.store.record_decision(Action(ActionKind.DEFER, now, record.rule, reason, component,
-                                              dict(verdict.figures), dry_run=False))
-            self.store.put_component(component, Lifecycle.DEFERRED, since=now, strikes=record.strikes,
-                                     reason=reason, rule=record.rule, never_auto_restore=record.never_auto_restore,
+            quarantined = record.lifecycle is Lifecycle.QUARANTINED
+            lifecycle, kind = (Lifecycle.QUARANTINED, ActionKind.RECORD) if quarantined else (
+                Lifecycle.DEFERRED, ActionKind.DEFER)
+            since = record.since if quarantined else now
+            components[component] = replace(record, lifecycle=lifecycle, since=since, reason=reason)
+            self.store.record_decision(Action(kind, now, record.rule, reason, component, dict(verdict.figures),
+                                              dry_run=False))
+            self.store.put_component(component, lifecycle, since=since, strikes=record.strikes, reason=reason,
+                                     rule=record.rule, never_auto_restore=record.never_auto_restore,
                                      ticket_dedup_key=self.ticketing.key(component))
         self.pipeline.state = replace(self.state, components=components, waiting=None)
 

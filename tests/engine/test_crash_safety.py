@@ -156,3 +156,52 @@ def test_restart_re_applies_the_guard_to_what_ufm_shows_up(tmp_path: Path) -> No
         assert sorted(r.port_state(p) for p in ports if p) == ["Disabled", "Link Up", "Link Up"]
         deferred = [d for d in r.store.decisions() if d.action.kind is ActionKind.DEFER]
         assert len(deferred) == 2 and "after a restart" in deferred[0].action.reason
+
+
+def test_restart_counts_what_ufm_shows_disabled_before_it_rechecks_the_rest(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from fabric.signals import link_id
+    from topology.guard import GuardSettings
+
+    with rig(TINY, tmp_path) as r:
+        # One uplink on each of three leaves (capacity is no issue), a cap of two. UFM shows the two that sort
+        # last disabled and the first up: counted in sort order, the first would pass the guard before the other
+        # two were counted, and the restart would hold three cables out under a cap of two.
+        leaves = ["pod01-leaf01", "pod01-leaf02", "pod02-leaf01"]
+        chosen = sorted(link_id(next(c.key for c in TINY.cables if c.a.device == leaf and "spine" in c.b.device))
+                        for leaf in leaves)
+        for component in chosen:
+            r.store.put_component(component, Lifecycle.AWAITING_REPAIR, since=r.state.now(), rule="ber_critical",
+                                  reason="BER")
+        assert r.engine.view is not None
+        ports = [r.engine.view.port_to_act_on(c) for c in chosen]
+        for port in ports[1:]:
+            assert port is not None
+            r.state.fabric.set_disabled(port, True)
+        settings = replace(r.engine.settings, guard=GuardSettings(cap_floor=2, cap_fraction=0.0))
+        engine = Engine(r.engine.plan, r.client, r.store, r.tickets, settings, clock=r.state.now)
+        r.runner.run(engine.start())
+        r.engine = engine
+        assert len(engine.guard.disabled) == 2
+        assert [engine.state.components[c].lifecycle for c in chosen] == [
+            Lifecycle.DEFERRED, Lifecycle.AWAITING_REPAIR, Lifecycle.AWAITING_REPAIR]
+        r.cycle()
+        assert r.port_state(ports[0] or "") == "Link Up"
+
+
+def test_restart_keeps_a_quarantine_the_guard_keeps_up(tmp_path: Path) -> None:
+    from fabric.signals import link_id
+
+    with rig(TINY, tmp_path) as r:
+        # Three uplinks of one leaf quarantined in the store, UFM shows them up: only one fits under the guard.
+        uplinks = sorted(link_id(c.key) for c in TINY.cables if c.a.device == "pod01-leaf01" and "spine" in c.b.device)
+        for component in uplinks[:3]:
+            r.store.put_component(component, Lifecycle.QUARANTINED, since=r.state.now(), rule="flap", reason="flap",
+                                  strikes=3)
+        engine = restart(r)
+        assert all(engine.state.components[c].lifecycle is Lifecycle.QUARANTINED for c in uplinks[:3])
+        assert len(engine.guard.disabled) == 1
+        assert all(engine.guard.paths[leaf] >= engine.guard.minimum[leaf] for leaf in engine.guard.planned)
+        kept = [c for c in uplinks[:3] if "the guard keeps it so" in engine.state.components[c].reason]
+        assert len(kept) == 2
