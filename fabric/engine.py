@@ -184,7 +184,9 @@ class Engine:
             for r in self.store.components()
         }
         stored = self.store.breaker_state()
-        return PolicyState(components, Breaker(stored.halted, stored.since, stored.reason))
+        # The findings held before a restart are not stored: a halted breaker's quiet period starts again now.
+        last_held = self.clock() if stored.halted else None
+        return PolicyState(components, Breaker(stored.halted, stored.since, stored.reason, last_held))
 
     async def _recover_intents(self) -> None:
         """Settle side effects a crash left pending: UFM says whether a port action happened."""

@@ -60,6 +60,8 @@ class Breaker:
     halted: bool = False
     since: datetime | None = None
     reason: str = ""
+    last_held: datetime | None = None
+    """The newest finding held while halted: the quiet period runs from it (from ``since`` before any)."""
 
 
 HELD_SHOWN = 200
@@ -86,6 +88,7 @@ class PolicyState:
 
 
 _REVISITED = frozenset({Lifecycle.PROBATION, Lifecycle.DEFERRED})
+_STORM_COUNTED = frozenset({Lifecycle.HEALTHY, Lifecycle.PROBATION})
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,9 @@ class _Cycle:
             self.waiting.discard(component)
 
     def hold(self, finding: Finding) -> None:
+        last = self.breaker.last_held
+        if last is None or finding.at > last:
+            self.breaker = replace(self.breaker, last_held=finding.at)
         self.held.append(finding)
         del self.held[:-HELD_SHOWN]
         self.held_count += 1
@@ -189,7 +195,9 @@ def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
     if not breaker.halted:
         return
     quiet = cycle.config.storm_quiet_period
-    last_finding = max([*cycle.recent.values(), *cycle.new_recent.values()], default=breaker.since)
+    # This cycle's findings on components the breaker would hold count too: the storm goes on while they come.
+    arriving = [f.at for f in cycle_input.findings if _holdable(cycle, f.component)]
+    last_finding = max([t for t in (breaker.since, breaker.last_held, *arriving) if t is not None], default=None)
     quiet_enough = quiet is not None and last_finding is not None and cycle.now - last_finding >= quiet
     if cycle_input.resume or quiet_enough:
         why = "an operator resumed automation" if cycle_input.resume else f"quiet for {quiet}"
@@ -219,12 +227,18 @@ def _storm(cycle: _Cycle, finding: Finding) -> bool:
 
 # --- findings ------------------------------------------------------------------------------------------
 
+def _holdable(cycle: _Cycle, component: ComponentId) -> bool:
+    """A finding on this component counts toward a storm and is held while halted (healthy or on probation)."""
+    record = cycle.get(component)
+    return record is None or record.lifecycle in _STORM_COUNTED
+
+
 def _finding(cycle: _Cycle, finding: Finding) -> None:
     component = finding.component
     record = cycle.get(component)
     lifecycle = record.lifecycle if record else Lifecycle.HEALTHY
     seen_in_storm = component in cycle.recent or component in cycle.new_recent
-    if lifecycle in (Lifecycle.HEALTHY, Lifecycle.PROBATION) and _storm(cycle, finding):
+    if _holdable(cycle, component) and _storm(cycle, finding):
         cycle.hold(finding)
         # One record per component per storm window: a storm must not become a flood of decisions either.
         if not seen_in_storm:

@@ -127,6 +127,26 @@ def test_storm_halts_with_one_ticket_and_holds_the_rest() -> None:
     assert not resumed.state.breaker.halted and resumed.state.held == ()
 
 
+def test_quiet_period_runs_from_the_last_held_finding_not_the_first() -> None:
+    guard = CapacityGuard(H100)
+    config = PolicyConfig(dry_run=False, storm_components=5, storm_window=timedelta(minutes=15),
+                          storm_quiet_period=timedelta(minutes=5))
+    bad = SWITCH_LINKS[::400][:8]
+    state = decide(PolicyState(), CycleInput(T0, tuple(finding(c, T0, event=i) for i, c in enumerate(bad))),
+                   guard, CONTEXT, config).state
+    assert state.breaker.halted
+    held = bad[4:]  # still healthy, so their findings are held
+    for minute in range(1, 21):  # the storm goes on: a held component has a new finding every minute
+        now = T0 + timedelta(minutes=minute)
+        new = finding(held[minute % len(held)], now, event=100 + minute)
+        state = decide(state, CycleInput(now, (new,)), guard, CONTEXT, config).state
+        assert state.breaker.halted, f"resumed in the middle of the storm, at minute {minute}"
+    quiet = T0 + timedelta(minutes=20) + timedelta(minutes=5)
+    early = decide(state, CycleInput(quiet - timedelta(seconds=1)), guard, CONTEXT, config)
+    assert early.state.breaker.halted
+    assert not decide(state, CycleInput(quiet), guard, CONTEXT, config).state.breaker.halted
+
+
 def test_dry_run_marks_every_action() -> None:
     decision = decide(PolicyState(), CycleInput(T0, (finding(SWITCH_LINKS[0], T0),)), CapacityGuard(H100), CONTEXT,
                       PolicyConfig())
