@@ -83,6 +83,11 @@ class CycleReport:
 class Engine:
     def __init__(self, plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend,
                  settings: EngineSettings, clock: Callable[[], datetime]) -> None:
+        if settings.method is not PortActionMethod.DISABLE:
+            # Recovery, the guard's rebuild and reconciliation read what UFM shows disabled; an isolated port
+            # would be invisible to them and could be counted wrongly or never restored.
+            raise ValueError(f"ufm.method = {settings.method.value!r} is not supported by the engine yet: "
+                             "use 'disable'")
         self.plan, self.ufm, self.store, self.settings, self.clock = plan, ufm, store, settings, clock
         self.ticketing = Ticketing(store, tickets, settings.fabric)
         self.context = fabric_context(plan)
@@ -342,7 +347,7 @@ class Engine:
     async def _reconcile_ports(self, now: datetime, report: CycleReport) -> None:
         """Converge UFM to the desired state: a cable automation holds out must be disabled in UFM (a crash
         may have cut the action short, or someone enabled it by hand), and one it released must not be."""
-        if self.settings.method is not PortActionMethod.DISABLE or self.view is None:
+        if self.view is None:
             return
         for component, record in list(self.state.components.items()):
             cable = self.context.cables.get(component)
