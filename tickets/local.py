@@ -23,8 +23,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Dialect, Engine, RowMapping
+from sqlalchemy.engine import Connection, Engine, RowMapping
 
 from tickets.base import (
     BackendUnavailableError,
@@ -34,6 +33,7 @@ from tickets.base import (
     TicketNotFoundError,
     TicketStatus,
 )
+from tickets.sqltypes import ID, UTCDateTime, ensure_utc, upsert_insert
 
 __all__ = ["KEY_PREFIX", "LOCAL_METADATA", "LocalTicketBackend", "local_ticket_comments", "local_tickets"]
 
@@ -42,28 +42,6 @@ _KEY_RE = re.compile(rf"^{KEY_PREFIX}(\d+)$", re.IGNORECASE)
 
 Clock = Callable[[], datetime]
 
-
-class _UTCDateTime(sa.TypeDecorator[datetime]):
-    """Aware UTC datetimes on both backends (SQLite keeps naive UTC text, PostgreSQL ``timestamptz``)."""
-
-    impl = sa.DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError(f"naive datetime {value!r}: local tickets store aware UTC datetimes only")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 LOCAL_METADATA = sa.MetaData()
 
@@ -74,15 +52,15 @@ _OPEN_PREDICATE = sa.text("status = 'open'")
 local_tickets = sa.Table(
     "local_tickets",
     LOCAL_METADATA,
-    sa.Column("id", _ID, primary_key=True, autoincrement=True),
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
     sa.Column("dedup_key", sa.Text, nullable=False),
     sa.Column("summary", sa.Text, nullable=False),
     sa.Column("description", sa.Text, nullable=False),
     sa.Column("status", sa.Text, nullable=False),
     sa.Column("labels", sa.JSON, nullable=False),
-    sa.Column("created_at", _UTCDateTime, nullable=False),
-    sa.Column("updated_at", _UTCDateTime, nullable=False),
-    sa.Column("resolved_at", _UTCDateTime, nullable=True),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("resolved_at", UTCDateTime, nullable=True),
     sa.Index(
         "uq_local_tickets_open_dedup",
         "dedup_key",
@@ -98,9 +76,9 @@ local_tickets = sa.Table(
 local_ticket_comments = sa.Table(
     "local_ticket_comments",
     LOCAL_METADATA,
-    sa.Column("id", _ID, primary_key=True, autoincrement=True),
-    sa.Column("ticket_id", _ID, sa.ForeignKey("local_tickets.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("at", _UTCDateTime, nullable=False),
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("ticket_id", ID, sa.ForeignKey("local_tickets.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
     sa.Index("ix_local_ticket_comments_ticket", "ticket_id"),
     sqlite_autoincrement=True,
@@ -155,7 +133,7 @@ class LocalTicketBackend:
         all_labels = _check_labels(dedup_key, labels)
         now = self._now()
         with self._begin() as conn:
-            insert = _dialect_insert(conn, local_tickets)
+            insert = upsert_insert(conn, local_tickets, TicketError, "local tickets support")
             stmt = (
                 insert.values(
                     dedup_key=dedup_key,
@@ -264,10 +242,7 @@ class LocalTicketBackend:
             return self._load(conn, ticket_id)
 
     def _now(self) -> datetime:
-        now = self._clock()
-        if now.tzinfo is None:
-            raise ValueError("the clock must return aware datetimes")
-        return now.astimezone(UTC)
+        return ensure_utc(self._clock(), "clock time")
 
     @contextmanager
     def _begin(self) -> Iterator[Connection]:
@@ -327,10 +302,3 @@ def _ticket_query() -> sa.Select[Any]:
     return sa.select(local_tickets, comment_count.label("comments"))
 
 
-def _dialect_insert(conn: Connection, table: sa.Table) -> postgresql.Insert | sqlite.Insert:
-    """An INSERT that knows ``ON CONFLICT DO NOTHING`` on this connection's dialect."""
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(table)
-    if conn.dialect.name == "sqlite":
-        return sqlite.insert(table)
-    raise TicketError(f"local tickets support SQLite and PostgreSQL, not {conn.dialect.name}")

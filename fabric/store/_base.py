@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 
 from fabric.store.records import StoreError
 from fabric.store.types import ensure_utc
+from tickets.sqltypes import upsert_insert
 
 Clock = Callable[[], datetime]
 E = TypeVar("E", bound=StrEnum)
@@ -35,12 +36,7 @@ class OpsBase:
 
 def dialect_insert(conn: Connection, table: sa.Table) -> postgresql.Insert | sqlite.Insert:
     """An INSERT with ``ON CONFLICT`` support for this connection's dialect."""
-    name = conn.dialect.name
-    if name == "postgresql":
-        return postgresql.insert(table)
-    if name == "sqlite":
-        return sqlite.insert(table)
-    raise StoreError(f"the store supports SQLite and PostgreSQL, not {name}")
+    return upsert_insert(conn, table, StoreError, "the store supports")
 
 
 def enum_values(kind: type[E], value: E | Iterable[E]) -> list[str]:
