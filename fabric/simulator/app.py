@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
@@ -54,26 +55,19 @@ def create_app(state: SimState, auth: AuthSettings | AuthStore | None = None) ->
     app.state.sim = state
     app.state.auth = store
 
-    def basic_user(request: Request) -> str:
-        user = store.basic_user(request.headers.get("authorization"))
-        if user is None:
-            raise _unauthorized(True)
-        request.state.user = user
-        return user
+    def user_of(lookup: Callable[[Request], str | None], basic: bool) -> Callable[[Request], str]:
+        """A FastAPI dependency: the user ``lookup`` finds in the request, else 401 (with a Basic challenge)."""
+        def dependency(request: Request) -> str:
+            user = lookup(request)
+            if user is None:
+                raise _unauthorized(basic)
+            request.state.user = user
+            return user
+        return dependency
 
-    def session_user(request: Request) -> str:
-        user = store.session_user(request.cookies.get(SESSION_COOKIE))
-        if user is None:
-            raise _unauthorized(False)
-        request.state.user = user
-        return user
-
-    def token_user(request: Request) -> str:
-        user = store.token_user(request.headers.get("authorization"))
-        if user is None:
-            raise _unauthorized(False)
-        request.state.user = user
-        return user
+    basic_user = user_of(lambda request: store.basic_user(request.headers.get("authorization")), True)
+    session_user = user_of(lambda request: store.session_user(request.cookies.get(SESSION_COOKIE)), False)
+    token_user = user_of(lambda request: store.token_user(request.headers.get("authorization")), False)
 
     for prefix, dependency, tokens in ((BASIC, basic_user, True), (SESSION, session_user, True),
                                        (TOKEN, token_user, False)):

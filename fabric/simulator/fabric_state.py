@@ -247,25 +247,13 @@ class FabricState:
     # ------------------------------------------------------------------------------------------ payloads
 
     def port_bytes(self, port: str) -> bytes:
-        data = self._port_bytes.get(port)
-        if data is None:
-            data = json.dumps(self.ports[port], separators=_COMPACT).encode()
-            self._port_bytes[port] = data
-        return data
+        return _encoded(self._port_bytes, port, self.ports[port])
 
     def link_bytes(self, link: LinkState) -> bytes:
-        data = self._link_bytes.get(link.name)
-        if data is None:
-            data = json.dumps(link.payload, separators=_COMPACT).encode()
-            self._link_bytes[link.name] = data
-        return data
+        return _encoded(self._link_bytes, link.name, link.payload)
 
     def system_bytes(self, guid: str) -> bytes:
-        data = self._system_bytes.get(guid)
-        if data is None:
-            data = json.dumps(self.systems[guid], separators=_COMPACT).encode()
-            self._system_bytes[guid] = data
-        return data
+        return _encoded(self._system_bytes, guid, self.systems[guid])
 
     def _cached(self, key: str, version: int, build: Iterable[bytes]) -> bytes:
         cached = self._lists.get(key)
@@ -325,3 +313,11 @@ class FabricState:
         if guid in self.systems:
             return guid
         return self.system_by_name.get(value.casefold())
+
+
+def _encoded(cache: dict[str, bytes], key: str, payload: object) -> bytes:
+    """``payload`` as compact JSON, encoded once and kept in ``cache`` until the caller drops ``key``."""
+    data = cache.get(key)
+    if data is None:
+        data = cache[key] = json.dumps(payload, separators=_COMPACT).encode()
+    return data
