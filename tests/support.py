@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+T = TypeVar("T")
 
 PG_ENV = "FABRIC_TEST_POSTGRES_URL"
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -20,3 +26,17 @@ class FakeClock:
     def advance(self, **delta: float) -> datetime:
         self.now += timedelta(**delta)
         return self.now
+
+
+def run_together(count: int, work: Callable[[int], T]) -> list[T]:
+    """``work(0)`` .. ``work(count - 1)`` in ``count`` threads released at the same moment (a barrier), as racing
+    daemons would run; their results in order. An exception in any thread is raised here."""
+    barrier = threading.Barrier(count)
+
+    def start(n: int) -> T:
+        barrier.wait(30)
+        return work(n)
+
+    with ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(start, n) for n in range(count)]
+        return [future.result(timeout=60) for future in futures]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
 from store_helpers import T0, Db, FakeClock
+from support import run_together
 
 from fabric.domain import ComponentId, ComponentKind
 from fabric.store import Store, silence_matches
@@ -147,18 +147,7 @@ def test_webhook_deliveries_are_deduplicated(store: Store, clock: FakeClock) -> 
 
 def test_racing_deliveries_are_recorded_once(db: Db) -> None:
     stores = [db.open(), db.open()]
-    outcomes: list[bool] = []
-    barrier = threading.Barrier(4)
-
-    def receive(n: int) -> None:
-        barrier.wait(30)
-        outcomes.append(stores[n % 2].record_delivery("same-id", source="jira", payload={"n": n}))
-
-    threads = [threading.Thread(target=receive, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    outcomes = run_together(4, lambda n: stores[n % 2].record_delivery("same-id", source="jira", payload={"n": n}))
     assert sorted(outcomes) == [False, False, False, True]
 
 

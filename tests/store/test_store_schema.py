@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta, timezone
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from store_helpers import T0, Db, FakeClock, pg_schema, pg_url
+from support import run_together
 
 from fabric.domain import ComponentId, ComponentKind, Finding, Lifecycle
 from fabric.store import SCHEMA_VERSION, SchemaError, SchemaTooNewError, Store, schema
@@ -336,24 +336,7 @@ def test_a_failing_migration_leaves_the_database_as_it_was(db: Db) -> None:
 
 
 def test_concurrent_opens_of_an_empty_database_agree(db: Db) -> None:
-    errors: list[BaseException] = []
-    reports: list[object] = []
-    barrier = threading.Barrier(4)
-
-    def opener() -> None:
-        try:
-            barrier.wait()
-            store = db.open()
-            reports.append(store.schema_report)
-        except BaseException as err:
-            errors.append(err)
-
-    threads = [threading.Thread(target=opener) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert not errors
+    reports: list[object] = run_together(4, lambda _: db.open().schema_report)
     created = [r for r in reports if getattr(r, "found", 0) is None]
     assert len(created) == 1
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from support import run_together
 from ticket_helpers import T0, FakeClock
 
 from fabric.store import Store
@@ -56,18 +56,7 @@ def test_repeated_opens_keep_adopting(backend: LocalTicketBackend) -> None:
 
 def test_racing_opens_create_one_ticket(store: Store, clock: FakeClock) -> None:
     backends = [LocalTicketBackend(store.engine, clock=clock) for _ in range(2)]
-    keys: list[str] = []
-    barrier = threading.Barrier(6)
-
-    def opener(n: int) -> None:
-        barrier.wait(30)
-        keys.append(backends[n % 2].open(KEY, f"caller {n}", "x").key)
-
-    threads = [threading.Thread(target=opener, args=(n,)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    keys = run_together(6, lambda n: backends[n % 2].open(KEY, f"caller {n}", "x").key)
     assert len(keys) == 6
     assert len(set(keys)) == 1
     assert len(backends[0].list(TicketStatus.OPEN)) == 1

@@ -3,13 +3,13 @@ racing daemons), one dedup key never has two open tickets: neither in the store 
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections import Counter
 
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import run_together
 
 from fabric.store import Store, TicketState
 from tickets.base import TicketConflictError, TicketStatus
@@ -47,20 +47,7 @@ def apply(store: Store, backend: LocalTicketBackend, operation: str, key: str) -
         if row.state is TicketState.CREATING:
             backend.open(key, f"fault {key}", "details")
     elif operation == "race_open":
-        errors: list[BaseException] = []
-
-        def daemon() -> None:
-            try:
-                ensure_ticket(store, backend, key)
-            except BaseException as err:
-                errors.append(err)
-
-        threads = [threading.Thread(target=daemon) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(30)
-        assert not errors, errors
+        run_together(2, lambda _: ensure_ticket(store, backend, key))  # raises what either daemon raised
     elif operation == "resolve":
         if active is not None and active.state is TicketState.OPEN and active.external_key is not None:
             backend.resolve(active.external_key, "repaired")
