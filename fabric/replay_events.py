@@ -8,8 +8,10 @@
 The format is sniffed from the first bytes. A file that cannot be read, or in which not one event can be
 found, is an :class:`~topology.errors.InputError` naming the file (and the line, where there is one). Inside a
 usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first examples are kept,
-each naming the file and the line (or the list index). Event types no rule uses are left out before they are
-fully parsed, and counted as ``event type not used``, as the signal mapper would count them.
+each naming the file and the line (or the list index). Event types no rule uses are left out (in an
+``event.log`` by the line's head, before the line is fully parsed; in JSON after the event is validated, since
+the two payload shapes name the type differently) and counted as ``event type not used``, as the signal mapper
+would count them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from fabric.signals import EventLike
+from fabric.ufm.models import Event
 from topology.errors import InputError
 
 NOT_USED = "event type not used"
@@ -177,10 +182,6 @@ def _numbered(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _one(loaded: LoadedEvents, item: object, used: Collection[int] | None, where: str) -> None:
-    from pydantic import ValidationError
-
-    from fabric.ufm.models import Event
-
     loaded.records += 1
     if not isinstance(item, Mapping):
         loaded.skip("not an event object", where, f"a JSON {type(item).__name__}")
