@@ -21,6 +21,7 @@ test: $(STAMP) lint
 lint: $(STAMP)
 	$(BIN)/ruff check topology tickets fabric tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run

@@ -89,7 +89,7 @@ def _peak_mib() -> float:
 
 
 def _model() -> Any:
-    from fabric.fabric_view import build_view
+    from fabric.remediation.view import build_view
     from topology.formats.ufm_render import UfmView
     from topology.generate import PRESETS, fat_tree
 
@@ -123,10 +123,10 @@ def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
     """Step through the storm, timing the steps and, inside them, the garbage collector's passes."""
     import gc
 
-    from fabric.detectors import RuleSettings
-    from fabric.pipeline import Pipeline
-    from fabric.policy import PolicyConfig
-    from fabric.signals import SignalMapper
+    from fabric.remediation.detectors import RuleSettings
+    from fabric.remediation.pipeline import Pipeline
+    from fabric.remediation.policy import PolicyConfig
+    from fabric.remediation.signals import SignalMapper
     from fabric.ufm.models import Event, parse_list
     from topology.guard import GuardSettings
 

@@ -3,8 +3,8 @@
 Sections (every key is documented, with its default, in ``examples/config.toml``)::
 
     [fabric]   name                                   which fabric this daemon manages
-    [policy]   dry_run, host_links_ticket_only, ...   -> fabric.policy.PolicyConfig
-    [rules]    flap_cycles, flap_window, ...          -> fabric.detectors.RuleSettings
+    [policy]   dry_run, host_links_ticket_only, ...   -> fabric.remediation.policy.PolicyConfig
+    [rules]    flap_cycles, flap_window, ...          -> fabric.remediation.detectors.RuleSettings
     [guard]    c, cap_fraction, cap_floor, ...        -> topology.guard.GuardSettings
     [ufm]      url, auth, user, secret_file, ...      how to reach UFM (secrets never in the file)
     [store]    url                                    the service's database
@@ -50,14 +50,13 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from fabric.detectors import RuleSettings
 from fabric.durations import format_duration, parse_duration
-from fabric.policy import PolicyConfig
+from fabric.remediation.detectors import RuleSettings
+from fabric.remediation.policy import PolicyConfig
 from topology.guard import HARD_CEILING, GuardSettings
 
 if TYPE_CHECKING:
-    from fabric.engine import EngineSettings
-    from fabric.ufm_connect import UfmTarget
+    from fabric.ufm.connect import UfmTarget
 
 __all__ = [
     "ENV_PREFIX",
@@ -204,8 +203,8 @@ class UfmSection(_Section):
         return _read_secret("FABRIC_UFM_PASSWORD", self.secret_file, "UFM password", "ufm.secret_file")
 
     def target(self) -> UfmTarget:
-        """How ``fabric.ufm_connect`` reaches this UFM (it reads the secret itself, when it connects)."""
-        from fabric.ufm_connect import AuthMode, UfmTarget
+        """How ``fabric.ufm.connect`` reaches this UFM (it reads the secret itself, when it connects)."""
+        from fabric.ufm.connect import AuthMode, UfmTarget
 
         if self.url is None:
             raise ConfigError(["ufm.url: not set (set it in the file or FABRIC_UFM__URL)"])
@@ -291,13 +290,6 @@ class ServiceConfig(BaseSettings):
 
     def guard_settings(self) -> GuardSettings:
         return self.guard.build()
-
-    def engine_settings(self, epoch: int = 1) -> EngineSettings:
-        from fabric.engine import EngineSettings
-        from fabric.ufm.client import PortActionMethod
-
-        return EngineSettings(fabric=self.fabric.name, policy=self.policy_config(), rules=self.rule_settings(),
-                              guard=self.guard_settings(), method=PortActionMethod(self.ufm.method), epoch=epoch)
 
 
 # --- loading -----------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fabric.cli import app
+from fabric.cli.app import app
 from topology.faults import FaultCounts, plant
 from topology.formats.ndt import write_ndt
 from topology.formats.ufm_render import write_ufm_snapshot

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from fabric.cli import app
-from fabric.domain import ComponentId, ComponentKind, Lifecycle
+from fabric.cli.app import app
+from fabric.remediation.domain import ComponentId, ComponentKind, Lifecycle
 from fabric.store import Store
 from tickets.base import dedup_key
 from tickets.local import LocalTicketBackend
@@ -77,7 +77,7 @@ def test_silence_add_list_expire(tmp_path: Path) -> None:
 
 
 def test_decisions_explain_what_was_done(tmp_path: Path) -> None:
-    from fabric.domain import Action, ActionKind
+    from fabric.remediation.domain import Action, ActionKind
 
     url = f"sqlite:///{tmp_path / 'fabric.db'}"
     with Store.open(url) as store:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabric.demo import run_demo
+from fabric.demo.story import run_demo
 
 
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fabric.cli import app
+from fabric.cli.app import app
 from fabric.simulator import SimState, serve
 from topology.faults import FaultCounts, plant
 from topology.formats.ndt import write_ndt

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from fabric.domain import ComponentId
+from fabric.remediation.domain import ComponentId
 from fabric.store._base import OpsBase, dialect_insert
 from fabric.store.records import BreakerState, CursorRecord, Delivery, Silence
 from fabric.store.schema import breaker, event_cursor, silences, webhook_deliveries

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from fabric.domain import ActionKind, ComponentId
+from fabric.remediation.domain import ActionKind, ComponentId
 from fabric.store._base import OpsBase
 from fabric.store.records import (
     FINISHED_INTENT_STATES,

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from fabric.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
 from fabric.store._base import OpsBase, dialect_insert, enum_values
 from fabric.store.records import ComponentRecord, DecisionRecord
 from fabric.store.schema import components, decisions, findings

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, RowMapping
 
-from fabric.domain import ComponentId
+from fabric.remediation.domain import ComponentId
 from fabric.store._base import OpsBase, dialect_insert, enum_values
 from fabric.store.records import ACTIVE_TICKET_STATES, InvalidTransitionError, TicketRecord, TicketState
 from fabric.store.schema import ACTIVE_TICKET_PREDICATE, tickets

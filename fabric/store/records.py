@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from fabric.domain import Action, ActionKind, ComponentId, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, Lifecycle
 
 __all__ = [
     "ACTIVE_TICKET_STATES",

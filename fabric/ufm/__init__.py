@@ -1,44 +1,99 @@
-"""NVIDIA UFM: async REST client, payload models, event cursor and ``event.log`` parser."""
+"""NVIDIA UFM: async REST client, payload models, event cursor and ``event.log`` parser.
 
-from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
-from fabric.ufm.client import (
-    ActionResult,
-    ConfirmPolicy,
-    JobPollPolicy,
-    PortActionMethod,
-    RetryPolicy,
-    UfmClient,
-)
-from fabric.ufm.cursor import CursorState, EventCursor
-from fabric.ufm.errors import (
-    UfmActionNotConfirmedError,
-    UfmAuthError,
-    UfmError,
-    UfmHttpStatusError,
-    UfmJobError,
-    UfmJobFailedError,
-    UfmJobTimeoutError,
-    UfmMalformedResponseError,
-    UfmNotFoundError,
-    UfmServerError,
-    UfmTimeoutError,
-    UfmTransportError,
-)
-from fabric.ufm.eventlog import EventLogStats, MalformedLine, iter_event_log, parse_event_line
-from fabric.ufm.models import (
-    Alarm,
-    Event,
-    Job,
-    JobStatus,
-    Link,
-    Port,
-    System,
-    UnhealthyPort,
-    Versioning,
-    parse_list,
-    unwrap_list,
-)
-from fabric.ufm.objects import ObjectRef, PortEnd, parse_object_path
+The names below load on first use (PEP 562): a module that needs only the models or the object-path parser
+(the pure remediation core does) does not pull in httpx and the client by importing this package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
+    from fabric.ufm.client import (
+        ActionResult,
+        ConfirmPolicy,
+        JobPollPolicy,
+        PortActionMethod,
+        RetryPolicy,
+        UfmClient,
+    )
+    from fabric.ufm.cursor import CursorState, EventCursor
+    from fabric.ufm.errors import (
+        UfmActionNotConfirmedError,
+        UfmAuthError,
+        UfmError,
+        UfmHttpStatusError,
+        UfmJobError,
+        UfmJobFailedError,
+        UfmJobTimeoutError,
+        UfmMalformedResponseError,
+        UfmNotFoundError,
+        UfmServerError,
+        UfmTimeoutError,
+        UfmTransportError,
+    )
+    from fabric.ufm.eventlog import EventLogStats, MalformedLine, iter_event_log, parse_event_line
+    from fabric.ufm.models import (
+        Alarm,
+        Event,
+        Job,
+        JobStatus,
+        Link,
+        Port,
+        System,
+        UnhealthyPort,
+        Versioning,
+        parse_list,
+        unwrap_list,
+    )
+    from fabric.ufm.objects import ObjectRef, PortEnd, parse_object_path
+
+_HOMES: dict[str, str] = {
+    "ActionResult": "fabric.ufm.client",
+    "Alarm": "fabric.ufm.models",
+    "BasicAuth": "fabric.ufm.auth",
+    "ConfirmPolicy": "fabric.ufm.client",
+    "CursorState": "fabric.ufm.cursor",
+    "Event": "fabric.ufm.models",
+    "EventCursor": "fabric.ufm.cursor",
+    "EventLogStats": "fabric.ufm.eventlog",
+    "Job": "fabric.ufm.models",
+    "JobPollPolicy": "fabric.ufm.client",
+    "JobStatus": "fabric.ufm.models",
+    "Link": "fabric.ufm.models",
+    "MalformedLine": "fabric.ufm.eventlog",
+    "ObjectRef": "fabric.ufm.objects",
+    "Port": "fabric.ufm.models",
+    "PortActionMethod": "fabric.ufm.client",
+    "PortEnd": "fabric.ufm.objects",
+    "RetryPolicy": "fabric.ufm.client",
+    "SessionAuth": "fabric.ufm.auth",
+    "System": "fabric.ufm.models",
+    "TokenAuth": "fabric.ufm.auth",
+    "UfmActionNotConfirmedError": "fabric.ufm.errors",
+    "UfmAuth": "fabric.ufm.auth",
+    "UfmAuthError": "fabric.ufm.errors",
+    "UfmClient": "fabric.ufm.client",
+    "UfmError": "fabric.ufm.errors",
+    "UfmHttpStatusError": "fabric.ufm.errors",
+    "UfmJobError": "fabric.ufm.errors",
+    "UfmJobFailedError": "fabric.ufm.errors",
+    "UfmJobTimeoutError": "fabric.ufm.errors",
+    "UfmMalformedResponseError": "fabric.ufm.errors",
+    "UfmNotFoundError": "fabric.ufm.errors",
+    "UfmServerError": "fabric.ufm.errors",
+    "UfmTimeoutError": "fabric.ufm.errors",
+    "UfmTransportError": "fabric.ufm.errors",
+    "UnhealthyPort": "fabric.ufm.models",
+    "Versioning": "fabric.ufm.models",
+    "iter_event_log": "fabric.ufm.eventlog",
+    "parse_event_line": "fabric.ufm.eventlog",
+    "parse_list": "fabric.ufm.models",
+    "parse_object_path": "fabric.ufm.objects",
+    "unwrap_list": "fabric.ufm.models",
+}
 
 __all__ = [
     "ActionResult",
@@ -84,3 +139,10 @@ __all__ = [
     "parse_object_path",
     "unwrap_list",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

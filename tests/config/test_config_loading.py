@@ -12,10 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabric.config import ConfigError, ServiceConfig, format_duration, load_config, parse_duration
-from fabric.detectors import RuleSettings
-from fabric.engine import EngineSettings
-from fabric.policy import PolicyConfig
+from fabric.controller.engine import EngineSettings
+from fabric.remediation.detectors import RuleSettings
+from fabric.remediation.policy import PolicyConfig
 from fabric.ufm.client import PortActionMethod
+from fabric.wiring import engine_settings
 from topology.guard import GuardSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def test_defaults_build_the_services_own_defaults() -> None:
     assert config.policy_config() == PolicyConfig()
     assert config.rule_settings() == RuleSettings()
     assert config.guard_settings() == GuardSettings()
-    assert config.engine_settings() == EngineSettings()
+    assert engine_settings(config) == EngineSettings()
     assert config.store.url == "sqlite:///fabric-remediation.db"
     assert config.tickets.backend == "local"
     assert config.daemon.interval == timedelta(seconds=60)
@@ -125,7 +126,7 @@ interval = "2m"
         ber_high_window=timedelta(minutes=90), errors_count=5, errors_window=timedelta(hours=4),
         attribution_window=timedelta(minutes=15), settle=timedelta(milliseconds=500))
     assert config.guard_settings() == GuardSettings(c=0.8, cap_fraction=0.01, cap_floor=4, hourly_limit=6)
-    engine = config.engine_settings(epoch=7)
+    engine = engine_settings(config, epoch=7)
     assert (engine.fabric, engine.method, engine.epoch) == ("west", PortActionMethod.ISOLATE, 7)
     assert engine.policy == config.policy_config() and engine.rules == config.rule_settings()
     assert config.ufm.url == "https://ufm.example.net"

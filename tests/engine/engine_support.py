@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from fabric.engine import CycleReport, Engine, EngineSettings
-from fabric.policy import PolicyConfig
+from fabric.controller.engine import CycleReport, Engine, EngineSettings
+from fabric.remediation.policy import PolicyConfig
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.store import Store

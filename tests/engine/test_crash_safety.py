@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from engine_support import Rig, rig
 
-from fabric.domain import ActionKind, Lifecycle
-from fabric.engine import Engine
+from fabric.controller.engine import Engine
+from fabric.remediation.domain import ActionKind, Lifecycle
 from fabric.store.records import IntentState
 from fabric.ufm.client import PortActionMethod
 from tickets.base import Ticket, TicketStatus
@@ -111,8 +111,8 @@ def test_crash_then_restart_converges_with_one_ticket(tmp_path: Path, when: str)
 def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from fabric.cli import app
-    from fabric.signals import link_id
+    from fabric.cli.app import app
+    from fabric.remediation.signals import link_id
 
     with rig(TINY, tmp_path) as r:
         cable = next(c for c in TINY.cables if c.a.device == "pod01-spine01" and c.b.device == "core01-01")
@@ -138,7 +138,7 @@ def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
 
 
 def test_restart_re_applies_the_guard_to_what_ufm_shows_up(tmp_path: Path) -> None:
-    from fabric.signals import link_id
+    from fabric.remediation.signals import link_id
 
     with rig(TINY, tmp_path) as r:
         # The store says three uplinks of one leaf are out, UFM shows all three up (say, enabled by hand while
@@ -161,7 +161,7 @@ def test_restart_re_applies_the_guard_to_what_ufm_shows_up(tmp_path: Path) -> No
 def test_restart_counts_what_ufm_shows_disabled_before_it_rechecks_the_rest(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from fabric.signals import link_id
+    from fabric.remediation.signals import link_id
     from topology.guard import GuardSettings
 
     with rig(TINY, tmp_path) as r:
@@ -191,7 +191,7 @@ def test_restart_counts_what_ufm_shows_disabled_before_it_rechecks_the_rest(tmp_
 
 
 def test_restart_keeps_a_quarantine_the_guard_keeps_up(tmp_path: Path) -> None:
-    from fabric.signals import link_id
+    from fabric.remediation.signals import link_id
 
     with rig(TINY, tmp_path) as r:
         # Three uplinks of one leaf quarantined in the store, UFM shows them up: only one fits under the guard.

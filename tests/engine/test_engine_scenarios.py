@@ -11,9 +11,9 @@ import httpx
 import pytest
 from engine_support import rig
 
-from fabric.domain import ActionKind, Lifecycle
-from fabric.engine import Engine, EngineSettings
-from fabric.signals import link_id
+from fabric.controller.engine import Engine, EngineSettings
+from fabric.remediation.domain import ActionKind, Lifecycle
+from fabric.remediation.signals import link_id
 from fabric.ufm.client import PortActionMethod
 from tickets.base import TicketStatus
 from topology.generate import PRESETS, fat_tree

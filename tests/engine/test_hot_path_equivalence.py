@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.detectors import _FRESH_LINK_STATE, Detectors, RuleSettings
-from fabric.domain import ComponentId, ComponentKind, Finding
-from fabric.signals import Signal, SignalKind, link_id
+from fabric.remediation.detectors import _FRESH_LINK_STATE, Detectors, RuleSettings
+from fabric.remediation.domain import ComponentId, ComponentKind, Finding
+from fabric.remediation.signals import Signal, SignalKind, link_id
 from topology.generate import PRESETS, fat_tree
 
 PLAN = fat_tree(PRESETS["tiny"])

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.domain import ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
-from fabric.policy import CycleInput, FabricContext, PolicyConfig, PolicyState, decide
-from fabric.signals import link_id
+from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.policy import CycleInput, FabricContext, PolicyConfig, PolicyState, decide
+from fabric.remediation.signals import link_id
 from topology.generate import PRESETS, fat_tree
 from topology.guard import CapacityGuard, GuardSettings
 from topology.model import Tier

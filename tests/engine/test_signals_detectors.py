@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from fabric.detectors import Detectors, RuleSettings
-from fabric.domain import ComponentId, ComponentKind
-from fabric.signals import Resolver, SignalKind, SignalMapper, link_id
+from fabric.remediation.detectors import Detectors, RuleSettings
+from fabric.remediation.domain import ComponentId, ComponentKind
+from fabric.remediation.signals import Resolver, SignalKind, SignalMapper, link_id
 from fabric.ufm.eventlog import parse_event_line
 from fabric.ufm.models import Event
 from topology.formats.ufm_render import UfmView

@@ -10,9 +10,9 @@ import pytest
 from replay_support import Recording, record
 from typer.testing import CliRunner
 
-from fabric.cli import app
-from fabric.replay import run_replay
-from fabric.replay_events import NOT_USED, load_events
+from fabric.cli.app import app
+from fabric.replay.events import NOT_USED, load_events
+from fabric.replay.run import run_replay
 from topology.errors import InputError
 
 FLAP = [{"at": "90s", "fault": "flap", "link": "pod01-spine01/1", "cycles": 5, "period": "20s", "down_for": "4s"}]

@@ -12,11 +12,11 @@ import pytest
 from replay_support import FORMATS, SCENARIOS, Recording, fabricctl, record, record_file
 from typer.testing import CliRunner
 
-from fabric.cli import app
-from fabric.detectors import RuleSettings
-from fabric.replay import ReplayReport, load_model, replay, run_replay
-from fabric.replay_events import load_events
-from fabric.signals import DEFAULT_EVENT_KINDS
+from fabric.cli.app import app
+from fabric.remediation.detectors import RuleSettings
+from fabric.remediation.signals import DEFAULT_EVENT_KINDS
+from fabric.replay.events import load_events
+from fabric.replay.run import ReplayReport, load_model, replay, run_replay
 
 FLAP = [{"at": "90s", "fault": "flap", "link": "pod01-spine01/1", "cycles": 5, "period": "20s", "down_for": "4s"}]
 REBOOT = [{"at": "2m", "fault": "switch_reboot", "switch": "pod01-spine02", "downtime": "3m"}]

@@ -15,7 +15,7 @@ import pytest
 from sim_support import PASSWORD, USER, Sim, make_state, run
 from typer.testing import CliRunner
 
-from fabric.cli import app
+from fabric.cli.app import app
 from fabric.simulator import serve
 from fabric.ufm import BasicAuth, UfmClient, UfmTransportError
 

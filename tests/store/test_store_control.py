@@ -8,7 +8,7 @@ import pytest
 from store_helpers import T0, Db, FakeClock
 from support import run_together
 
-from fabric.domain import ComponentId, ComponentKind
+from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.store import Store, silence_matches
 
 LINK = ComponentId(ComponentKind.LINK, "pod01-leaf03/33|pod01-spine02/5")

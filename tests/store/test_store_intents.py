@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from store_helpers import Db, FakeClock
 
-from fabric.domain import ActionKind, ComponentId, ComponentKind
+from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind
 from fabric.store import IntentState, InvalidTransitionError, StaleEpochError, Store
 
 LINK = ComponentId(ComponentKind.LINK, "leaf01/33|spine02/5")
@@ -83,7 +83,7 @@ def test_intents_survive_closing_the_store(db: Db) -> None:
 CRASHING_WRITER = textwrap.dedent(
     """
     import os, sys
-    from fabric.domain import ActionKind, ComponentId
+    from fabric.remediation.domain import ActionKind, ComponentId
     from fabric.store import IntentState, Store
 
     url, schema = sys.argv[1], sys.argv[2] or None

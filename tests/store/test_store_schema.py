@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from store_helpers import T0, Db, FakeClock, pg_schema, pg_url
 from support import run_together
 
-from fabric.domain import ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import ComponentId, ComponentKind, Finding, Lifecycle
 from fabric.store import SCHEMA_VERSION, SchemaError, SchemaTooNewError, Store, schema
 from fabric.store.engine import normalise_url
 from fabric.store.migrations import Migration, add_column, ensure_schema, our_table_names

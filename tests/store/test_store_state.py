@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from store_helpers import T0, Db, FakeClock
 
-from fabric.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
 from fabric.store import Store
 
 LINK = ComponentId(ComponentKind.LINK, "leaf01/33|spine02/5")

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from store_helpers import Db, FakeClock
 
-from fabric.domain import ComponentId, ComponentKind
+from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.store import InvalidTransitionError, Store, TicketRecord, TicketState, Transaction
 
 LINK = ComponentId(ComponentKind.LINK, "leaf01/33|spine02/5")

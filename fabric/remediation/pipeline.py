@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from fabric.detectors import Detectors, RuleSettings, Silenced
-from fabric.domain import ComponentId, Finding
-from fabric.policy import CycleInput, Decision, FabricContext, PolicyConfig, PolicyState, decide
-from fabric.signals import EventLike, SignalMapper
+from fabric.remediation.detectors import Detectors, RuleSettings, Silenced
+from fabric.remediation.domain import ComponentId, Finding
+from fabric.remediation.policy import CycleInput, Decision, FabricContext, PolicyConfig, PolicyState, decide
+from fabric.remediation.signals import EventLike, SignalMapper
 from topology.guard import CapacityGuard, GuardSettings
 from topology.model import Fabric
 

@@ -51,7 +51,7 @@ def run_demo(workdir: Path, seed: int) -> int:
     console.print(f"verify exit codes: {first} and {second} (1 = the fabric does not match its plan)")
 
     console.rule("5. The remediation loop: simulated UFM over HTTP, the engine, SQLite, local tickets")
-    from fabric.demo_loop import run_loop
+    from fabric.demo.loop import run_loop
 
     loop_ok = run_loop(plan, workdir, console)
     console.rule("Done")

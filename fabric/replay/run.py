@@ -1,12 +1,12 @@
 """``fabricctl replay``: a recorded UFM event log through the policy, dry — what would have been done, and why.
 
 The fabric model is a UFM snapshot directory (``systems.json``, ``links.json``, optional ``ports.json``), or a
-wiring plan joined with the snapshot's GUIDs and port names (``fabric.fabric_view.build_view``, as the engine
-does). Events come from ``fabric.replay_events`` (``event.log``, a REST event list of either shape, JSON lines).
+wiring plan joined with the snapshot's GUIDs and port names (``fabric.remediation.view.build_view``, as the engine
+does). Events come from ``fabric.replay.events`` (``event.log``, a REST event list of either shape, JSON lines).
 
-A virtual clock runs the engine's own :class:`~fabric.pipeline.Pipeline` (signals -> detectors -> ``decide``):
-it steps at every ``interval`` boundary of event time (multiples of the interval since the Unix epoch, UTC),
-each step taking the events stamped after the previous boundary and up to this one, as a daemon cycling at
+A virtual clock runs the engine's own :class:`~fabric.remediation.pipeline.Pipeline` (signals -> detectors ->
+``decide``): it steps at every ``interval`` boundary of event time (multiples of the interval since the Unix
+epoch, UTC), each step taking the events stamped after the previous boundary and up to this one, as a daemon cycling at
 that interval would have seen them, and once more at the first boundary at or after the last event plus the
 detectors' ``settle`` time, so that windowed rules waiting for evidence to settle can fire. Boundaries with no
 events at which nothing can happen (nothing waits to settle, no deferred link, no breaker that resumes by
@@ -27,20 +27,20 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
-from fabric.detectors import RuleSettings
-from fabric.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
-from fabric.fabric_view import FabricView, build_view
-from fabric.pipeline import Pipeline
-from fabric.policy import PolicyConfig
-from fabric.replay_events import LoadedEvents, load_events
-from fabric.signals import DEFAULT_EVENT_KINDS, SignalMapper
+from fabric.remediation.detectors import RuleSettings
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.pipeline import Pipeline
+from fabric.remediation.policy import PolicyConfig
+from fabric.remediation.signals import DEFAULT_EVENT_KINDS, SignalMapper
+from fabric.remediation.view import FabricView, build_view
+from fabric.replay.events import LoadedEvents, load_events
 from topology.errors import InputError
 from topology.guard import CableKey, GuardSettings
 from topology.model import TIER_RANK, End, Fabric
@@ -304,80 +304,3 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
     loaded = load_events(events, used=frozenset(DEFAULT_EVENT_KINDS))
     return replay(replay_model, loaded, policy=settings.policy_config(), rules=settings.rule_settings(),
                   guard=settings.guard_settings(), interval=step)
-
-
-# --- the table ---------------------------------------------------------------------------------------------
-
-_STYLE = {"disable": "bold red", "defer": "yellow", "ticket": "cyan", "reopen": "cyan", "halt": "bold magenta",
-          "quarantine": "bold red", "enable": "green", "record": "dim"}
-
-
-def _target_text(entry: Mapping[str, Any]) -> str:
-    if "link" in entry:
-        link = entry["link"]
-        return f"{link['a']} {link['a_port']}\n{link['b']} {link['b_port']}"
-    if "port" in entry:
-        return f"{entry['port']['device']} {entry['port']['port']}"
-    return str(entry.get("device", "the fabric"))
-
-
-def _guard_text(figures: Mapping[str, Any]) -> str:
-    if "worst_leaf" not in figures:
-        return ""
-    return (f"{figures['worst_leaf']}: {figures['worst_leaf_paths']}->{figures['worst_leaf_paths_after']} paths "
-            f"(min {figures['worst_leaf_minimum']}); {figures['disabled']}/{figures['cap']} disabled, "
-            f"{figures['disables_last_hour']}/{figures['hourly_limit']} this hour")
-
-
-def render_table(report: ReplayReport, console: Any) -> None:
-    """Every decision as a rich table, then the summary."""
-    from rich.table import Table
-
-    table = Table(title="Decisions (dry run)", show_lines=False, expand=True)
-    table.add_column("at (UTC)", no_wrap=True)
-    table.add_column("action", no_wrap=True)
-    table.add_column("rule")
-    table.add_column("component")
-    table.add_column("reason", ratio=3)
-    table.add_column("guard", ratio=1)
-    for entry in report.decisions:
-        action = entry["action"]
-        table.add_row(entry["at"][:19].replace("T", " "), f"[{_STYLE.get(action, '')}]{action}[/]", entry["rule"],
-                      _target_text(entry), entry["reason"], _guard_text(entry["guard"]))
-    if report.decisions:
-        console.print(table)
-    else:
-        console.print("No decisions: nothing in these events would have made the policy act.")
-    if report.explained:
-        explained = Table(title="Link-downs explained (not counted as cable faults)", expand=True)
-        for column in ("at (UTC)", "component", "why"):
-            explained.add_column(column)
-        for entry in report.explained:
-            explained.add_row(entry["at"][:19].replace("T", " "), _target_text(entry), entry["reason"])
-        console.print(explained)
-    summary = report.summary
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
-    skipped = ", ".join(f"{count} {why}" for why, count in summary["skipped_events"].items()) or "none"
-    rows = [
-        ("events", f"{summary['events']} ({summary['first_event']} .. {summary['last_event']})"),
-        ("skipped", skipped),
-        ("signals / findings", f"{summary['signals']} / {summary['findings']}"),
-        ("would disable", str(summary["disabled"])),
-        ("would defer", str(summary["deferred"])),
-        ("would ticket", str(summary["ticketed"])),
-        ("quarantined", str(summary["quarantined"])),
-        ("storm breaker", f"tripped {summary['halted']} time(s), {summary['held']} findings held"
-                          + ("; still halted at the end" if summary["halted_at_end"] else "")),
-        ("recorded only", str(summary["recorded"])),
-        ("explained link-downs", str(summary["explained"])),
-        ("replay", f"{summary['steps']} steps of {summary['interval_seconds']:g} s, dry run; model "
-                   f"{summary['model']['source']} ({summary['model']['cables']} cables)"),
-    ]
-    for label, value in rows:
-        grid.add_row(label, value)
-    for example in summary["malformed"]:
-        grid.add_row("malformed", example)
-    console.print(grid)
-    console.print("[bold]would act[/]" if report.would_act else "no action would be taken")

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from fabric.domain import ComponentId, ComponentKind, Finding
-from fabric.signals import Signal, SignalKind
+from fabric.remediation.domain import ComponentId, ComponentKind, Finding
+from fabric.remediation.signals import Signal, SignalKind
 from topology.model import Fabric
 from topology.ports import Kind
 

@@ -27,12 +27,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fabric.signals import EventLike
+from fabric.remediation.signals import EventLike
 from fabric.ufm.models import Event
 from topology.errors import InputError
 
 NOT_USED = "event type not used"
-"""The signal mapper's own name for an event of a type no rule uses (see ``fabric.signals``)."""
+"""The signal mapper's own name for an event of a type no rule uses (see ``fabric.remediation.signals``)."""
 KEEP_EXAMPLES = 20
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 4096

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from datetime import datetime
 
-from fabric.domain import ComponentId
+from fabric.remediation.domain import ComponentId
 from fabric.store import Store
 from fabric.store.records import TicketRecord, TicketState
 from tickets.base import Ticket, TicketBackend, TicketStatus, dedup_key

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabric.domain import ComponentId
-from fabric.policy import FabricContext
-from fabric.signals import Resolver, link_id
+from fabric.remediation.domain import ComponentId
+from fabric.remediation.policy import FabricContext
+from fabric.remediation.signals import Resolver, link_id
 from topology.guard import CableKey
 from topology.model import TIER_RANK, End, Fabric
 from topology.ports import Kind

@@ -1,15 +1,15 @@
-"""Where an as-built fabric comes from: a live UFM, a UFM snapshot directory, an ibnetdiscover dump, a plan."""
+"""Where an as-built fabric comes from on disk: a UFM snapshot directory, an ``ibnetdiscover`` dump or a plan.
+
+The source is sniffed, not named: a directory is a snapshot, a file with ibnetdiscover's markers is a dump, and
+anything else is read as an NDT CSV (whose reader names the line that does not fit).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from topology.errors import InputError
 from topology.model import Fabric
-
-if TYPE_CHECKING:
-    from fabric.ufm.client import UfmClient
 
 _IBNETDISCOVER_MARKERS = ("vendid=", "switchguid=", "caguid=", "sysimgguid=")
 _SNIFF_BYTES = 64 * 1024
@@ -32,17 +32,3 @@ def load_as_built(source: Path) -> Fabric:
     from topology.formats.ndt import read_ndt
 
     return read_ndt(source)
-
-
-async def fetch_from_ufm(client: UfmClient) -> Fabric:
-    """The as-built fabric as a live UFM sees it: its systems, links and ports, read in parallel."""
-    import asyncio
-
-    from topology.formats.ufm_snapshot import fabric_from_ufm
-
-    systems, links, ports = await asyncio.gather(client.systems(), client.links(), client.ports())
-    base = str(client.base_url) + client.prefix
-    return fabric_from_ufm(
-        [s.model_dump() for s in systems], [link.model_dump() for link in links], [p.model_dump() for p in ports],
-        base, documents={name: f"GET {base}/resources/{name}" for name in ("systems", "links", "ports")},
-    )

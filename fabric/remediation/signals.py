@@ -20,7 +20,7 @@ from enum import StrEnum
 from functools import partial
 from typing import NamedTuple, Protocol
 
-from fabric.domain import ComponentId, ComponentKind
+from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.ufm.objects import PortEnd, link_ends, parse_object_path
 from topology.model import End, Fabric, canonical_guid
 from topology.ports import Kind

@@ -10,15 +10,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from fabric.domain import Action, ActionKind
-from fabric.engine import Engine, EngineSettings
-from fabric.policy import PolicyConfig
+from fabric import wiring
+from fabric.controller.engine import Engine, EngineSettings
+from fabric.remediation.domain import Action, ActionKind
+from fabric.remediation.policy import PolicyConfig
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver, simulated_sleep
-from fabric.store import Store
 from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
-from tickets.base import TicketStatus
-from tickets.local import LocalTicketBackend
+from tickets.base import TicketBackend, TicketStatus
 from topology.model import Fabric
 
 START = datetime(2026, 1, 15, 3, 0, tzinfo=UTC)  # 3 a.m., when these things happen
@@ -33,7 +32,7 @@ def _actions_table(title: str, actions: Iterable[Action]) -> Table:
 
 
 class _Loop(SimulatorDriver):
-    def __init__(self, url: str, engine: Engine, tickets: LocalTicketBackend, console: Console) -> None:
+    def __init__(self, url: str, engine: Engine, tickets: TicketBackend, console: Console) -> None:
         super().__init__(url)
         self.engine, self.tickets, self.console = engine, tickets, console
 
@@ -56,13 +55,14 @@ class _Loop(SimulatorDriver):
 async def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: Console) -> bool:
     database = workdir / "fabric-remediation.db"
     database.unlink(missing_ok=True)
-    with Store.open(f"sqlite:///{database}", fabric="demo", clock=state.now) as store:
-        tickets = LocalTicketBackend(store.engine, clock=state.now)
+    with wiring.open_store(f"sqlite:///{database}", fabric="demo", clock=state.now) as store:
+        tickets = wiring.ticket_backend(store, clock=state.now)
         async with UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=2),
                              job_poll=JobPollPolicy(interval=1.0, deadline=60.0), sleep=simulated_sleep(url)) as client:
             # Live mode against the simulator: this is the demo's UFM, so automation may act on it.
-            engine = Engine(plan, client, store, tickets,
-                            EngineSettings(fabric="demo", policy=PolicyConfig(dry_run=False)), clock=state.now)
+            engine = wiring.build_engine(plan, client, store, tickets,
+                                         EngineSettings(fabric="demo", policy=PolicyConfig(dry_run=False)),
+                                         clock=state.now)
             await engine.start()
             loop = _Loop(url, engine, tickets, console)
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from fabric.store import Store
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -34,3 +39,18 @@ def fail(message: str) -> NoReturn:
 def print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, indent=2, default=str))
     sys.stdout.write("\n")
+
+
+@contextmanager
+def open_store(url: str, fabric: str = DEFAULT_FABRIC) -> Iterator[Store]:
+    from fabric.store import Store
+    from fabric.store.records import StoreError
+
+    try:
+        store = Store.open(url, fabric=fabric)
+    except (StoreError, ValueError) as exc:
+        fail(f"{url}: {exc}")
+    try:
+        yield store
+    finally:
+        store.close()

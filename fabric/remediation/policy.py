@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from fabric.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
 from topology.guard import CableKey, CapacityGuard
 
 # How bad a rule's fault is, to reconsider deferred links worst first.

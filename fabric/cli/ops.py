@@ -1,17 +1,15 @@
-"""Operating the daemon: ``fabricctl tickets list|show|resolve``, ``fabricctl status``, ``fabricctl resume``.
+"""Operating: ``fabricctl status``, ``resume``, ``decisions``, ``components list|clear``, ``silence``.
 
 They work on the service's database, so they answer even while the daemon is down.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from fabric.cli_common import (
+from fabric.cli.common import (
     DEFAULT_FABRIC,
     DEFAULT_STORE,
     EXIT_FINDINGS,
@@ -21,102 +19,9 @@ from fabric.cli_common import (
     OutputFormat,
     StoreOption,
     fail,
+    open_store,
     print_json,
 )
-
-if TYPE_CHECKING:
-    from fabric.store import Store
-    from tickets.base import Ticket
-
-tickets_app = typer.Typer(help="Tickets in the service's own database (the local backend).", no_args_is_help=True)
-
-
-@contextmanager
-def open_store(url: str, fabric: str = DEFAULT_FABRIC) -> Iterator[Store]:
-    from fabric.store import Store
-    from fabric.store.records import StoreError
-
-    try:
-        store = Store.open(url, fabric=fabric)
-    except (StoreError, ValueError) as exc:
-        fail(f"{url}: {exc}")
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-def _ticket_dict(ticket: Ticket) -> dict[str, object]:
-    return {"key": ticket.key, "status": ticket.status.value, "summary": ticket.summary,
-            "dedup_key": ticket.dedup_key, "created_at": ticket.created_at.isoformat(),
-            "resolved_at": ticket.resolved_at.isoformat() if ticket.resolved_at else None}
-
-
-@tickets_app.command("list")
-def tickets_list(
-    store_url: StoreOption = DEFAULT_STORE,
-    status: Annotated[str | None, typer.Option(help="open, resolved or closed.")] = None,
-    output_format: FormatOption = OutputFormat.TABLE,
-) -> None:
-    """List tickets, oldest first."""
-    from tickets.base import TicketStatus
-    from tickets.local import LocalTicketBackend
-
-    try:
-        wanted = TicketStatus(status) if status else None
-    except ValueError:
-        fail(f"--status must be one of {', '.join(s.value for s in TicketStatus)}")
-    with open_store(store_url) as store:
-        found = LocalTicketBackend(store.engine).list(wanted)
-    if output_format is OutputFormat.JSON:
-        print_json([_ticket_dict(t) for t in found])
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("key", "status", "summary", "created")
-    for ticket in found:
-        table.add_row(ticket.key, ticket.status.value, ticket.summary, ticket.created_at.isoformat(timespec="seconds"))
-    Console().print(table)
-
-
-@tickets_app.command("show")
-def tickets_show(key: str, store_url: StoreOption = DEFAULT_STORE,
-                 output_format: FormatOption = OutputFormat.TABLE) -> None:
-    """One ticket with its description and comments."""
-    from tickets.base import TicketNotFoundError
-    from tickets.local import LocalTicketBackend
-
-    with open_store(store_url) as store:
-        backend = LocalTicketBackend(store.engine)
-        try:
-            ticket = backend.status(key)
-            comments = backend.comments(key)
-        except (TicketNotFoundError, ValueError) as exc:
-            fail(str(exc))
-    payload = _ticket_dict(ticket) | {"description": ticket.description,
-                                      "comments": [{"at": at.isoformat(), "text": text} for at, text in comments]}
-    if output_format is OutputFormat.JSON:
-        print_json(payload)
-        return
-    typer.echo(f"{ticket.key} [{ticket.status.value}] {ticket.summary}\n\n{ticket.description}")
-    for at, text in comments:
-        typer.echo(f"\n-- {at.isoformat(timespec='seconds')}\n{text}")
-
-
-@tickets_app.command("resolve")
-def tickets_resolve(key: str, comment: Annotated[str, typer.Option(help="What was repaired.")],
-                    store_url: StoreOption = DEFAULT_STORE) -> None:
-    """Mark a ticket repaired: the daemon re-enables the component and starts its probation."""
-    from tickets.base import TicketError
-    from tickets.local import LocalTicketBackend
-
-    with open_store(store_url) as store:
-        try:
-            ticket = LocalTicketBackend(store.engine).resolve(key, comment)
-        except (TicketError, ValueError) as exc:
-            fail(str(exc))
-    typer.echo(f"{ticket.key} is {ticket.status.value}")
 
 
 def status(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
@@ -160,7 +65,7 @@ def decisions(
     output_format: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Why automation did what it did: every decision with its rule, reason and the guard's figures."""
-    from fabric.domain import ComponentId
+    from fabric.remediation.domain import ComponentId
 
     try:
         wanted = ComponentId.parse(component) if component else None
@@ -206,8 +111,8 @@ def components_list(store_url: StoreOption = DEFAULT_STORE,
 def components_clear(component: str, reason: Annotated[str, typer.Option(help="Why it may come back.")],
                      store_url: StoreOption = DEFAULT_STORE) -> None:
     """Release a quarantined component: the daemon re-enables it (within the guard) on probation."""
-    from fabric.domain import ComponentId, Lifecycle
-    from fabric.engine import CLEAR_REQUESTED
+    from fabric.controller.engine import CLEAR_REQUESTED
+    from fabric.remediation.domain import ComponentId, Lifecycle
 
     try:
         wanted = ComponentId.parse(component)
@@ -275,7 +180,6 @@ def silence_expire(silence_id: int, store_url: StoreOption = DEFAULT_STORE) -> N
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(tickets_app, name="tickets")
     app.add_typer(silence_app, name="silence")
     app.add_typer(components_app, name="components")
     app.command()(status)

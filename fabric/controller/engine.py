@@ -11,28 +11,27 @@ would-be state lives in memory only (switching to live starts from what UFM real
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from fabric.detectors import Detectors, RuleSettings
-from fabric.domain import OUT_OF_SERVICE, Action, ActionKind, ComponentId, Finding, Lifecycle
-from fabric.fabric_view import FabricView, build_view, fabric_context
-from fabric.pipeline import Pipeline
-from fabric.policy import Breaker, ComponentRecord, PolicyConfig, PolicyState
-from fabric.signals import SignalMapper
+from fabric.controller.ticketing import Ticketing
+from fabric.remediation.detectors import Detectors, RuleSettings
+from fabric.remediation.domain import OUT_OF_SERVICE, Action, ActionKind, ComponentId, Finding, Lifecycle
+from fabric.remediation.pipeline import Pipeline
+from fabric.remediation.policy import Breaker, ComponentRecord, PolicyConfig, PolicyState
+from fabric.remediation.signals import SignalMapper
+from fabric.remediation.view import FabricView, build_view, fabric_context
 from fabric.store import Store, silence_matches
 from fabric.store.records import IntentState, Silence
-from fabric.ticketing import Ticketing
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.cursor import CursorState, EventCursor
 from fabric.ufm.errors import UfmError
 from fabric.ufm.models import Event, Link, Port, System, Versioning
+from fabric.ufm.snapshot import fetch_snapshot
 from tickets.base import TicketBackend, TicketError
-from topology.formats.ufm_snapshot import fabric_from_ufm
 from topology.guard import CableKey, CapacityGuard, GuardSettings
 from topology.model import Fabric
 
@@ -217,11 +216,10 @@ class Engine:
         watched = {k: v for k, v in versions.versions().items() if k in _TOPOLOGY_VERSIONS}
         if self.view is not None and watched and watched == self._versions:
             return
-        systems, links, ports = await asyncio.gather(self.ufm.systems(), self.ufm.links(), self.ufm.ports())
+        snapshot = await fetch_snapshot(self.ufm)
         self._versions = watched
-        actual = fabric_from_ufm([s.model_dump() for s in systems], [link.model_dump() for link in links],
-                                 [p.model_dump() for p in ports], "UFM")
-        self.disabled_ports = {p.name for p in ports if p.is_disabled}
+        actual = snapshot.fabric("UFM")
+        self.disabled_ports = snapshot.disabled_ports()
         self.view = build_view(self.plan, actual, self.context)
         self.pipeline.mapper = SignalMapper(self.view.resolver)
         live = self.view.live_cables(actual)

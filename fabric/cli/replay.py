@@ -1,0 +1,53 @@
+"""``fabricctl replay``: what the policy would have done with a recorded event log."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, FormatOption, OutputFormat, fail
+from topology.errors import InputError
+
+
+def replay(
+    as_built: Annotated[Path, typer.Option(
+        "--as-built", "-a", help="UFM snapshot directory (systems.json, links.json, optional ports.json): the "
+                                 "fabric's names, GUIDs and ports, and its model unless --plan is given.")],
+    events: Annotated[Path, typer.Option(
+        "--events", "-e", help="Recorded UFM events: an event.log (.gz too), a GET /app/events JSON list "
+                               "(bare or {\"data\": [...]}, either UFM payload shape) or JSON lines.")],
+    plan: Annotated[Path | None, typer.Option(
+        "--plan", "-p", help="The wiring plan (NDT CSV) as the model, joined with the snapshot's GUIDs.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="Service configuration (TOML) whose rules, guard and policy to replay; "
+                               "FABRIC_* variables apply. Always a dry run.")] = None,
+    interval: Annotated[str | None, typer.Option(
+        help="Virtual cycle length, e.g. 60s (default: the configuration's daemon.interval, 60s).")] = None,
+    output_format: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Replay a recorded UFM event log through the policy, dry: every decision it would have taken, and why.
+
+    Exit 0 when no action would be taken, 1 when some would, 2 on bad input.
+    """
+    from fabric.config import ConfigError
+    from fabric.replay.render import render_table
+    from fabric.replay.run import run_replay
+
+    gc.disable()  # a one-shot command building up to millions of objects it keeps until exit (see verify)
+    try:
+        report = run_replay(as_built, events, plan=plan, config=config, interval=interval)
+    except (InputError, ConfigError) as exc:
+        fail(str(exc))
+    finally:
+        gc.enable()
+    if output_format is OutputFormat.JSON:
+        report.write_json(sys.stdout)
+    else:
+        from rich.console import Console
+
+        render_table(report, Console())
+    raise typer.Exit(EXIT_FINDINGS if report.would_act else EXIT_OK)

@@ -1,0 +1,47 @@
+"""``fabricctl simulate``: a UFM that runs anywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fabric.cli.common import fail
+from topology.errors import InputError
+
+
+def simulate(
+    plan: Annotated[Path | None, typer.Option("--plan", "-p", help="The wiring plan (NDT CSV) to simulate.")] = None,
+    preset: Annotated[str | None, typer.Option(help="Generate the plan instead: tiny, h100-4k, h100-32k.")] = None,
+    scenario: Annotated[list[Path] | None, typer.Option(
+        "--scenario", "-s", help="Scenario file (.toml/.yaml); repeatable.")] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    tls: Annotated[bool, typer.Option("--tls", help="Serve HTTPS with a fresh self-signed certificate.")] = False,
+    user: Annotated[str, typer.Option(help="UFM user name.")] = "admin",
+    password: Annotated[str, typer.Option(help="UFM password.")] = "123456",
+    ufm_version: Annotated[str, typer.Option(
+        help="UFM release to imitate; 6.16 and older serve the legacy event shape.")] = "6.20.0",
+    speed: Annotated[float, typer.Option(min=0.0, help="Simulated seconds per real second (0 freezes).")] = 1.0,
+    job_seconds: Annotated[float, typer.Option(min=0.0, help="Simulated seconds a port action runs.")] = 2.0,
+    miswire: Annotated[int, typer.Option(min=0, help="Swap this many cable pairs in the as-built fabric.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed for random choices and planted miswires.")] = 0,
+    event_log: Annotated[Path | None, typer.Option(help="Append every event to this file as event.log lines.")]
+    = None,
+    offline: Annotated[str | None, typer.Option(
+        help="Do not serve: run this much simulated time (e.g. 2h) at once, write the event log, exit.")] = None,
+) -> None:
+    """Serve a simulated UFM REST API over a plan, with injectable faults (demos, tests, benchmarks)."""
+    from fabric.simulator.cli import SimulateOptions, run
+    from fabric.simulator.scenario import ScenarioError, parse_duration
+
+    try:
+        options = SimulateOptions(
+            plan=plan, preset=preset, scenarios=scenario or [], host=host, port=port, tls=tls, user=user,
+            password=password, ufm_version=ufm_version, rate=speed, job_seconds=job_seconds, miswire=miswire,
+            seed=seed, event_log=event_log, offline=parse_duration(offline) if offline is not None else None)
+        code = run(options, lambda line: typer.echo(line, err=True))
+    except (InputError, ScenarioError, ValueError, OSError) as exc:
+        fail(str(exc))
+    raise typer.Exit(code)
