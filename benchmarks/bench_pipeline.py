@@ -123,9 +123,9 @@ def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
     """Step through the storm, timing the steps and, inside them, the garbage collector's passes."""
     import gc
 
-    from fabric.remediation.detectors import RuleSettings
     from fabric.remediation.pipeline import Pipeline
     from fabric.remediation.policy import PolicyConfig
+    from fabric.remediation.rules import RuleSettings
     from fabric.remediation.signals import SignalMapper
     from fabric.ufm.models import Event, parse_list
     from topology.guard import GuardSettings

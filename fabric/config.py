@@ -45,14 +45,15 @@ from pydantic import (
     PlainSerializer,
     SecretStr,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from fabric.durations import format_duration, parse_duration
-from fabric.remediation.detectors import RuleSettings
 from fabric.remediation.policy import PolicyConfig
+from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from topology.guard import HARD_CEILING, GuardSettings
 
 if TYPE_CHECKING:
@@ -131,22 +132,37 @@ class PolicySection(_Section):
                             storm_quiet_period=self.storm_quiet_period)
 
 
-class RulesSection(_Section):
+class _FixedRules(_Section):
+    """The rules with shapes of their own; each counted rule adds two keys (``_counted_rule_fields``)."""
+
     flap_cycles: int = Field(3, ge=1)
     flap_window: PositiveDuration = timedelta(hours=12)
     burst_cycles: int = Field(5, ge=1)
     burst_window: PositiveDuration = timedelta(minutes=10)
     downtime: PositiveDuration = timedelta(seconds=7)
     both_ends_window: Duration = timedelta(seconds=60)
-    ber_high_count: int = Field(2, ge=1)
-    ber_high_window: PositiveDuration = timedelta(minutes=125)
-    errors_count: int = Field(3, ge=1)
-    errors_window: PositiveDuration = timedelta(hours=2)
     attribution_window: Duration = timedelta(minutes=10)
     settle: Duration = timedelta(seconds=60)
+    down_ticket_after: PositiveDuration = timedelta(minutes=10)
 
     def build(self) -> RuleSettings:
-        return RuleSettings(**{name: getattr(self, name) for name in type(self).model_fields})
+        fixed = {name: getattr(self, name) for name in _FixedRules.model_fields}
+        counted = {rule.rule: Threshold(getattr(self, f"{rule.key}_count"), getattr(self, f"{rule.key}_window"))
+                   for rule in COUNTED_RULES}
+        return RuleSettings(**fixed, counted=counted)
+
+
+def _counted_rule_fields() -> dict[str, Any]:
+    """``<key>_count`` and ``<key>_window`` for every entry of the rule table, with its defaults."""
+    fields: dict[str, Any] = {}
+    for rule in COUNTED_RULES:
+        fields[f"{rule.key}_count"] = (int, Field(rule.count, ge=1, description=f"{rule.describes}: how many"))
+        fields[f"{rule.key}_window"] = (PositiveDuration, Field(rule.window, description=f"{rule.describes}: within"))
+    return fields
+
+
+RulesSection: type[_FixedRules] = create_model(  # the counted rules' keys come from the rule table
+    "RulesSection", __base__=_FixedRules, **_counted_rule_fields())
 
 
 class GuardSection(_Section):
@@ -188,7 +204,9 @@ class UfmSection(_Section):
     secret_file: Path | None = None
     ca_bundle: Path | None = None
     insecure: bool = False
-    method: Literal["disable", "isolate"] = "disable"
+    method: Literal["disable"] = "disable"
+    """How a port is taken out. Only ``disable`` is supported: isolating (``/app/unhealthy_ports``) would hide the
+    port from recovery, the guard's rebuild and reconciliation, which read what UFM shows disabled."""
 
     @field_validator("url")
     @classmethod

@@ -27,14 +27,27 @@ def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
                           guard=config.guard_settings(), method=PortActionMethod(config.ufm.method), epoch=epoch)
 
 
-def open_store(url: str, *, fabric: str, clock: Clock | None = None) -> Store:
+def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:
     """The service's database for ``fabric``, created and migrated if needed (what the engine writes to)."""
-    return Store.open(url, fabric=fabric, clock=clock)
+    return Store.open(url, fabric=fabric, clock=clock, legacy_fabric=legacy_fabric)
+
+
+def open_existing_store(url: str, *, fabric: str, read_only: bool = True) -> Store:
+    """The database of a fabric that already runs, for commands that operate on it: nothing is created or
+    migrated (``read_only``: the command only reads)."""
+    return Store.open_existing(url, fabric=fabric, read_only=read_only)
 
 
 def ticket_backend(store: Store, *, clock: Clock | None = None) -> TicketBackend:
-    """The ticket system; only the local backend (tickets in the service's database) exists so far."""
+    """The ticket system; only the local backend (tickets in the service's database, in tables it owns and
+    creates itself) exists so far."""
+    LocalTicketBackend.create_tables(store.engine)
     return LocalTicketBackend(store.engine, clock=clock)
+
+
+def local_tickets(store: Store) -> LocalTicketBackend:
+    """The local backend's tickets in an existing store, for the commands that list and resolve them."""
+    return LocalTicketBackend(store.engine)
 
 
 def build_engine(plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend, settings: EngineSettings,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
-from fabric.remediation.domain import ComponentId, ComponentKind, Lifecycle
+from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
 from fabric.store import Store
 from tickets.base import dedup_key
 from tickets.local import LocalTicketBackend
@@ -20,25 +20,35 @@ LINK = ComponentId(ComponentKind.LINK, "pod01-leaf01/33|pod01-spine01/1")
 def seeded(tmp_path: Path) -> str:
     url = f"sqlite:///{tmp_path / 'fabric.db'}"
     with Store.open(url, fabric="lab") as store:
-        LocalTicketBackend(store.engine).open(dedup_key("lab", str(LINK)), "flap on a cable", "5 cycles in 10 min")
-        store.put_component(LINK, Lifecycle.AWAITING_REPAIR, since=store.now(), rule="flap", reason="5 cycles")
+        LocalTicketBackend.create_tables(store.engine)
+        key = dedup_key("lab", str(LINK))
+        row, _ = store.claim_ticket(key, backend="local", summary="flap on a cable", component=LINK)
+        ticket = LocalTicketBackend(store.engine).open(key, "flap on a cable", "5 cycles in 10 min")
+        store.ticket_opened(row.id, ticket.key)
+        store.put_component(LINK, ComponentRecord(Lifecycle.AWAITING_REPAIR, store.now(), "flap", "5 cycles"))
         store.halt("30 distinct components within 15 min")
     return url
 
 
 def test_tickets_list_show_resolve(tmp_path: Path) -> None:
     url = seeded(tmp_path)
-    listed = runner.invoke(app, ["tickets", "list", "--store", url, "--format", "json"])
+    lab = ["--store", url, "--fabric", "lab"]
+    listed = runner.invoke(app, ["tickets", "list", *lab, "--format", "json"])
     assert listed.exit_code == 0, listed.output
     [ticket] = json.loads(listed.output)
     assert (ticket["key"], ticket["status"]) == ("LOCAL-1", "open")
-    shown = runner.invoke(app, ["tickets", "show", "LOCAL-1", "--store", url])
+    shown = runner.invoke(app, ["tickets", "show", "LOCAL-1", *lab])
     assert "5 cycles in 10 min" in shown.output
-    resolved = runner.invoke(app, ["tickets", "resolve", "LOCAL-1", "--comment", "new cable", "--store", url])
+    # Another fabric of the same database neither sees nor resolves lab's ticket.
+    other = ["--store", url, "--fabric", "other"]
+    assert json.loads(runner.invoke(app, ["tickets", "list", *other, "--format", "json"]).output) == []
+    foreign = runner.invoke(app, ["tickets", "resolve", "LOCAL-1", "--comment", "x", *other])
+    assert foreign.exit_code == 2 and "not one of fabric other's" in foreign.output
+    resolved = runner.invoke(app, ["tickets", "resolve", "LOCAL-1", "--comment", "new cable", *lab])
     assert resolved.exit_code == 0 and "resolved" in resolved.output
-    again = runner.invoke(app, ["tickets", "list", "--store", url, "--status", "open", "--format", "json"])
+    again = runner.invoke(app, ["tickets", "list", *lab, "--status", "open", "--format", "json"])
     assert json.loads(again.output) == []
-    missing = runner.invoke(app, ["tickets", "show", "LOCAL-99", "--store", url])
+    missing = runner.invoke(app, ["tickets", "show", "LOCAL-99", *lab])
     assert missing.exit_code == 2
 
 
@@ -53,7 +63,12 @@ def test_status_and_resume(tmp_path: Path) -> None:
     assert other.exit_code == 0 and "running" in other.output  # breakers are per fabric
     resumed = runner.invoke(app, ["resume", "--reason", "firmware rollout finished", "--store", url, "--fabric", "lab"])
     assert resumed.exit_code == 0 and "30 distinct components" in resumed.output
-    assert runner.invoke(app, ["status", "--store", url, "--fabric", "lab"]).exit_code == 0
+    # A request the daemon carries out at its next cycle (tests/engine: test_operator_requests_*): until then
+    # the breaker stays halted and the status shows who asked.
+    pending = runner.invoke(app, ["status", "--store", url, "--fabric", "lab", "--format", "json"])
+    assert pending.exit_code == 1
+    [request] = json.loads(pending.output)["pending_requests"]
+    assert (request["kind"], request["reason"]) == ("resume", "firmware rollout finished")
 
 
 def test_bad_store_url_exits_2(tmp_path: Path) -> None:
@@ -63,6 +78,7 @@ def test_bad_store_url_exits_2(tmp_path: Path) -> None:
 
 def test_silence_add_list_expire(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    Store.open(url).close()
     added = runner.invoke(app, ["silence", "add", "link:pod01-leaf01/*", "--duration", "2h", "--reason", "CHG-42",
                                 "--by", "alice", "--store", url])
     assert added.exit_code == 0, added.output

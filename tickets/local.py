@@ -1,8 +1,8 @@
 """Tickets kept in the service's own database: for sites without Jira, for the demo and for tests.
 
 Two tables, ``local_tickets`` and ``local_ticket_comments``, defined here in their own ``MetaData``
-(``LOCAL_METADATA``) so that this package needs nothing from ``fabric/``; the service's store creates them
-beside its own tables (``LocalTicketBackend.create_tables`` does it for anyone else).
+(``LOCAL_METADATA``) and owned by this backend, which creates them (``LocalTicketBackend.create_tables``)
+beside the service's own tables in the same database; this package needs nothing from ``fabric/``.
 
 Keys are ``LOCAL-<id>``; ids are never reused.  At most one ticket per dedup key is open at any time: a
 partial unique index enforces it, and ``open`` claims with ``INSERT ... ON CONFLICT DO NOTHING`` against that
@@ -124,8 +124,14 @@ class LocalTicketBackend:
 
     @staticmethod
     def create_tables(engine: Engine) -> None:
-        """Create the two tables if missing (the store does this itself as part of its schema)."""
+        """Create the two tables if missing: this backend owns them (the service's store does not)."""
         LOCAL_METADATA.create_all(engine)
+
+    @staticmethod
+    def tables_exist(engine: Engine) -> bool:
+        """Whether the database holds this backend's tables (without creating them)."""
+        with engine.connect() as conn:
+            return sa.inspect(conn).has_table(local_tickets.name)
 
     # -- the protocol ------------------------------------------------------------------------------------
 

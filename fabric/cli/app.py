@@ -1,18 +1,40 @@
 """``fabricctl``: the command line. Commands import their machinery lazily so that one-shot tools start fast.
 
-One module per command group beside this one; this module only assembles them.
+One module per command group beside this one; this module only assembles them, and is the one place where
+errors become exit codes: a ``FabricError`` (``fabric.errors``: bad input, configuration, UFM, tickets, the
+store) is one line on stderr and exit 2; anything else is a bug and keeps its traceback.
 Exit codes everywhere: 0 ok, 1 findings (the fabric does not match, something needs attention), 2 unusable
 input or a usage error.
 """
 
 from __future__ import annotations
 
+import signal
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 
 from fabric.cli import demo, ops, plan, replay, simulate, tickets, verify
+from fabric.cli.common import fail
+
+
+class _Commands(TyperGroup):
+    def invoke(self, ctx: Any) -> Any:
+        from fabric.errors import as_fabric_error
+
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            error = as_fabric_error(exc)  # None for exits, usage errors and bugs: they go on as they are
+            if error is None:
+                raise
+            fail(str(error))
+
 
 app = typer.Typer(
     name="fabricctl",
+    cls=_Commands,
     help="Safe, explainable remediation of InfiniBand fat-tree fabrics under NVIDIA UFM.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -28,4 +50,7 @@ ops.register(app)
 
 
 def main() -> None:  # pragma: no cover - console-script shim
+    # `fabricctl verify | head`: a reader that stops early ends us quietly, as it does any Unix tool (exit 141),
+    # instead of a BrokenPipeError traceback and an exit code that reads "the fabric does not match".
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     app()

@@ -42,15 +42,15 @@ def print_json(payload: Any) -> None:
 
 
 @contextmanager
-def open_store(url: str, fabric: str = DEFAULT_FABRIC) -> Iterator[Store]:
-    from fabric.store import Store
-    from fabric.store.records import StoreError
+def open_store(url: str, fabric: str, *, writes: bool = False) -> Iterator[Store]:
+    """The store of a fabric that already runs: never created by a command (a typo must not look like an empty,
+    healthy system). Errors (no such file, not a database, refused by PostgreSQL) reach ``app``'s one handler."""
+    from fabric import wiring
+    from fabric.store import database_errors
 
-    try:
-        store = Store.open(url, fabric=fabric)
-    except (StoreError, ValueError) as exc:
-        fail(f"{url}: {exc}")
-    try:
-        yield store
-    finally:
-        store.close()
+    with database_errors(url):
+        store = wiring.open_existing_store(url, fabric=fabric, read_only=not writes)
+        try:
+            yield store
+        finally:
+            store.close()

@@ -1,15 +1,29 @@
-"""``fabricctl tickets``: the local backend's tickets (list, show, resolve)."""
+"""``fabricctl tickets``: the local backend's tickets of one fabric (list, show, resolve)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fabric.cli.common import DEFAULT_STORE, FormatOption, OutputFormat, StoreOption, fail, open_store, print_json
+from fabric.cli.common import (
+    DEFAULT_FABRIC,
+    DEFAULT_STORE,
+    FabricOption,
+    FormatOption,
+    OutputFormat,
+    StoreOption,
+    fail,
+    open_store,
+    print_json,
+)
+from fabric.cli.text import one_line
 
 if TYPE_CHECKING:
     from tickets.base import Ticket
+    from tickets.local import LocalTicketBackend
 
 tickets_app = typer.Typer(help="Tickets in the service's own database (the local backend).", no_args_is_help=True)
 
@@ -20,22 +34,42 @@ def _ticket_dict(ticket: Ticket) -> dict[str, object]:
             "resolved_at": ticket.resolved_at.isoformat() if ticket.resolved_at else None}
 
 
+@contextmanager
+def _fabric_tickets(store_url: str, fabric: str, *, writes: bool = False,
+                    ) -> Iterator[tuple[LocalTicketBackend, frozenset[str]]]:
+    """The local backend, and the dedup keys of the tickets ``fabric``'s daemon opened (the backend keeps the
+    tickets of every fabric of the database; the store knows which are whose)."""
+    from fabric import wiring
+    from tickets.local import LocalTicketBackend
+
+    with open_store(store_url, fabric, writes=writes) as store:
+        if not LocalTicketBackend.tables_exist(store.engine):
+            fail(f"{store_url} holds no local tickets (the daemon has not opened any, or uses another backend)")
+        yield wiring.local_tickets(store), frozenset(row.dedup_key for row in store.tickets())
+
+
+def _mine(ticket: Ticket, keys: frozenset[str], fabric: str) -> Ticket:
+    if ticket.dedup_key not in keys:
+        fail(f"ticket {ticket.key} is not one of fabric {fabric}'s")
+    return ticket
+
+
 @tickets_app.command("list")
 def tickets_list(
     store_url: StoreOption = DEFAULT_STORE,
+    fabric: FabricOption = DEFAULT_FABRIC,
     status: Annotated[str | None, typer.Option(help="open, resolved or closed.")] = None,
     output_format: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """List tickets, oldest first."""
+    """List the fabric's tickets, oldest first."""
     from tickets.base import TicketStatus
-    from tickets.local import LocalTicketBackend
 
     try:
         wanted = TicketStatus(status) if status else None
     except ValueError:
         fail(f"--status must be one of {', '.join(s.value for s in TicketStatus)}")
-    with open_store(store_url) as store:
-        found = LocalTicketBackend(store.engine).list(wanted)
+    with _fabric_tickets(store_url, fabric) as (backend, keys):
+        found = [t for t in backend.list(wanted) if t.dedup_key in keys]
     if output_format is OutputFormat.JSON:
         print_json([_ticket_dict(t) for t in found])
         return
@@ -44,21 +78,20 @@ def tickets_list(
 
     table = Table("key", "status", "summary", "created")
     for ticket in found:
-        table.add_row(ticket.key, ticket.status.value, ticket.summary, ticket.created_at.isoformat(timespec="seconds"))
+        table.add_row(ticket.key, ticket.status.value, one_line(ticket.summary, 50),
+                      ticket.created_at.isoformat(timespec="seconds")[:19])
     Console().print(table)
 
 
 @tickets_app.command("show")
-def tickets_show(key: str, store_url: StoreOption = DEFAULT_STORE,
+def tickets_show(key: str, store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
                  output_format: FormatOption = OutputFormat.TABLE) -> None:
     """One ticket with its description and comments."""
     from tickets.base import TicketNotFoundError
-    from tickets.local import LocalTicketBackend
 
-    with open_store(store_url) as store:
-        backend = LocalTicketBackend(store.engine)
+    with _fabric_tickets(store_url, fabric) as (backend, keys):
         try:
-            ticket = backend.status(key)
+            ticket = _mine(backend.status(key), keys, fabric)
             comments = backend.comments(key)
         except (TicketNotFoundError, ValueError) as exc:
             fail(str(exc))
@@ -74,14 +107,16 @@ def tickets_show(key: str, store_url: StoreOption = DEFAULT_STORE,
 
 @tickets_app.command("resolve")
 def tickets_resolve(key: str, comment: Annotated[str, typer.Option(help="What was repaired.")],
-                    store_url: StoreOption = DEFAULT_STORE) -> None:
-    """Mark a ticket repaired: the daemon re-enables the component and starts its probation."""
+                    store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC) -> None:
+    """Mark a ticket repaired: the engine re-enables the component at its next cycle and starts its probation."""
     from tickets.base import TicketError
-    from tickets.local import LocalTicketBackend
 
-    with open_store(store_url) as store:
+    if not comment.strip():
+        fail("--comment: say what was repaired")
+    with _fabric_tickets(store_url, fabric, writes=True) as (backend, keys):
         try:
-            ticket = LocalTicketBackend(store.engine).resolve(key, comment)
+            _mine(backend.status(key), keys, fabric)
+            ticket = backend.resolve(key, comment)
         except (TicketError, ValueError) as exc:
             fail(str(exc))
     typer.echo(f"{ticket.key} is {ticket.status.value}")

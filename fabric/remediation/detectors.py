@@ -22,30 +22,11 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from fabric.remediation.domain import ComponentId, ComponentKind, Finding
-from fabric.remediation.signals import Signal, SignalKind
+from fabric.remediation.kinds import SignalKind
+from fabric.remediation.muting import Attribution, Muter, Muters
+from fabric.remediation.rules import COUNTED_RULES, RuleSettings
+from fabric.remediation.signals import Signal
 from topology.model import Fabric
-from topology.ports import Kind
-
-
-@dataclass(frozen=True, slots=True)
-class RuleSettings:
-    flap_cycles: int = 3
-    flap_window: timedelta = timedelta(hours=12)
-    burst_cycles: int = 5
-    burst_window: timedelta = timedelta(minutes=10)
-    downtime: timedelta = timedelta(seconds=7)
-    both_ends_window: timedelta = timedelta(seconds=60)
-    ber_high_count: int = 2
-    ber_high_window: timedelta = timedelta(minutes=125)
-    errors_count: int = 3
-    errors_window: timedelta = timedelta(hours=2)
-    attribution_window: timedelta = timedelta(minutes=10)
-    settle: timedelta = timedelta(seconds=60)
-
-    @property
-    def history(self) -> timedelta:
-        return max(self.flap_window, self.ber_high_window, self.errors_window) + self.attribution_window
-
 
 IMMEDIATE: dict[SignalKind, str] = {
     SignalKind.UNHEALTHY_PORT: "unhealthy_port",
@@ -66,10 +47,12 @@ TICKET_ONLY: dict[SignalKind, str] = {
 ATTRIBUTING = frozenset({SignalKind.SWITCH_REBOOTED, SignalKind.SWITCH_DOWN, SignalKind.SWITCH_UP,
                          SignalKind.NODE_DOWN, SignalKind.NODE_UP})
 LINK_STATE = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP, SignalKind.PORT_DOWN, SignalKind.LINK_DOWNED})
-_QUEUE = {SignalKind.LINK_DOWN: 0, SignalKind.LINK_UP: 0, SignalKind.PORT_DOWN: 0, SignalKind.LINK_DOWNED: 0,
-          SignalKind.BER_HIGH: 1, SignalKind.PORT_ERRORS: 2}
-"""Which of a track's queues a kind of the history goes to: link state (the flap rule), then the counted kinds."""
-_FRESH_LINK_STATE, _FRESH_COUNTED = 1 << 0, 1 << 1 | 1 << 2
+_QUEUE = {**dict.fromkeys(LINK_STATE, 0), **{rule.signal: n for n, rule in enumerate(COUNTED_RULES, start=1)}}
+"""Which of a track's queues a kind of the history goes to: link state (the flap rule), then one per counted rule
+(``fabric.remediation.rules.COUNTED_RULES``), in the table's order."""
+_QUEUES = 1 + len(COUNTED_RULES)
+_FRESH_LINK_STATE = 1 << 0
+_FRESH_COUNTED = sum(1 << n for n in range(1, _QUEUES))
 _new_finding: Callable[[tuple[object, ...]], Finding] = partial(tuple.__new__, Finding)
 """``Finding(*fields)`` built in C (a named tuple's own ``__new__`` is a Python function)."""
 
@@ -89,13 +72,6 @@ _LINK = ComponentKind.LINK
 _LINK_UP, _UNHEALTHY_PORT = SignalKind.LINK_UP, SignalKind.UNHEALTHY_PORT
 _PORT_LEVEL_DOWN = frozenset({SignalKind.PORT_DOWN, SignalKind.LINK_DOWNED})
 """Link-state signals one end reports: both ends must agree before they make an episode."""
-
-
-Silenced = Callable[[ComponentId, datetime], bool]
-
-
-def _never_silenced(component: ComponentId, at: datetime) -> bool:
-    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +97,10 @@ class _Episode:
 
 @dataclass(slots=True, eq=False)
 class _Track:
-    """One component's history and, in the same order, its link-state, high-BER and port-error signals."""
+    """One component's history and, in the same order, its link-state signals and those of each counted rule."""
 
     history: deque[Signal]
-    queues: tuple[deque[Signal], deque[Signal], deque[Signal]] = field(
-        default_factory=lambda: (deque(), deque(), deque()))
+    queues: tuple[deque[Signal], ...] = field(default_factory=lambda: tuple(deque() for _ in range(_QUEUES)))
     fresh: int = 0
     """Bit ``1 << queue`` set: a counted signal of that queue arrived since the last evaluation."""
     unordered: int = 0
@@ -144,13 +119,13 @@ class Explained:
 
 
 class Detectors:
-    def __init__(self, fabric: Fabric, settings: RuleSettings | None = None,
-                 silenced: Silenced = _never_silenced) -> None:
+    def __init__(self, fabric: Fabric, settings: RuleSettings | None = None, muter: Muter | None = None) -> None:
+        """``muter``: silences and maintenance windows (the detectors add their own reboot attribution after it)."""
         self.fabric = fabric
         self.settings = settings or RuleSettings()
-        self.silenced = silenced
         self.history: dict[ComponentId, deque[Signal]] = defaultdict(deque)
-        self.attributions: dict[str, list[tuple[datetime, Signal]]] = defaultdict(list)
+        self.attribution = Attribution(fabric, self.settings.attribution_window)
+        self.muter = Muters(*(m for m in (muter,) if m is not None), self.attribution)
         # Ordered sets (dicts): components are evaluated in the order their signals arrived.
         self.dirty: dict[ComponentId, None] = {}
         self.pending: dict[ComponentId, None] = {}
@@ -165,11 +140,9 @@ class Detectors:
         settings = self.settings
         self._kept = settings.history
         self._counted_rules = tuple(
-            _CountedRule(rule, _QUEUE[kind], 1 << _QUEUE[kind], count, window,
-                         f"{kind.value} events within {window} (threshold {count})")
-            for rule, kind, count, window in (
-                ("ber_high", SignalKind.BER_HIGH, settings.ber_high_count, settings.ber_high_window),
-                ("port_errors", SignalKind.PORT_ERRORS, settings.errors_count, settings.errors_window)))
+            _CountedRule(rule.rule, _QUEUE[rule.signal], 1 << _QUEUE[rule.signal], threshold.count, threshold.window,
+                         f"{rule.signal.value} events within {threshold.window} (threshold {threshold.count})")
+            for rule in COUNTED_RULES for threshold in (settings.threshold(rule.rule),))
 
     # --- intake --------------------------------------------------------------------------------------
 
@@ -197,7 +170,7 @@ class Detectors:
                     queued.append(signal)
                     track.fresh |= 1 << queue
             elif route == _ATTRIBUTION:
-                self.attributions[signal.component.name].append((signal.at, signal))
+                self.attribution.note(signal)
                 if signal.kind in TICKET_ONLY:
                     findings += self._ticket_only(signal)
             elif route == _TICKET_ONLY:
@@ -205,7 +178,7 @@ class Detectors:
             else:
                 if signal.kind is _UNHEALTHY_PORT and "MANUAL" in signal.detail.upper():
                     continue  # isolated by hand or by us: not a new fault
-                if self.silenced(signal.component, signal.at):
+                if self.muter.mutes(signal.component, signal.at, devices=signal.devices) is not None:
                     continue
                 findings += self._fire(signal.component, IMMEDIATE[signal.kind], signal.at,
                                        f"{signal.kind.value} reported by {signal.reporter or 'UFM'}: {signal.detail}",
@@ -302,10 +275,13 @@ class Detectors:
                     self.explained.append(Explained(component, episode.down, why, episode.evidence[0]))
                 continue
             episodes.append(episode)
+        s = self.settings
+        findings: list[Finding] = []
+        if episodes and episodes[-1].up is None:
+            findings += self._stays_down(component, episodes[-1], now)
         done = [e for e in episodes if e.up is not None]
         if not done:
-            return []
-        s = self.settings
+            return findings
         last = done[-1].up
         assert last is not None
         long = [e for e in done if e.down >= last - s.flap_window]
@@ -315,12 +291,26 @@ class Detectors:
             chosen, reason = burst, f"{len(burst)} down/up cycles within {s.burst_window}"
         elif len(long) >= s.flap_cycles:
             chosen, reason = long, f"{len(long)} down/up cycles within {s.flap_window}"
-        elif downtime >= s.downtime:
-            chosen, reason = long, f"{downtime.total_seconds():g} s down within {s.flap_window} (limit {s.downtime})"
+        elif downtime >= s.downtime and len(long) >= 2:
+            # One outage, however long, is not a flap: single transient link-downs happen every day at this
+            # scale, and adaptive routing already routes around them (one that lasts is ``_stays_down``'s).
+            chosen, reason = long, (f"{downtime.total_seconds():g} s down over {len(long)} down/up cycles within "
+                                    f"{s.flap_window} (limit {s.downtime})")
         else:
-            return []
+            return findings
         evidence = [event for e in chosen for event in e.evidence]
-        return self._fire(component, "flap", last, reason, evidence)
+        return findings + self._fire(component, "flap", last, reason, evidence)
+
+    def _stays_down(self, component: ComponentId, episode: _Episode, now: datetime) -> list[Finding]:
+        """A link that went down and has not come back for ``down_ticket_after`` is a finding of its own (it is
+        taken out, so that it cannot come back flapping into the routes, and ticketed)."""
+        limit = self.settings.down_ticket_after
+        due = episode.down + limit
+        if now < due:
+            self.pending[component] = None  # look again when it is due, signals or not
+            return []
+        return self._fire(component, "link_down", due, f"down since {episode.down.isoformat()} and not back "
+                          f"after {limit}", episode.evidence)
 
     def _episodes(self, history: Iterable[Signal]) -> list[_Episode]:
         """Down/up episodes of a link. A Link event is both ends by itself; port-level downs need both ends."""
@@ -353,21 +343,4 @@ class Detectors:
         return episodes
 
     def _explanation(self, component: ComponentId, at: datetime) -> str | None:
-        if self.silenced(component, at):
-            return "an active silence"
-        window = self.settings.attribution_window
-        for device in self._attributors(component):
-            for when, signal in self.attributions.get(device, ()):
-                if abs(when - at) <= window:
-                    return f"{signal.kind.value} of {device} at {when.isoformat()} (event {signal.event})"
-        return None
-
-    def _attributors(self, component: ComponentId) -> list[str]:
-        """Names whose reboot or down/up explains this link's downs: its switches and its hosts."""
-        names: list[str] = []
-        for device_key in self.devices_of.get(component, ()):
-            device = self.fabric.devices.get(device_key)
-            if device is not None and device.kind is Kind.ADAPTER:
-                names.append(device.host_name.casefold())
-            names.append(device_key)
-        return names
+        return self.muter.mutes(component, at, devices=self.devices_of.get(component, ()), link_state=True)

@@ -103,6 +103,22 @@ class Lifecycle(StrEnum):
 OUT_OF_SERVICE = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.QUARANTINED})
 
 
+@dataclass(frozen=True, slots=True)
+class ComponentRecord:
+    """The desired state of one component: what ``decide`` keeps, the store persists and the engine converges
+    UFM to. One type from the policy to the database and back."""
+
+    lifecycle: Lifecycle
+    since: datetime
+    """When it entered ``lifecycle``."""
+    rule: str
+    """The rule that put it there."""
+    reason: str
+    strikes: int = 0
+    never_auto_restore: bool = False
+    probation_until: datetime | None = None
+
+
 class Finding(NamedTuple):
     """A detector's conclusion that a component is faulty, with the evidence that led to it. A named tuple:
     a storm makes tens of thousands, and a frozen dataclass's ``__init__`` costs several times a tuple's."""

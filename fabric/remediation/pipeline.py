@@ -1,17 +1,24 @@
-"""Events to decisions with no I/O: signals -> detectors -> decide. The engine and ``replay`` both run this."""
+"""Events to decisions with no I/O: signals -> detectors -> decide. The engine and ``replay`` both run this.
+
+A ``Pipeline`` is built complete, from the fabric as UFM shows it (a ``FabricView``) and the state to start
+from; the engine tells it when UFM's topology changed (``rebase``) and when records changed outside ``decide``
+(``amend``: a ticket opened, recovery deferring a cable after a restart), and never reaches into its state.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from fabric.remediation.detectors import Detectors, RuleSettings, Silenced
-from fabric.remediation.domain import ComponentId, Finding
-from fabric.remediation.policy import CycleInput, Decision, FabricContext, PolicyConfig, PolicyState, decide
+from fabric.remediation.detectors import Detectors
+from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
+from fabric.remediation.muting import Muter
+from fabric.remediation.policy import CycleInput, Decision, PolicyConfig, PolicyState, decide
+from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import EventLike, SignalMapper
+from fabric.remediation.view import FabricView
 from topology.guard import CapacityGuard, GuardSettings
-from topology.model import Fabric
 
 
 @dataclass(slots=True)
@@ -21,25 +28,42 @@ class Step:
 
 
 class Pipeline:
-    def __init__(self, plan: Fabric, context: FabricContext, policy: PolicyConfig, rules: RuleSettings,
-                 guard: GuardSettings, silenced: Silenced | None = None) -> None:
-        self.plan, self.context, self.policy = plan, context, policy
-        self.guard = CapacityGuard(plan, guard)
-        self.detectors = Detectors(plan, rules, silenced) if silenced else Detectors(plan, rules)
-        self.state = PolicyState()
-        self.mapper: SignalMapper | None = None
+    def __init__(self, view: FabricView, policy: PolicyConfig, rules: RuleSettings, guard: GuardSettings, *,
+                 state: PolicyState | None = None, muter: Muter | None = None) -> None:
+        self.view, self.policy = view, policy
+        self.guard = CapacityGuard(view.plan, guard)
+        self.detectors = Detectors(view.plan, rules, muter)
+        self._mapper = SignalMapper(view.resolver)
+        self._state = state or PolicyState()
+
+    @property
+    def state(self) -> PolicyState:
+        return self._state
+
+    @property
+    def mapper(self) -> SignalMapper:
+        return self._mapper
+
+    def rebase(self, view: FabricView) -> None:
+        """UFM's view of the fabric changed (GUIDs, port names): place events with the new one from now on."""
+        skipped = self._mapper.skipped
+        self.view, self._mapper = view, SignalMapper(view.resolver)
+        self._mapper.skipped.update(skipped)
+
+    def amend(self, records: Mapping[ComponentId, ComponentRecord]) -> None:
+        """Records that changed outside ``decide`` (the controller's own transitions), merged into the state."""
+        if records:
+            self._state = replace(self._state, components={**self._state.components, **records}, waiting=None)
 
     def warm(self, history: Sequence[EventLike], now: datetime) -> None:
         """Fill the detectors' windows with past events without deciding anything on them."""
-        assert self.mapper is not None
-        self.detectors.observe(self.mapper.map(history))
+        self.detectors.observe(self._mapper.map(history))
         self.detectors.evaluate(now)
 
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = ()) -> Step:
-        assert self.mapper is not None, "set the pipeline's mapper (UFM's view of the fabric) first"
-        findings = self.detectors.observe(self.mapper.map(events)) + self.detectors.evaluate(now)
-        decision = decide(self.state, CycleInput(now, tuple(findings), tuple(repaired), resume, tuple(cleared)),
-                          self.guard, self.context, self.policy)
-        self.state = decision.state
+        findings = self.detectors.observe(self._mapper.map(events)) + self.detectors.evaluate(now)
+        decision = decide(self._state, CycleInput(now, tuple(findings), tuple(repaired), resume, tuple(cleared)),
+                          self.guard, self.view.context, self.policy)
+        self._state = decision.state
         return Step(findings, decision)

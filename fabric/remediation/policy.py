@@ -14,12 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import (
+    Action,
+    ActionKind,
+    ComponentId,
+    ComponentKind,
+    ComponentRecord,
+    Finding,
+    Lifecycle,
+)
+from fabric.remediation.rules import SEVERITY
 from topology.guard import CableKey, CapacityGuard
-
-# How bad a rule's fault is, to reconsider deferred links worst first.
-SEVERITY = {"module_fault": 9, "temperature": 8, "ber_critical": 7, "unhealthy_port": 6, "high_retransmission": 6,
-            "flap": 5, "ber_high": 4, "degraded_width": 3, "degraded_speed": 3, "port_errors": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,17 +47,6 @@ class FabricContext:
     """Every planned cable's component id -> its key in the capacity guard."""
     host_links: frozenset[ComponentId]
     """Cables with a host adapter at one end."""
-
-
-@dataclass(frozen=True, slots=True)
-class ComponentRecord:
-    lifecycle: Lifecycle
-    since: datetime
-    rule: str
-    reason: str
-    strikes: int = 0
-    never_auto_restore: bool = False
-    probation_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from enum import StrEnum
 from functools import partial
 from typing import NamedTuple, Protocol
 
 from fabric.remediation.domain import ComponentId, ComponentKind
+from fabric.remediation.kinds import SignalKind
+from fabric.remediation.rules import EVENT_KINDS
 from fabric.ufm.objects import PortEnd, link_ends, parse_object_path
 from topology.model import End, Fabric, canonical_guid
 from topology.ports import Kind
@@ -28,51 +29,9 @@ from topology.ports import Kind
 log = logging.getLogger(__name__)
 
 
-class SignalKind(StrEnum):
-    LINK_DOWN = "link_down"
-    LINK_UP = "link_up"
-    PORT_DOWN = "port_down"
-    LINK_DOWNED = "link_downed"
-    UNHEALTHY_PORT = "unhealthy_port"
-    BER_CRITICAL = "ber_critical"
-    BER_HIGH = "ber_high"
-    PORT_ERRORS = "port_errors"
-    RETRANSMISSION = "retransmission"
-    TEMPERATURE = "temperature"
-    MODULE_FAULT = "module_fault"
-    WIDTH_DEGRADED = "width_degraded"
-    SPEED_DEGRADED = "speed_degraded"
-    SWITCH_DOWN = "switch_down"
-    SWITCH_UP = "switch_up"
-    ASIC_FAILURE = "asic_failure"
-    DUPLICATE_GUID = "duplicate_guid"
-    DUPLICATE_CABLE = "duplicate_cable"
-    SWITCH_REBOOTED = "switch_rebooted"
-    NODE_DOWN = "node_down"
-    NODE_UP = "node_up"
-
-
-# UFM's event policy ids (docs/reference/ufm-rest-api.md); configuration may replace this table.
-DEFAULT_EVENT_KINDS: dict[int, SignalKind] = {
-    329: SignalKind.LINK_DOWN, 328: SignalKind.LINK_UP,
-    276: SignalKind.PORT_DOWN, 112: SignalKind.LINK_DOWNED,
-    702: SignalKind.UNHEALTHY_PORT,
-    917: SignalKind.BER_CRITICAL, 915: SignalKind.BER_CRITICAL,
-    918: SignalKind.BER_HIGH, 916: SignalKind.BER_HIGH,
-    110: SignalKind.PORT_ERRORS, 111: SignalKind.PORT_ERRORS, 113: SignalKind.PORT_ERRORS,
-    114: SignalKind.PORT_ERRORS,
-    750: SignalKind.RETRANSMISSION,
-    919: SignalKind.TEMPERATURE, 392: SignalKind.TEMPERATURE, 911: SignalKind.TEMPERATURE,
-    912: SignalKind.TEMPERATURE,
-    394: SignalKind.MODULE_FAULT,
-    130: SignalKind.WIDTH_DEGRADED, 701: SignalKind.SPEED_DEGRADED,
-    907: SignalKind.SWITCH_DOWN, 909: SignalKind.SWITCH_DOWN, 908: SignalKind.SWITCH_UP, 910: SignalKind.SWITCH_UP,
-    344: SignalKind.ASIC_FAILURE,
-    1310: SignalKind.DUPLICATE_GUID, 1311: SignalKind.DUPLICATE_GUID,
-    1503: SignalKind.DUPLICATE_CABLE,
-    1312: SignalKind.SWITCH_REBOOTED,
-    331: SignalKind.NODE_DOWN, 332: SignalKind.NODE_UP,
-}
+DEFAULT_EVENT_KINDS: Mapping[int, SignalKind] = EVENT_KINDS
+"""UFM's event policy ids and the signal each raises (``fabric.remediation.rules``); configuration may replace
+this table."""
 
 DEVICE_KINDS = frozenset({SignalKind.SWITCH_DOWN, SignalKind.SWITCH_UP, SignalKind.ASIC_FAILURE,
                           SignalKind.SWITCH_REBOOTED, SignalKind.NODE_DOWN, SignalKind.NODE_UP,

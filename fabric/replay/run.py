@@ -34,11 +34,11 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
-from fabric.remediation.detectors import RuleSettings
 from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import PolicyConfig
-from fabric.remediation.signals import DEFAULT_EVENT_KINDS, SignalMapper
+from fabric.remediation.rules import RuleSettings
+from fabric.remediation.signals import DEFAULT_EVENT_KINDS
 from fabric.remediation.view import FabricView, build_view
 from fabric.replay.events import LoadedEvents, load_events
 from topology.errors import InputError
@@ -184,8 +184,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     policy = replace(policy or PolicyConfig(), dry_run=True)
     rules = rules or RuleSettings()
     view = replay_model.view
-    pipeline = Pipeline(replay_model.model, view.context, policy, rules, guard or GuardSettings())
-    pipeline.mapper = mapper = SignalMapper(view.resolver)
+    pipeline = Pipeline(view, policy, rules, guard or GuardSettings())
     for cable in sorted(replay_model.down_at_start):
         pipeline.guard.mark_down(cable)
     describe = _Describer(replay_model)
@@ -213,6 +212,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
             if not every_boundary and _idle(pipeline, policy):
                 upcoming = events[start].timestamp if start < count else end
                 at = max(at, _boundary(upcoming, interval))
+    mapper = pipeline.mapper
     skipped = loaded.skipped + mapper.skipped
     summary = {
         "events": loaded.records,

@@ -5,20 +5,21 @@ transaction, and ``Store.transaction()`` groups several.  See ``fabric.store.sch
 ``fabric.store.migrations`` for versions.
 """
 
-from fabric.store._control import silence_matches
-from fabric.store.core import Store, Transaction
+from fabric.remediation.muting import silence_matches
+from fabric.store.core import Store, Transaction, database_errors
 from fabric.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, SchemaReport
 from fabric.store.records import (
     ACTIVE_TICKET_STATES,
     FINISHED_INTENT_STATES,
     BreakerState,
-    ComponentRecord,
     CursorRecord,
     DecisionRecord,
     Delivery,
     IntentRecord,
     IntentState,
     InvalidTransitionError,
+    OperatorRequest,
+    RequestKind,
     SchemaError,
     SchemaTooNewError,
     Silence,
@@ -36,7 +37,6 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "BreakerState",
-    "ComponentRecord",
     "CursorRecord",
     "DecisionRecord",
     "Delivery",
@@ -44,6 +44,8 @@ __all__ = [
     "IntentState",
     "InvalidTransitionError",
     "Migration",
+    "OperatorRequest",
+    "RequestKind",
     "SchemaError",
     "SchemaReport",
     "SchemaTooNewError",
@@ -54,5 +56,6 @@ __all__ = [
     "TicketRecord",
     "TicketState",
     "Transaction",
+    "database_errors",
     "silence_matches",
 ]

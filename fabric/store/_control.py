@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from fnmatch import fnmatchcase
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
 from fabric.remediation.domain import ComponentId
+from fabric.remediation.muting import check_matcher, silence_matches
 from fabric.store._base import OpsBase, dialect_insert
 from fabric.store.records import BreakerState, CursorRecord, Delivery, Silence
 from fabric.store.schema import breaker, event_cursor, silences, webhook_deliveries
 from fabric.store.types import ensure_utc
-
-
-def silence_matches(matcher: str, component: ComponentId | str) -> bool:
-    """Whether a silence matcher (a component id or an ``fnmatch`` glob over ids) covers ``component``.
-
-    Case-insensitive, like component names.
-    """
-    return fnmatchcase(str(component).casefold(), matcher.casefold())
 
 
 def _silence(row: RowMapping) -> Silence:
@@ -101,9 +93,9 @@ class ControlOps(OpsBase):
     ) -> Silence:
         """Silence components matching ``matcher`` (``kind:name`` or a glob such as ``link:pod01-*``) from
         ``starts_at`` (default now) until ``ends_at`` or for ``duration``."""
-        matcher = matcher.strip()
-        if ":" not in matcher:
-            raise ValueError(f"invalid silence matcher {matcher!r}: expected 'kind:name' or a glob like 'link:pod01-*'")
+        matcher = check_matcher(matcher)
+        if not reason.strip():
+            raise ValueError("a silence needs a reason (a change or ticket number, why)")
         now = self._now()
         start = now if starts_at is None else ensure_utc(starts_at, "starts_at")
         if ends_at is not None and duration is None:
@@ -115,6 +107,7 @@ class ControlOps(OpsBase):
         if end <= start:
             raise ValueError(f"a silence must end after it starts ({start.isoformat()} .. {end.isoformat()})")
         values = {
+            "fabric": self.fabric,
             "matcher": matcher,
             "reason": reason,
             "created_by": created_by,
@@ -141,7 +134,7 @@ class ControlOps(OpsBase):
         with self._conn() as conn:
             result = conn.execute(
                 sa.update(silences)
-                .where(silences.c.id == silence_id, silences.c.ends_at > now)
+                .where(silences.c.fabric == self.fabric, silences.c.id == silence_id, silences.c.ends_at > now)
                 .values(ends_at=now, starts_at=sa.case((silences.c.starts_at > now, now), else_=silences.c.starts_at))
             )
         return result.rowcount == 1
@@ -149,14 +142,17 @@ class ControlOps(OpsBase):
     def active_silences(self, now: datetime) -> list[Silence]:
         """Silences in force at ``now`` (``starts_at <= now < ends_at``), oldest first."""
         now = ensure_utc(now)
-        query = sa.select(silences).where(silences.c.ends_at > now, silences.c.starts_at <= now).order_by(silences.c.id)
+        query = (sa.select(silences)
+                 .where(silences.c.fabric == self.fabric, silences.c.ends_at > now, silences.c.starts_at <= now)
+                 .order_by(silences.c.id))
         with self._conn() as conn:
             return [_silence(row) for row in conn.execute(query).mappings()]
 
     def silences(self, *, include_ended_since: datetime | None = None) -> list[Silence]:
         """Current and future silences, plus those that ended after ``include_ended_since``."""
         cutoff = self._now() if include_ended_since is None else ensure_utc(include_ended_since)
-        query = sa.select(silences).where(silences.c.ends_at > cutoff).order_by(silences.c.id)
+        query = (sa.select(silences).where(silences.c.fabric == self.fabric, silences.c.ends_at > cutoff)
+                 .order_by(silences.c.id))
         with self._conn() as conn:
             return [_silence(row) for row in conn.execute(query).mappings()]
 
@@ -172,6 +168,9 @@ class ControlOps(OpsBase):
 
     # -- webhook deliveries -------------------------------------------------------------------------------
 
+    def _delivery(self, delivery_id: str) -> sa.ColumnElement[bool]:
+        return sa.and_(webhook_deliveries.c.fabric == self.fabric, webhook_deliveries.c.id == delivery_id)
+
     def record_delivery(self, delivery_id: str, *, source: str, payload: Any = None) -> bool:
         """Remember a webhook delivery before processing it.  False: this id was seen already (a retry)."""
         if not delivery_id:
@@ -179,8 +178,9 @@ class ControlOps(OpsBase):
         with self._conn() as conn:
             stmt = (
                 dialect_insert(conn, webhook_deliveries)
-                .values(id=delivery_id, source=source, received_at=self._now(), payload=payload, processed_at=None)
-                .on_conflict_do_nothing(index_elements=["id"])
+                .values(fabric=self.fabric, id=delivery_id, source=source, received_at=self._now(), payload=payload,
+                        processed_at=None)
+                .on_conflict_do_nothing(index_elements=["fabric", "id"])
                 .returning(webhook_deliveries.c.id)
             )
             # RETURNING, not rowcount: psycopg reports -1 for an INSERT here.
@@ -191,14 +191,14 @@ class ControlOps(OpsBase):
         with self._conn() as conn:
             result = conn.execute(
                 sa.update(webhook_deliveries)
-                .where(webhook_deliveries.c.id == delivery_id, webhook_deliveries.c.processed_at.is_(None))
+                .where(self._delivery(delivery_id), webhook_deliveries.c.processed_at.is_(None))
                 .values(processed_at=self._now())
             )
         return result.rowcount == 1
 
     def get_delivery(self, delivery_id: str) -> Delivery | None:
         with self._conn() as conn:
-            query = sa.select(webhook_deliveries).where(webhook_deliveries.c.id == delivery_id)
+            query = sa.select(webhook_deliveries).where(self._delivery(delivery_id))
             row = conn.execute(query).mappings().first()
         return None if row is None else _delivery(row)
 
@@ -206,7 +206,7 @@ class ControlOps(OpsBase):
         """Deliveries received but not processed (e.g. the process died in between), oldest first."""
         query = (
             sa.select(webhook_deliveries)
-            .where(webhook_deliveries.c.processed_at.is_(None))
+            .where(webhook_deliveries.c.fabric == self.fabric, webhook_deliveries.c.processed_at.is_(None))
             .order_by(webhook_deliveries.c.received_at, webhook_deliveries.c.id)
             .limit(limit)
         )
@@ -219,6 +219,7 @@ class ControlOps(OpsBase):
         with self._conn() as conn:
             result = conn.execute(
                 sa.delete(webhook_deliveries).where(
+                    webhook_deliveries.c.fabric == self.fabric,
                     webhook_deliveries.c.received_at < ensure_utc(received_before),
                     webhook_deliveries.c.processed_at.is_not(None),
                 )

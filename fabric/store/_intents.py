@@ -26,8 +26,10 @@ from fabric.store.records import (
 from fabric.store.schema import intents
 
 _INTENT_LOCK = sa.text(
-    "SELECT pg_advisory_xact_lock(hashtextextended('fabric-remediation:intents:' || current_schema(), 0))"
+    "SELECT pg_advisory_xact_lock(hashtextextended('fabric-remediation:intents:' || current_schema() || ':' "
+    "|| :fabric, 0))"
 )
+"""Per fabric: each fabric has a leader of its own, fenced by its own epochs."""
 
 
 def _intent(row: RowMapping) -> IntentRecord:
@@ -46,6 +48,10 @@ def _intent(row: RowMapping) -> IntentRecord:
 
 
 class IntentOps(OpsBase):
+    def _mine(self, intent_id: int) -> sa.ColumnElement[bool]:
+        """The intent ``intent_id`` if it is this fabric's: an id never reaches another fabric's row."""
+        return sa.and_(intents.c.fabric == self.fabric, intents.c.id == intent_id)
+
     def begin_intent(
         self,
         epoch: int,
@@ -63,13 +69,14 @@ class IntentOps(OpsBase):
             if conn.dialect.name == "postgresql":
                 # Serialise check-and-insert between writers (SQLite's BEGIN IMMEDIATE already does), so that the
                 # fence holds even when two leaders write at the same instant.
-                conn.execute(_INTENT_LOCK)
-            newest = conn.scalar(sa.select(sa.func.max(intents.c.epoch)))
+                conn.execute(_INTENT_LOCK, {"fabric": self.fabric})
+            newest = conn.scalar(sa.select(sa.func.max(intents.c.epoch)).where(intents.c.fabric == self.fabric))
             if newest is not None and epoch < int(newest):
                 raise StaleEpochError(epoch, int(newest))
             stmt = (
                 sa.insert(intents)
                 .values(
+                    fabric=self.fabric,
                     epoch=epoch,
                     component=None if component is None else str(component),
                     kind=ActionKind(kind).value,
@@ -95,10 +102,10 @@ class IntentOps(OpsBase):
         with self._conn() as conn:
             result = conn.execute(
                 sa.update(intents)
-                .where(intents.c.id == intent_id, intents.c.state == IntentState.PENDING.value)
+                .where(self._mine(intent_id), intents.c.state == IntentState.PENDING.value)
                 .values(state=state.value, finished_at=self._now(), outcome=outcome)
             )
-            row = conn.execute(sa.select(intents).where(intents.c.id == intent_id)).mappings().first()
+            row = conn.execute(sa.select(intents).where(self._mine(intent_id))).mappings().first()
         if row is None:
             raise InvalidTransitionError(f"no intent {intent_id}")
         record = _intent(row)
@@ -110,18 +117,19 @@ class IntentOps(OpsBase):
 
     def unfinished_intents(self) -> list[IntentRecord]:
         """Every pending intent, oldest first: what a crash may have left half-done."""
-        query = sa.select(intents).where(intents.c.state == IntentState.PENDING.value).order_by(intents.c.id)
+        query = (sa.select(intents).where(intents.c.fabric == self.fabric, intents.c.state == IntentState.PENDING.value)
+                 .order_by(intents.c.id))
         with self._conn() as conn:
             return [_intent(row) for row in conn.execute(query).mappings()]
 
     def get_intent(self, intent_id: int) -> IntentRecord | None:
         with self._conn() as conn:
-            row = conn.execute(sa.select(intents).where(intents.c.id == intent_id)).mappings().first()
+            row = conn.execute(sa.select(intents).where(self._mine(intent_id))).mappings().first()
         return None if row is None else _intent(row)
 
     def intents(self, *, component: ComponentId | None = None, limit: int = 100) -> list[IntentRecord]:
         """The newest ``limit`` intents (of ``component``), newest first."""
-        query = sa.select(intents).order_by(intents.c.id.desc()).limit(limit)
+        query = sa.select(intents).where(intents.c.fabric == self.fabric).order_by(intents.c.id.desc()).limit(limit)
         if component is not None:
             query = query.where(intents.c.component == str(component))
         with self._conn() as conn:
@@ -130,5 +138,5 @@ class IntentOps(OpsBase):
     def newest_epoch(self) -> int | None:
         """The largest epoch in the log (``None``: no intent yet)."""
         with self._conn() as conn:
-            newest = conn.scalar(sa.select(sa.func.max(intents.c.epoch)))
+            newest = conn.scalar(sa.select(sa.func.max(intents.c.epoch)).where(intents.c.fabric == self.fabric))
         return None if newest is None else int(newest)

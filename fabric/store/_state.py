@@ -2,33 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Finding, Lifecycle
 from fabric.store._base import OpsBase, dialect_insert, enum_values
-from fabric.store.records import ComponentRecord, DecisionRecord
+from fabric.store.records import DecisionRecord
 from fabric.store.schema import components, decisions, findings
 from fabric.store.types import ensure_utc
+
+_COMPONENT_KEY = ("fabric", "id")
 
 
 def _component_record(row: RowMapping) -> ComponentRecord:
     return ComponentRecord(
-        id=ComponentId.parse(row["id"]),
         lifecycle=Lifecycle(row["lifecycle"]),
-        strikes=int(row["strikes"]),
         since=row["since"],
-        reason=row["reason"],
-        evidence=tuple(int(x) for x in row["evidence"]),
-        ticket_dedup_key=row["ticket_dedup_key"],
-        probation_until=row["probation_until"],
-        updated_at=row["updated_at"],
         rule=row["rule"],
+        reason=row["reason"],
+        strikes=int(row["strikes"]),
         never_auto_restore=bool(row["never_auto_restore"]),
+        probation_until=row["probation_until"],
     )
 
 
@@ -44,8 +42,9 @@ def _finding(row: RowMapping) -> Finding:
     )
 
 
-def _finding_values(finding: Finding) -> dict[str, Any]:
+def _finding_values(fabric: str, finding: Finding) -> dict[str, Any]:
     return {
+        "fabric": fabric,
         "component": str(finding.component),
         "rule": finding.rule,
         "at": ensure_utc(finding.at, "finding time"),
@@ -56,8 +55,9 @@ def _finding_values(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _decision_values(action: Action) -> dict[str, Any]:
+def _decision_values(fabric: str, action: Action) -> dict[str, Any]:
     return {
+        "fabric": fabric,
         "at": ensure_utc(action.at, "decision time"),
         "kind": ActionKind(action.kind).value,
         "component": None if action.component is None else str(action.component),
@@ -87,60 +87,53 @@ def _decision_record(row: RowMapping) -> DecisionRecord:
 class StateOps(OpsBase):
     # -- components ----------------------------------------------------------------------------------------
 
-    def put_component(
-        self,
-        component: ComponentId,
-        lifecycle: Lifecycle,
-        *,
-        since: datetime,
-        strikes: int = 0,
-        reason: str = "",
-        evidence: Sequence[int] = (),
-        ticket_dedup_key: str | None = None,
-        probation_until: datetime | None = None,
-        rule: str = "",
-        never_auto_restore: bool = False,
-    ) -> ComponentRecord:
-        """Insert or replace the desired state of ``component`` (every field; read-modify-write callers use
-        ``transaction()``)."""
-        if strikes < 0:
-            raise ValueError(f"strikes cannot be negative ({strikes})")
+    def put_component(self, component: ComponentId, record: ComponentRecord, *,
+                      ticket_dedup_key: str | None = None) -> ComponentRecord:
+        """Insert or replace the desired state of ``component`` (read-modify-write callers use ``transaction()``).
+        ``ticket_dedup_key``: the key its ticket is found by, kept beside it for people reading the table."""
+        if record.strikes < 0:
+            raise ValueError(f"strikes cannot be negative ({record.strikes})")
         values: dict[str, Any] = {
+            "fabric": self.fabric,
             "id": str(component),
             "kind": component.kind.value,
-            "lifecycle": Lifecycle(lifecycle).value,
-            "strikes": strikes,
-            "since": ensure_utc(since, "since"),
+            "lifecycle": Lifecycle(record.lifecycle).value,
+            "strikes": record.strikes,
+            "since": ensure_utc(record.since, "since"),
             "ticket_dedup_key": ticket_dedup_key,
-            "reason": reason,
-            "evidence": [int(x) for x in evidence],
-            "probation_until": None if probation_until is None else ensure_utc(probation_until, "probation_until"),
+            "reason": record.reason,
+            "probation_until": None if record.probation_until is None else ensure_utc(record.probation_until,
+                                                                                       "probation_until"),
             "updated_at": self._now(),
-            "rule": rule,
-            "never_auto_restore": never_auto_restore,
+            "rule": record.rule,
+            "never_auto_restore": record.never_auto_restore,
         }
         with self._conn() as conn:
             insert = dialect_insert(conn, components).values(**values)
-            update = {name: insert.excluded[name] for name in values if name != "id"}
-            stmt = insert.on_conflict_do_update(index_elements=["id"], set_=update).returning(*components.c)
+            update = {name: insert.excluded[name] for name in values if name not in _COMPONENT_KEY}
+            stmt = insert.on_conflict_do_update(index_elements=list(_COMPONENT_KEY), set_=update).returning(
+                *components.c)
             return _component_record(conn.execute(stmt).mappings().one())
 
     def get_component(self, component: ComponentId) -> ComponentRecord | None:
+        query = sa.select(components).where(components.c.fabric == self.fabric, components.c.id == str(component))
         with self._conn() as conn:
-            row = conn.execute(sa.select(components).where(components.c.id == str(component))).mappings().first()
+            row = conn.execute(query).mappings().first()
         return None if row is None else _component_record(row)
 
-    def components(self, lifecycle: Lifecycle | Iterable[Lifecycle] | None = None) -> list[ComponentRecord]:
-        """Every component with a recorded state, or those in ``lifecycle`` (one or several), by id."""
-        query = sa.select(components).order_by(components.c.id)
+    def components(self, lifecycle: Lifecycle | Iterable[Lifecycle] | None = None,
+                   ) -> dict[ComponentId, ComponentRecord]:
+        """Every component with a recorded state, or those in ``lifecycle`` (one or several), in id order."""
+        query = sa.select(components).where(components.c.fabric == self.fabric).order_by(components.c.id)
         if lifecycle is not None:
             query = query.where(components.c.lifecycle.in_(enum_values(Lifecycle, lifecycle)))
         with self._conn() as conn:
-            return [_component_record(row) for row in conn.execute(query).mappings()]
+            return {ComponentId.parse(row["id"]): _component_record(row) for row in conn.execute(query).mappings()}
 
     def lifecycle_counts(self) -> dict[Lifecycle, int]:
         """How many components are in each lifecycle state (every state present, zeros included)."""
-        query = sa.select(components.c.lifecycle, sa.func.count()).group_by(components.c.lifecycle)
+        query = (sa.select(components.c.lifecycle, sa.func.count()).where(components.c.fabric == self.fabric)
+                 .group_by(components.c.lifecycle))
         counts = dict.fromkeys(Lifecycle, 0)
         with self._conn() as conn:
             for lifecycle, count in conn.execute(query):
@@ -150,7 +143,8 @@ class StateOps(OpsBase):
     def forget_component(self, component: ComponentId) -> bool:
         """Drop the recorded state of ``component`` (e.g. healthy again and nothing left to remember)."""
         with self._conn() as conn:
-            result = conn.execute(sa.delete(components).where(components.c.id == str(component)))
+            result = conn.execute(sa.delete(components).where(components.c.fabric == self.fabric,
+                                                              components.c.id == str(component)))
         return result.rowcount == 1
 
     # -- findings ------------------------------------------------------------------------------------------
@@ -158,12 +152,12 @@ class StateOps(OpsBase):
     def add_finding(self, finding: Finding) -> int:
         """Append a finding; returns its id."""
         with self._conn() as conn:
-            stmt = sa.insert(findings).values(**_finding_values(finding)).returning(findings.c.id)
+            stmt = sa.insert(findings).values(**_finding_values(self.fabric, finding)).returning(findings.c.id)
             return int(conn.execute(stmt).scalar_one())
 
     def add_findings(self, items: Iterable[Finding]) -> int:
         """Append several findings in one statement; returns how many."""
-        rows = [_finding_values(finding) for finding in items]
+        rows = [_finding_values(self.fabric, finding) for finding in items]
         if rows:
             with self._conn() as conn:
                 conn.execute(sa.insert(findings), rows)
@@ -178,7 +172,7 @@ class StateOps(OpsBase):
         limit: int | None = None,
     ) -> list[Finding]:
         """Findings with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
-        query = _history(sa.select(findings), findings, component, since, until, limit)
+        query = _history(sa.select(findings), findings, self.fabric, component, since, until, limit)
         with self._conn() as conn:
             return [_finding(row) for row in conn.execute(query).mappings()]
 
@@ -187,12 +181,12 @@ class StateOps(OpsBase):
     def record_decision(self, action: Action) -> int:
         """Record one policy decision (acted on or not); returns its id."""
         with self._conn() as conn:
-            stmt = sa.insert(decisions).values(**_decision_values(action)).returning(decisions.c.id)
+            stmt = sa.insert(decisions).values(**_decision_values(self.fabric, action)).returning(decisions.c.id)
             return int(conn.execute(stmt).scalar_one())
 
     def record_decisions(self, actions: Iterable[Action]) -> int:
         """Record several decisions in one statement; returns how many."""
-        rows = [_decision_values(action) for action in actions]
+        rows = [_decision_values(self.fabric, action) for action in actions]
         if rows:
             with self._conn() as conn:
                 conn.execute(sa.insert(decisions), rows)
@@ -207,15 +201,16 @@ class StateOps(OpsBase):
         limit: int | None = None,
     ) -> list[DecisionRecord]:
         """Decisions with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
-        query = _history(sa.select(decisions), decisions, component, since, until, limit)
+        query = _history(sa.select(decisions), decisions, self.fabric, component, since, until, limit)
         with self._conn() as conn:
             return [_decision_record(row) for row in conn.execute(query).mappings()]
 
 
-def _history(query: sa.Select[Any], table: sa.Table, component: ComponentId | None, since: datetime | None,
-             until: datetime | None, limit: int | None) -> sa.Select[Any]:
-    """``query`` over a history table (findings, decisions): one component's, ``since <= at < until``, oldest
-    first; with ``limit``, the newest ``limit`` rows of those."""
+def _history(query: sa.Select[Any], table: sa.Table, fabric: str, component: ComponentId | None,
+             since: datetime | None, until: datetime | None, limit: int | None) -> sa.Select[Any]:
+    """``query`` over a history table (findings, decisions) of ``fabric``: one component's, ``since <= at < until``,
+    oldest first; with ``limit``, the newest ``limit`` rows of those."""
+    query = query.where(table.c.fabric == fabric)
     if component is not None:
         query = query.where(table.c.component == str(component))
     if since is not None:

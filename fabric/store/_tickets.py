@@ -50,15 +50,17 @@ def _ticket(row: RowMapping) -> TicketRecord:
     )
 
 
-def _load(conn: Connection, ticket_id: int) -> TicketRecord:
-    row = conn.execute(sa.select(tickets).where(tickets.c.id == ticket_id)).mappings().first()
+def _load(conn: Connection, fabric: str, ticket_id: int) -> TicketRecord:
+    query = sa.select(tickets).where(tickets.c.fabric == fabric, tickets.c.id == ticket_id)
+    row = conn.execute(query).mappings().first()
     if row is None:
         raise InvalidTransitionError(f"no ticket {ticket_id}")
     return _ticket(row)
 
 
-def _active(conn: Connection, dedup_key: str) -> TicketRecord | None:
-    query = sa.select(tickets).where(tickets.c.dedup_key == dedup_key, tickets.c.state.in_(_ACTIVE))
+def _active(conn: Connection, fabric: str, dedup_key: str) -> TicketRecord | None:
+    query = sa.select(tickets).where(tickets.c.fabric == fabric, tickets.c.dedup_key == dedup_key,
+                                     tickets.c.state.in_(_ACTIVE))
     row = conn.execute(query).mappings().first()
     return None if row is None else _ticket(row)
 
@@ -84,6 +86,7 @@ class TicketOps(OpsBase):
             stmt = (
                 dialect_insert(conn, tickets)
                 .values(
+                    fabric=self.fabric,
                     dedup_key=dedup_key,
                     backend=backend,
                     external_key=None,
@@ -94,7 +97,7 @@ class TicketOps(OpsBase):
                     updated_at=now,
                     resolved_at=None,
                 )
-                .on_conflict_do_nothing(index_elements=["dedup_key"], index_where=ACTIVE_TICKET_PREDICATE)
+                .on_conflict_do_nothing(index_elements=["fabric", "dedup_key"], index_where=ACTIVE_TICKET_PREDICATE)
                 .returning(*tickets.c)
             )
             row = conn.execute(stmt).mappings().first()
@@ -102,7 +105,7 @@ class TicketOps(OpsBase):
                 return _ticket(row), True
             # The conflicting row was committed before our insert gave up (PostgreSQL waits for the other
             # transaction; SQLite's writers are serialised), and READ COMMITTED shows it to this statement.
-            existing = _active(conn, dedup_key)
+            existing = _active(conn, self.fabric, dedup_key)
         if existing is None:  # pragma: no cover - resolved between our two statements; the caller may retry
             raise InvalidTransitionError(f"ticket for {dedup_key} changed while being claimed; retry")
         return existing, False
@@ -110,18 +113,20 @@ class TicketOps(OpsBase):
     def active_ticket(self, dedup_key: str) -> TicketRecord | None:
         """The ``creating`` or ``open`` row for ``dedup_key``, if any."""
         with self._conn() as conn:
-            return _active(conn, dedup_key)
+            return _active(conn, self.fabric, dedup_key)
 
     def get_ticket(self, ticket_id: int) -> TicketRecord | None:
         with self._conn() as conn:
-            row = conn.execute(sa.select(tickets).where(tickets.c.id == ticket_id)).mappings().first()
+            query = sa.select(tickets).where(tickets.c.fabric == self.fabric, tickets.c.id == ticket_id)
+            row = conn.execute(query).mappings().first()
         return None if row is None else _ticket(row)
 
     def ticket_by_external_key(self, backend: str, external_key: str) -> TicketRecord | None:
         """The newest row for a backend's ticket key (what a webhook names)."""
         query = (
             sa.select(tickets)
-            .where(tickets.c.backend == backend, tickets.c.external_key == external_key)
+            .where(tickets.c.fabric == self.fabric, tickets.c.backend == backend,
+                   tickets.c.external_key == external_key)
             .order_by(tickets.c.id.desc())
             .limit(1)
         )
@@ -137,7 +142,7 @@ class TicketOps(OpsBase):
         component: ComponentId | None = None,
     ) -> list[TicketRecord]:
         """Ticket rows, oldest first, filtered by state (one or several), dedup key and component."""
-        query = sa.select(tickets).order_by(tickets.c.id)
+        query = sa.select(tickets).where(tickets.c.fabric == self.fabric).order_by(tickets.c.id)
         if state is not None:
             query = query.where(tickets.c.state.in_(enum_values(TicketState, state)))
         if dedup_key is not None:
@@ -177,7 +182,7 @@ class TicketOps(OpsBase):
         """Compare-and-set ``ticket_id`` from one of ``allowed_from`` to ``to``; already ``to``: no-op."""
         now = self._now()
         with self._conn() as conn:
-            current = _load(conn, ticket_id)
+            current = _load(conn, self.fabric, ticket_id)
             if current.state is to:
                 if external_key is not None and current.external_key != external_key:
                     raise InvalidTransitionError(
@@ -192,11 +197,12 @@ class TicketOps(OpsBase):
                 values["external_key"] = external_key
             update = (
                 sa.update(tickets)
-                .where(tickets.c.id == ticket_id, tickets.c.state == current.state.value)
+                .where(tickets.c.fabric == self.fabric, tickets.c.id == ticket_id,
+                       tickets.c.state == current.state.value)
                 .values(**values)
             )
             if current.state in _REOPEN_FROM:  # the row becomes active again: mind the one-active-row rule
-                other = _active(conn, current.dedup_key)
+                other = _active(conn, self.fabric, current.dedup_key)
                 if other is not None:
                     raise InvalidTransitionError(
                         f"cannot reopen ticket {ticket_id}: ticket {other.id} is {other.state.value} "
@@ -211,7 +217,7 @@ class TicketOps(OpsBase):
                     ) from err
             else:
                 result = conn.execute(update)
-            after = _load(conn, ticket_id)
+            after = _load(conn, self.fabric, ticket_id)
             if result.rowcount != 1:
                 # Someone else changed it first (two daemons recording the same outcome): fine if it is ours.
                 same_key = external_key is None or after.external_key == external_key

@@ -12,7 +12,7 @@ atomically::
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from types import TracebackType
@@ -23,19 +23,28 @@ from sqlalchemy.engine import URL, Connection, Engine
 from fabric.store._base import Clock
 from fabric.store._control import ControlOps
 from fabric.store._intents import IntentOps
+from fabric.store._requests import RequestOps
 from fabric.store._state import StateOps
 from fabric.store._tickets import TicketOps
-from fabric.store.engine import create_store_engine
-from fabric.store.migrations import SchemaReport, ensure_schema
+from fabric.store.engine import create_store_engine, normalise_url
+from fabric.store.migrations import (
+    LEGACY_FABRIC,
+    OPENING_FABRIC,
+    SCHEMA_VERSION,
+    SchemaReport,
+    database_version,
+    ensure_schema,
+)
+from fabric.store.records import SchemaTooNewError, StoreError
 
-__all__ = ["Store", "Transaction"]
+__all__ = ["Store", "Transaction", "database_errors"]
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class _Operations(StateOps, IntentOps, TicketOps, ControlOps):
+class _Operations(StateOps, IntentOps, TicketOps, ControlOps, RequestOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
 
@@ -77,24 +86,67 @@ class Store(_Operations):
         schema: str | None = None,
         clock: Clock | None = None,
         busy_timeout: float = 30.0,
+        legacy_fabric: str | None = None,
     ) -> Store:
         """Connect, then create the schema (empty database), migrate it (older) or refuse it (newer:
         ``SchemaTooNewError``).  ``url``: ``sqlite:///path/to/state.db`` or ``postgresql://user@host/db``;
-        ``schema``: a PostgreSQL schema of its own (created if missing), e.g. one per fabric."""
-        engine = create_store_engine(url, schema=schema, busy_timeout=busy_timeout)
+        ``schema``: a PostgreSQL schema of its own (created if missing).  ``legacy_fabric``: the fabric the rows of
+        a database from before version 4 belong to (see ``migrations.legacy_fabric``).  For the daemon, which
+        owns the database; commands that only operate on it use ``open_existing``."""
+        engine = _connect(url, lambda: create_store_engine(url, schema=schema, busy_timeout=busy_timeout))
         store = cls(engine, fabric=fabric, clock=clock)
         try:
-            with engine.begin() as conn:
+            with database_errors(url), engine.begin() as conn:
                 if conn.dialect.name == "postgresql":
                     # Two daemons starting at once must not both create or migrate.
                     conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_schema_lock_key(schema))))
                     exists = sa.text("SELECT 1 FROM pg_namespace WHERE nspname = :name")
                     if schema is not None and conn.scalar(exists, {"name": schema}) is None:
                         conn.exec_driver_sql(f"CREATE SCHEMA {schema}")  # validated name (engine.SCHEMA_NAME_RE)
-                store.schema_report = ensure_schema(conn, store._now())
+                conn.info[OPENING_FABRIC] = fabric
+                conn.info[LEGACY_FABRIC] = legacy_fabric
+                try:
+                    store.schema_report = ensure_schema(conn, store._now())
+                finally:
+                    conn.info.pop(OPENING_FABRIC, None)
+                    conn.info.pop(LEGACY_FABRIC, None)
         except BaseException:
             engine.dispose()
             raise
+        return store
+
+    @classmethod
+    def open_existing(
+        cls,
+        url: str | URL,
+        *,
+        fabric: str = "default",
+        schema: str | None = None,
+        clock: Clock | None = None,
+        read_only: bool = True,
+    ) -> Store:
+        """A store that must already exist at the current schema version: never creates a file, a directory, a
+        schema or a table, and never migrates (a typo in a path must not look like an empty, healthy system).
+        ``read_only``: for commands that only read (an SQLite file that is read-only can then be read)."""
+        engine = _connect(url, lambda: create_store_engine(url, schema=schema, create=False, read_only=read_only))
+        store = cls(engine, fabric=fabric, clock=clock)
+        try:
+            with database_errors(url), engine.connect() as conn:
+                found = database_version(conn)
+        except BaseException:
+            engine.dispose()
+            raise
+        shown = _shown(url)
+        if found is None or found < SCHEMA_VERSION:
+            engine.dispose()
+            if found is None:
+                raise StoreError(f"{shown}: not a fabric-remediation database (it has no schema_version table)")
+            raise StoreError(f"{shown}: schema version {found}, this version of fabricctl needs {SCHEMA_VERSION}: "
+                             f"run `fabricctl store migrate --store {shown}` (or start the daemon) first")
+        if found > SCHEMA_VERSION:
+            engine.dispose()
+            raise SchemaTooNewError(found, SCHEMA_VERSION)
+        store.schema_report = SchemaReport(found=found, now=found, applied=())
         return store
 
     @property
@@ -146,3 +198,37 @@ def _schema_lock_key(schema: str | None) -> int:
     """A stable signed 64-bit advisory lock key for creating/migrating ``schema``."""
     digest = hashlib.sha256(f"fabric-remediation:schema:{schema or ''}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _shown(url: str | URL) -> str:
+    """The URL as messages show it: never with its password."""
+    try:
+        return normalise_url(url).render_as_string(hide_password=True)
+    except (sa.exc.ArgumentError, ValueError):
+        return str(url)
+
+
+def _connect(url: str | URL, make: Callable[[], Engine]) -> Engine:
+    """``make()``, with what can go wrong before any SQL (a malformed URL, an unknown or missing driver, a path that
+    is not a database) as one ``StoreError`` naming the URL. Misuse (``schema=`` on SQLite) stays a ``ValueError``."""
+    try:
+        normalise_url(url)
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise StoreError(f"{_shown(url)}: {exc}") from None
+    try:
+        return make()
+    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, OSError) as exc:
+        raise StoreError(f"{_shown(url)}: {exc}") from None
+    except StoreError as exc:
+        raise StoreError(f"{_shown(url)}: {exc}") from None
+
+
+@contextmanager
+def database_errors(url: str | URL) -> Iterator[None]:
+    """The database refusing us (wrong host, port, user or database; a file that is not a database, truncated or
+    read-only) as one ``StoreError`` line naming the URL, without its password."""
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        cause = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
+        raise StoreError(f"{_shown(url)}: {cause}") from None

@@ -23,6 +23,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
+from fabric.store.records import StoreError
+
 __all__ = ["SCHEMA_NAME_RE", "create_store_engine", "normalise_url"]
 
 SCHEMA_NAME_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -38,25 +40,49 @@ def normalise_url(url: str | URL) -> URL:
     return parsed
 
 
-def create_store_engine(url: str | URL, *, schema: str | None = None, busy_timeout: float = 30.0) -> Engine:
-    """An engine for the store.  ``schema``: PostgreSQL only, the schema holding the store's tables."""
+def create_store_engine(url: str | URL, *, schema: str | None = None, busy_timeout: float = 30.0,
+                        create: bool = True, read_only: bool = False) -> Engine:
+    """An engine for the store.  ``schema``: PostgreSQL only, the schema holding the store's tables.
+    ``create=False``: an SQLite file must exist already (nothing is created: no directory, no file).
+    ``read_only``: SQLite transactions start deferred, so a read-only file can be read (writes then fail)."""
     parsed = normalise_url(url)
     if parsed.get_backend_name() == "sqlite":
         if schema is not None:
             raise ValueError("schema= is for PostgreSQL; on SQLite use another file")
-        return _sqlite_engine(parsed, busy_timeout)
+        return _sqlite_engine(parsed, busy_timeout, create=create, read_only=read_only)
     return _postgres_engine(parsed, schema)
 
 
-def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_sqlite_file(path: Path) -> None:
+    """Refuse, before SQLite creates anything, a path that is not an existing SQLite database file."""
+    if not path.exists():
+        where = "its directory does not exist either" if not path.parent.is_dir() else "the daemon creates it"
+        raise StoreError(f"no database at {path} ({where}: check the path)")
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a database file")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if header != SQLITE_HEADER:
+        raise StoreError(f"{path} is not an SQLite database" + (" (it is empty)" if not header else ""))
+
+
+def _sqlite_engine(url: URL, busy_timeout: float, *, create: bool, read_only: bool) -> Engine:
     database = url.database or ""
     in_memory = database in {"", ":memory:"} or "mode=memory" in database
     kwargs: dict[str, Any] = {"connect_args": {"timeout": busy_timeout}}
     if in_memory:
         # One connection shared by every thread, or each connection would see its own empty database.
         kwargs.update(poolclass=StaticPool, connect_args={"timeout": busy_timeout, "check_same_thread": False})
-    else:
+    elif create:
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    else:
+        _check_sqlite_file(Path(database).expanduser())
     engine = sa.create_engine(url, **kwargs)
     busy_ms = int(busy_timeout * 1000)
 
@@ -66,7 +92,7 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
-            if not in_memory:
+            if not in_memory and create:
                 _enable_wal(cursor, database, busy_timeout)
             cursor.execute("PRAGMA synchronous=FULL")
             cursor.execute("PRAGMA foreign_keys=ON")
@@ -75,7 +101,8 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _begin(conn: sa.Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # A store opened only to read never takes the write lock, so a read-only file can be read.
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
 

@@ -27,9 +27,10 @@ from sqlalchemy.schema import CreateColumn
 
 from fabric.store.records import SchemaError, SchemaTooNewError
 from fabric.store.schema import METADATA, schema_version
-from tickets.local import LOCAL_METADATA
+from fabric.store.types import ID, JSON_DOC, UTCDateTime
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "add_column", "ensure_schema", "our_table_names"]
+__all__ = ["LEGACY_FABRIC", "MIGRATIONS", "OPENING_FABRIC", "SCHEMA_VERSION", "Migration", "add_column",
+           "ensure_schema", "legacy_fabric", "our_table_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +60,108 @@ def _v3_component_rule(conn: Connection) -> None:
                                              server_default=sa.false()))
 
 
+# --- version 4: every row scoped by fabric, typed operator requests --------------------------------------------
+
+_V4_SCOPED = ("findings", "intents", "decisions", "tickets", "silences")
+"""Tables that gain a ``fabric`` column in place; ``components`` and ``webhook_deliveries`` are rebuilt (the
+fabric joins their primary key, which SQLite cannot alter)."""
+_V4_INDEXES = (  # (old name or None, new name, table, columns)
+    ("ix_components_lifecycle", "ix_components_fabric_lifecycle", "components", ("fabric", "lifecycle")),
+    ("ix_findings_at", "ix_findings_fabric_at", "findings", ("fabric", "at")),
+    ("ix_intents_state", "ix_intents_fabric_state", "intents", ("fabric", "state")),
+    ("ix_intents_epoch", "ix_intents_fabric_epoch", "intents", ("fabric", "epoch")),
+    ("ix_decisions_at", "ix_decisions_fabric_at", "decisions", ("fabric", "at")),
+    ("ix_tickets_state", "ix_tickets_fabric_state", "tickets", ("fabric", "state")),
+    ("ix_silences_ends_at", "ix_silences_fabric_ends_at", "silences", ("fabric", "ends_at")),
+)
+LEGACY_CLEAR_RULE = "operator_clear_requested"
+"""Before version 4 a clear request was this string in the component's ``rule``."""
+
+
+LEGACY_FABRIC = "legacy_fabric"
+"""``Connection.info`` key: the fabric an operator says a pre-version-4 database's rows belong to."""
+OPENING_FABRIC = "opening_fabric"
+"""``Connection.info`` key: the fabric of the store that is migrating the database."""
+
+
+def legacy_fabric(conn: Connection) -> str | None:
+    """The fabric the unscoped rows of a version-3 database belong to: the one an operator named, else the one its
+    cursor and breaker name, else (a database that never completed a cycle) the fabric of the store opening it;
+    ``None`` when the cursor and breaker name several, and the rows cannot be attributed."""
+    named = conn.info.get(LEGACY_FABRIC)
+    if named:
+        return str(named)
+    names = {row[0] for table in ("event_cursor", "breaker")
+             for row in conn.exec_driver_sql(f"SELECT DISTINCT fabric FROM {table}")}
+    if len(names) > 1:
+        return None
+    return names.pop() if names else str(conn.info.get(OPENING_FABRIC) or "default")
+
+
+def _v4_fabric_scope(conn: Connection) -> None:
+    fabric = legacy_fabric(conn)
+    if fabric is None:
+        raise SchemaError(
+            "version 4 scopes every row by fabric, but this database's breaker and cursor name several fabrics, so "
+            "its components, tickets and history cannot be attributed to one: migrate it with "
+            "`fabricctl store migrate --store URL --legacy-fabric NAME`, naming the fabric they belong to")
+    for old, *_ in _V4_INDEXES:
+        conn.exec_driver_sql(f"DROP INDEX IF EXISTS {old}")
+    for table in _V4_SCOPED:
+        add_column(conn, table, sa.Column("fabric", sa.Text, nullable=False, server_default=""))
+        conn.execute(sa.text(f"UPDATE {table} SET fabric = :fabric"), {"fabric": fabric})
+    v4 = sa.MetaData()
+    components = sa.Table(
+        "components_v4", v4,
+        sa.Column("fabric", sa.Text, primary_key=True), sa.Column("id", sa.Text, primary_key=True),
+        sa.Column("kind", sa.Text, nullable=False), sa.Column("lifecycle", sa.Text, nullable=False),
+        sa.Column("strikes", sa.Integer, nullable=False), sa.Column("since", UTCDateTime, nullable=False),
+        sa.Column("ticket_dedup_key", sa.Text, nullable=True), sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("probation_until", UTCDateTime, nullable=True), sa.Column("updated_at", UTCDateTime, nullable=False),
+        sa.Column("rule", sa.Text, nullable=False), sa.Column("never_auto_restore", sa.Boolean, nullable=False))
+    deliveries = sa.Table(
+        "webhook_deliveries_v4", v4,
+        sa.Column("fabric", sa.Text, primary_key=True), sa.Column("id", sa.Text, primary_key=True),
+        sa.Column("source", sa.Text, nullable=False), sa.Column("received_at", UTCDateTime, nullable=False),
+        sa.Column("payload", JSON_DOC, nullable=True), sa.Column("processed_at", UTCDateTime, nullable=True))
+    requests = sa.Table(
+        "operator_requests", v4,
+        sa.Column("id", ID, primary_key=True, autoincrement=True), sa.Column("fabric", sa.Text, nullable=False),
+        sa.Column("kind", sa.Text, nullable=False), sa.Column("component", sa.Text, nullable=True),
+        sa.Column("reason", sa.Text, nullable=False), sa.Column("requested_by", sa.Text, nullable=False),
+        sa.Column("requested_at", UTCDateTime, nullable=False), sa.Column("handled_at", UTCDateTime, nullable=True),
+        sa.Column("outcome", sa.Text, nullable=True),
+        sa.Index("ix_operator_requests_fabric_pending", "fabric", "handled_at"), sqlite_autoincrement=True)
+    v4.create_all(conn)
+    # A clear requested before version 4 was a magic rule: it becomes a pending request of its own.
+    conn.execute(sa.insert(requests).from_select(
+        ["fabric", "kind", "component", "reason", "requested_by", "requested_at"],
+        sa.select(sa.literal(fabric), sa.literal("clear"), sa.column("id"), sa.literal("requested before version 4"),
+                  sa.literal("operator"), sa.column("updated_at"))
+        .select_from(sa.table("components")).where(sa.column("rule") == LEGACY_CLEAR_RULE)))
+    conn.exec_driver_sql(f"UPDATE components SET rule = 'quarantine' WHERE rule = '{LEGACY_CLEAR_RULE}'")
+    for old, new in (("components", components), ("webhook_deliveries", deliveries)):
+        columns = [c.name for c in new.c if c.name != "fabric"]
+        conn.execute(sa.insert(new).from_select(
+            ["fabric", *columns], sa.select(sa.literal(fabric), *map(sa.column, columns)).select_from(sa.table(old))))
+        conn.exec_driver_sql(f"DROP TABLE {old}")
+        conn.exec_driver_sql(f"ALTER TABLE {new.name} RENAME TO {old}")
+    conn.exec_driver_sql("CREATE INDEX ix_webhook_deliveries_processed_at ON webhook_deliveries (processed_at)")
+    conn.exec_driver_sql("CREATE INDEX ix_webhook_deliveries_received_at ON webhook_deliveries (received_at)")
+    for _, new_index, table, index_columns in _V4_INDEXES:
+        conn.exec_driver_sql(f"CREATE INDEX {new_index} ON {table} ({', '.join(index_columns)})")
+    # One active ticket per dedup key and fabric (dedup keys already hash the fabric; the store does not rely on it).
+    conn.exec_driver_sql("DROP INDEX uq_tickets_active_dedup_key")
+    conn.exec_driver_sql("CREATE UNIQUE INDEX uq_tickets_active_dedup_key ON tickets (fabric, dedup_key) "
+                         "WHERE state IN ('creating', 'open')")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
     Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
               _v3_component_rule),
+    Migration(4, "every row is scoped by fabric (one database, several fabrics); operator requests are rows",
+              _v4_fabric_scope),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
@@ -79,8 +178,8 @@ _check_sequence(MIGRATIONS)
 
 
 def our_table_names() -> list[str]:
-    """Every table the store owns, its own and the local ticket backend's."""
-    return [*METADATA.tables, *LOCAL_METADATA.tables]
+    """Every table the store owns (the local ticket backend owns its own)."""
+    return list(METADATA.tables)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +220,6 @@ def ensure_schema(
                 f"the database has tables {', '.join(present)} but no schema_version: refusing to guess its version"
             )
         METADATA.create_all(conn)
-        LOCAL_METADATA.create_all(conn)
         conn.execute(sa.insert(schema_version).values(version=target, applied_at=now, description="created"))
         return SchemaReport(found=None, now=target, applied=())
     if found > target:

@@ -7,19 +7,21 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from fabric.remediation.domain import Action, ActionKind, ComponentId, Lifecycle
+from fabric.errors import ErrorKind, FabricError
+from fabric.remediation.domain import Action, ActionKind, ComponentId
 
 __all__ = [
     "ACTIVE_TICKET_STATES",
     "FINISHED_INTENT_STATES",
     "BreakerState",
-    "ComponentRecord",
     "CursorRecord",
     "DecisionRecord",
     "Delivery",
     "IntentRecord",
     "IntentState",
     "InvalidTransitionError",
+    "OperatorRequest",
+    "RequestKind",
     "SchemaError",
     "SchemaTooNewError",
     "Silence",
@@ -51,27 +53,29 @@ class TicketState(StrEnum):
 
 
 ACTIVE_TICKET_STATES = frozenset({TicketState.CREATING, TicketState.OPEN})
-"""At most one ticket row per dedup key is in one of these states (a partial unique index)."""
+
+
+class RequestKind(StrEnum):
+    CLEAR = "clear"
+    """Release a quarantined component (it comes back, within the guard, on probation)."""
+    RESUME = "resume"
+    """Resume automation after the storm breaker halted it."""
 
 
 @dataclass(frozen=True, slots=True)
-class ComponentRecord:
-    """The desired state of one component: what the engine converges UFM to."""
+class OperatorRequest:
+    """Something an operator asked automation to do; the engine carries it out at its next cycle."""
 
-    id: ComponentId
-    lifecycle: Lifecycle
-    strikes: int
-    since: datetime
-    """When it entered ``lifecycle``."""
+    id: int
+    kind: RequestKind
+    component: ComponentId | None
     reason: str
-    evidence: tuple[int, ...]
-    """UFM event ids behind the current state."""
-    ticket_dedup_key: str | None
-    probation_until: datetime | None
-    updated_at: datetime
-    rule: str = ""
-    """The rule that put the component in its state."""
-    never_auto_restore: bool = False
+    requested_by: str
+    requested_at: datetime
+    handled_at: datetime | None = None
+    outcome: str | None = None
+    """What the engine did about it (``None`` while pending)."""
+"""At most one ticket row per dedup key is in one of these states (a partial unique index)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +169,10 @@ class BreakerState:
     updated_at: datetime | None = None
 
 
-class StoreError(Exception):
+class StoreError(FabricError):
     """Base class of the store's errors."""
+
+    kind = ErrorKind.STORE
 
 
 class SchemaError(StoreError):

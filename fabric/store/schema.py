@@ -4,9 +4,12 @@ Everything the engine must not forget across a crash lives here: the desired sta
 write-ahead log of side effects, the tickets, the event cursor, silences, webhook deliveries and the storm
 breaker; plus the append-only history (findings, decisions) that explains every action.
 
+Every row belongs to one fabric (the ``fabric`` column, part of every key): one database can serve several
+fabrics, each daemon seeing and touching only its own rows.
+
 Changing a table means adding a migration in ``fabric.store.migrations`` (and bumping nothing by hand: the
-schema version is the number of the last migration).  The local ticket backend's tables live in
-``tickets.local.LOCAL_METADATA`` and are created and migrated with these.
+schema version is the number of the last migration).  The store owns these tables only: the local ticket
+backend creates its own (``tickets.local``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ __all__ = [
     "event_cursor",
     "findings",
     "intents",
+    "operator_requests",
     "schema_version",
     "silences",
     "tickets",
@@ -44,6 +48,7 @@ schema_version = sa.Table(
 components = sa.Table(
     "components",
     METADATA,
+    sa.Column("fabric", sa.Text, primary_key=True),
     sa.Column("id", sa.Text, primary_key=True),  # str(ComponentId)
     sa.Column("kind", sa.Text, nullable=False),
     sa.Column("lifecycle", sa.Text, nullable=False),
@@ -51,18 +56,18 @@ components = sa.Table(
     sa.Column("since", UTCDateTime, nullable=False),
     sa.Column("ticket_dedup_key", sa.Text, nullable=True),
     sa.Column("reason", sa.Text, nullable=False),
-    sa.Column("evidence", JSON_DOC, nullable=False),
     sa.Column("probation_until", UTCDateTime, nullable=True),
     sa.Column("updated_at", UTCDateTime, nullable=False),
-    sa.Column("rule", sa.Text, nullable=False, server_default=""),
-    sa.Column("never_auto_restore", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Index("ix_components_lifecycle", "lifecycle"),
+    sa.Column("rule", sa.Text, nullable=False),
+    sa.Column("never_auto_restore", sa.Boolean, nullable=False),
+    sa.Index("ix_components_fabric_lifecycle", "fabric", "lifecycle"),
 )
 
 findings = sa.Table(
     "findings",
     METADATA,
     sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("fabric", sa.Text, nullable=False),
     sa.Column("component", sa.Text, nullable=False),
     sa.Column("rule", sa.Text, nullable=False),
     sa.Column("at", UTCDateTime, nullable=False),
@@ -72,7 +77,7 @@ findings = sa.Table(
     sa.Column("ticket_only", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("never_auto_restore", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Index("ix_findings_component_at", "component", "at"),
-    sa.Index("ix_findings_at", "at"),
+    sa.Index("ix_findings_fabric_at", "fabric", "at"),
     sqlite_autoincrement=True,
 )
 
@@ -80,6 +85,7 @@ intents = sa.Table(
     "intents",
     METADATA,
     sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("fabric", sa.Text, nullable=False),
     sa.Column("epoch", sa.BigInteger, nullable=False),
     sa.Column("component", sa.Text, nullable=True),
     sa.Column("kind", sa.Text, nullable=False),  # ActionKind value
@@ -88,8 +94,8 @@ intents = sa.Table(
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("finished_at", UTCDateTime, nullable=True),
     sa.Column("outcome", sa.Text, nullable=True),
-    sa.Index("ix_intents_state", "state"),
-    sa.Index("ix_intents_epoch", "epoch"),
+    sa.Index("ix_intents_fabric_state", "fabric", "state"),
+    sa.Index("ix_intents_fabric_epoch", "fabric", "epoch"),
     sa.Index("ix_intents_component", "component"),
     sqlite_autoincrement=True,
 )
@@ -98,6 +104,7 @@ decisions = sa.Table(
     "decisions",
     METADATA,
     sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("fabric", sa.Text, nullable=False),
     sa.Column("at", UTCDateTime, nullable=False),
     sa.Column("kind", sa.Text, nullable=False),  # ActionKind value
     sa.Column("component", sa.Text, nullable=True),
@@ -105,7 +112,7 @@ decisions = sa.Table(
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("guard", JSON_DOC, nullable=False),
     sa.Column("dry_run", sa.Boolean, nullable=False),
-    sa.Index("ix_decisions_at", "at"),
+    sa.Index("ix_decisions_fabric_at", "fabric", "at"),
     sa.Index("ix_decisions_component_at", "component", "at"),
     sqlite_autoincrement=True,
 )
@@ -117,6 +124,7 @@ tickets = sa.Table(
     "tickets",
     METADATA,
     sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("fabric", sa.Text, nullable=False),
     sa.Column("dedup_key", sa.Text, nullable=False),
     sa.Column("backend", sa.Text, nullable=False),
     sa.Column("external_key", sa.Text, nullable=True),
@@ -126,10 +134,11 @@ tickets = sa.Table(
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
     sa.Column("resolved_at", UTCDateTime, nullable=True),
-    # UNIQUE(dedup_key) among the active tickets: resolved and closed rows stay as history, and a component that
-    # breaks again after its ticket was resolved gets a new row.
+    # UNIQUE(fabric, dedup_key) among the active tickets: resolved and closed rows stay as history, and a component
+    # that breaks again after its ticket was resolved gets a new row.
     sa.Index(
         "uq_tickets_active_dedup_key",
+        "fabric",
         "dedup_key",
         unique=True,
         postgresql_where=ACTIVE_TICKET_PREDICATE,
@@ -137,7 +146,7 @@ tickets = sa.Table(
     ),
     sa.Index("ix_tickets_dedup_key", "dedup_key"),
     sa.Index("ix_tickets_external", "backend", "external_key"),
-    sa.Index("ix_tickets_state", "state"),
+    sa.Index("ix_tickets_fabric_state", "fabric", "state"),
     sqlite_autoincrement=True,
 )
 
@@ -155,19 +164,21 @@ silences = sa.Table(
     "silences",
     METADATA,
     sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("fabric", sa.Text, nullable=False),
     sa.Column("matcher", sa.Text, nullable=False),
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("created_by", sa.Text, nullable=False),
     sa.Column("starts_at", UTCDateTime, nullable=False),
     sa.Column("ends_at", UTCDateTime, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
-    sa.Index("ix_silences_ends_at", "ends_at"),
+    sa.Index("ix_silences_fabric_ends_at", "fabric", "ends_at"),
     sqlite_autoincrement=True,
 )
 
 webhook_deliveries = sa.Table(
     "webhook_deliveries",
     METADATA,
+    sa.Column("fabric", sa.Text, primary_key=True),
     sa.Column("id", sa.Text, primary_key=True),  # e.g. X-Atlassian-Webhook-Identifier
     sa.Column("source", sa.Text, nullable=False),
     sa.Column("received_at", UTCDateTime, nullable=False),
@@ -187,3 +198,21 @@ breaker = sa.Table(
     sa.Column("storm_dedup_key", sa.Text, nullable=True),
     sa.Column("updated_at", UTCDateTime, nullable=False),
 )
+
+operator_requests = sa.Table(
+    "operator_requests",
+    METADATA,
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("fabric", sa.Text, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),  # RequestKind value
+    sa.Column("component", sa.Text, nullable=True),  # str(ComponentId) for a clear; NULL for a resume
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("requested_by", sa.Text, nullable=False),
+    sa.Column("requested_at", UTCDateTime, nullable=False),
+    sa.Column("handled_at", UTCDateTime, nullable=True),
+    sa.Column("outcome", sa.Text, nullable=True),
+    sa.Index("ix_operator_requests_fabric_pending", "fabric", "handled_at"),
+    sqlite_autoincrement=True,
+)
+"""What an operator asked automation to do (release a quarantine, resume after a storm): written by the command
+line or the API, carried out by the engine at its next cycle, which records when and with what outcome."""

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from fabric.config import ConfigError, ServiceConfig, format_duration, load_config, parse_duration
 from fabric.controller.engine import EngineSettings
-from fabric.remediation.detectors import RuleSettings
 from fabric.remediation.policy import PolicyConfig
+from fabric.remediation.rules import RuleSettings, Threshold
 from fabric.ufm.client import PortActionMethod
 from fabric.wiring import engine_settings
 from topology.guard import GuardSettings
@@ -112,7 +112,7 @@ hourly_limit = 6
 [ufm]
 url = "https://ufm.example.net/"
 auth = "token"
-method = "isolate"
+method = "disable"
 [daemon]
 interval = "2m"
 """)
@@ -122,12 +122,12 @@ interval = "2m"
         storm_components=40, storm_window=timedelta(minutes=20), storm_quiet_period=timedelta(hours=1))
     assert config.rule_settings() == RuleSettings(
         flap_cycles=4, flap_window=timedelta(hours=6), burst_cycles=6, burst_window=timedelta(minutes=5),
-        downtime=timedelta(seconds=10), both_ends_window=timedelta(seconds=30), ber_high_count=3,
-        ber_high_window=timedelta(minutes=90), errors_count=5, errors_window=timedelta(hours=4),
+        downtime=timedelta(seconds=10), both_ends_window=timedelta(seconds=30),
+        counted={"ber_high": Threshold(3, timedelta(minutes=90)), "port_errors": Threshold(5, timedelta(hours=4))},
         attribution_window=timedelta(minutes=15), settle=timedelta(milliseconds=500))
     assert config.guard_settings() == GuardSettings(c=0.8, cap_fraction=0.01, cap_floor=4, hourly_limit=6)
     engine = engine_settings(config, epoch=7)
-    assert (engine.fabric, engine.method, engine.epoch) == ("west", PortActionMethod.ISOLATE, 7)
+    assert (engine.fabric, engine.method, engine.epoch) == ("west", PortActionMethod.DISABLE, 7)
     assert engine.policy == config.policy_config() and engine.rules == config.rule_settings()
     assert config.ufm.url == "https://ufm.example.net"
     assert config.daemon.interval == timedelta(minutes=2)
@@ -224,7 +224,9 @@ def test_the_example_message_of_the_brief(tmp_path: Path) -> None:
     ('[policy]\nstorm_quiet_period = "0s"\n', "policy.storm_quiet_period: must be longer than zero, got 0s"),
     ('[policy]\ndry_run = "sometimes"\n', "policy.dry_run: Input should be a valid boolean"),
     ('[ufm]\nauth = "kerberos"\n', "ufm.auth: Input should be 'basic', 'token' or 'session'"),
-    ('[ufm]\nmethod = "unplug"\n', "ufm.method: Input should be 'disable' or 'isolate'"),
+    ('[ufm]\nmethod = "unplug"\n', "ufm.method: Input should be 'disable'"),
+    # The engine cannot yet count or restore isolated ports, so the configuration refuses what it would refuse.
+    ('[ufm]\nmethod = "isolate"\n', "ufm.method: Input should be 'disable'"),
     ('[ufm]\nurl = "ufm.example.net"\n', "ufm.url: not an http(s) URL: 'ufm.example.net'"),
     ('[tickets]\nbackend = "jira"\n',
      "tickets: backend is jira but tickets.jira.url and tickets.jira.project are not set"),

@@ -44,20 +44,38 @@ class Rig(SimulatorDriver):
         return str(response.json()[0]["physical_state"])
 
 
+def restart(r: Rig) -> Engine:
+    """A new engine process on the same store, UFM and ticket system."""
+    engine = Engine(r.engine.plan, r.client, r.store, r.tickets, r.engine.settings, clock=r.state.now)
+    r.runner.run(engine.start())
+    r.engine = engine
+    return engine
+
+
+def disabled_ports(r: Rig) -> list[str]:
+    """The ports this rig's UFM shows disabled, read over HTTP."""
+    response = httpx.get(f"{r.url}/ufmRest/resources/ports", auth=("admin", "123456"), timeout=30)
+    return sorted(p["name"] for p in response.json() if p["physical_state"] == "Disabled")
+
+
 def make_client(url: str) -> UfmClient:
     return UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=1),
                      job_poll=JobPollPolicy(interval=1.0, deadline=60.0), timeout=60.0, sleep=simulated_sleep(url))
 
 
 @contextmanager
-def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, **policy: Any) -> Iterator[Rig]:
+def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "test", store_url: str | None = None,
+        **policy: Any) -> Iterator[Rig]:
+    """A simulated UFM of ``plan`` and a started engine of ``fabric`` on it, with the store at ``store_url`` (by
+    default a file of its own): several rigs may share one database, one fabric each."""
     state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
-    store = Store.open(f"sqlite:///{tmp_path / 'fabric.db'}", fabric="test", clock=state.now)
+    store = Store.open(store_url or f"sqlite:///{tmp_path / 'fabric.db'}", fabric=fabric, clock=state.now)
     tickets = LocalTicketBackend(store.engine, clock=state.now)
+    LocalTicketBackend.create_tables(store.engine)
     # One event loop for the whole test: the client's connection pool belongs to it.
     with serve(state) as server, asyncio.Runner() as runner:
         client = make_client(server.url)
-        settings = EngineSettings(fabric="test", policy=PolicyConfig(dry_run=dry_run, **policy))
+        settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy))
         engine = Engine(plan, client, store, tickets, settings, clock=state.now)
         runner.run(engine.start())
         try:

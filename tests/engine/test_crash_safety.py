@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import Rig, rig
+from engine_support import restart, rig
 
 from fabric.controller.engine import Engine
-from fabric.remediation.domain import ActionKind, Lifecycle
+from fabric.remediation.domain import ActionKind, ComponentRecord, Lifecycle
 from fabric.store.records import IntentState
 from fabric.ufm.client import PortActionMethod
 from tickets.base import Ticket, TicketStatus
@@ -60,18 +60,10 @@ class CrashingTickets:
         return ticket
 
 
-def restart(r: Rig) -> Engine:
-    """A new engine process on the same store, UFM and ticket system."""
-    engine = Engine(r.engine.plan, r.client, r.store, r.tickets, r.engine.settings, clock=r.state.now)
-    r.runner.run(engine.start())
-    r.engine = engine
-    return engine
-
-
 @pytest.mark.parametrize("when", ["before_ufm", "after_ufm", "before_ticket", "after_ticket"])
 def test_crash_then_restart_converges_with_one_ticket(tmp_path: Path, when: str) -> None:
     with rig(TINY, tmp_path) as r:
-        r.engine.ufm = CrashingUfm(r.client, when)
+        r.engine.ufm = r.engine.effects.ufm = CrashingUfm(r.client, when)
         r.engine.ticketing.backend = CrashingTickets(r.tickets, when)
         r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
         r.advance(300)
@@ -95,9 +87,9 @@ def test_crash_then_restart_converges_with_one_ticket(tmp_path: Path, when: str)
 
         components = r.store.components()
         assert len(components) == 1
-        component = components[0]
+        [(component_id, component)] = components.items()
         assert component.lifecycle is Lifecycle.AWAITING_REPAIR
-        port = engine.view.port_to_act_on(component.id) if engine.view else None
+        port = engine.view.port_to_act_on(component_id) if engine.view else None
         assert port is not None and r.port_state(port) == "Disabled"  # UFM agrees with the store
         tickets = r.tickets.list()
         assert len(tickets) == 1 and tickets[0].status is TicketStatus.OPEN  # exactly one ticket
@@ -117,8 +109,8 @@ def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
     with rig(TINY, tmp_path) as r:
         cable = next(c for c in TINY.cables if c.a.device == "pod01-spine01" and c.b.device == "core01-01")
         component = link_id(cable.key)
-        r.store.put_component(component, Lifecycle.QUARANTINED, since=r.state.now(), strikes=3, rule="flap",
-                              reason="3 strikes")
+        r.store.put_component(component,
+                              ComponentRecord(Lifecycle.QUARANTINED, r.state.now(), "flap", "3 strikes", strikes=3))
         engine = restart(r)
         first = r.cycle()  # converges UFM to the desired state: the quarantined cable is disabled
         assert [a.kind for a in first.actions if a.kind is ActionKind.DISABLE] == [ActionKind.DISABLE]
@@ -126,7 +118,7 @@ def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
         assert port is not None and r.port_state(port) == "Disabled"
         url = f"sqlite:///{tmp_path / 'fabric.db'}"
         cleared = CliRunner().invoke(app, ["components", "clear", str(component), "--reason", "new optics",
-                                           "--store", url])
+                                           "--store", url, "--fabric", "test"])
         assert cleared.exit_code == 0, cleared.output
         released = r.cycle()
         assert [a.kind for a in released.actions] == [ActionKind.ENABLE]
@@ -145,8 +137,8 @@ def test_restart_re_applies_the_guard_to_what_ufm_shows_up(tmp_path: Path) -> No
         # the daemon was down). Only one of them fits under the guard today.
         uplinks = [link_id(c.key) for c in TINY.cables if c.a.device == "pod01-leaf01" and "spine" in c.b.device]
         for component in uplinks[:3]:
-            r.store.put_component(component, Lifecycle.AWAITING_REPAIR, since=r.state.now(), rule="ber_critical",
-                                  reason="BER")
+            r.store.put_component(component,
+                                  ComponentRecord(Lifecycle.AWAITING_REPAIR, r.state.now(), "ber_critical", "BER"))
         engine = restart(r)
         lifecycles = sorted(engine.state.components[c].lifecycle.value for c in uplinks[:3])
         assert lifecycles == ["awaiting_repair", "deferred", "deferred"]
@@ -172,8 +164,8 @@ def test_restart_counts_what_ufm_shows_disabled_before_it_rechecks_the_rest(tmp_
         chosen = sorted(link_id(next(c.key for c in TINY.cables if c.a.device == leaf and "spine" in c.b.device))
                         for leaf in leaves)
         for component in chosen:
-            r.store.put_component(component, Lifecycle.AWAITING_REPAIR, since=r.state.now(), rule="ber_critical",
-                                  reason="BER")
+            r.store.put_component(component,
+                                  ComponentRecord(Lifecycle.AWAITING_REPAIR, r.state.now(), "ber_critical", "BER"))
         assert r.engine.view is not None
         ports = [r.engine.view.port_to_act_on(c) for c in chosen]
         for port in ports[1:]:
@@ -197,8 +189,8 @@ def test_restart_keeps_a_quarantine_the_guard_keeps_up(tmp_path: Path) -> None:
         # Three uplinks of one leaf quarantined in the store, UFM shows them up: only one fits under the guard.
         uplinks = sorted(link_id(c.key) for c in TINY.cables if c.a.device == "pod01-leaf01" and "spine" in c.b.device)
         for component in uplinks[:3]:
-            r.store.put_component(component, Lifecycle.QUARANTINED, since=r.state.now(), rule="flap", reason="flap",
-                                  strikes=3)
+            r.store.put_component(component,
+                                  ComponentRecord(Lifecycle.QUARANTINED, r.state.now(), "flap", "flap", strikes=3))
         engine = restart(r)
         assert all(engine.state.components[c].lifecycle is Lifecycle.QUARANTINED for c in uplinks[:3])
         assert len(engine.guard.disabled) == 1

@@ -17,9 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.remediation.detectors import _FRESH_LINK_STATE, Detectors, RuleSettings
+from fabric.remediation.detectors import _FRESH_LINK_STATE, Detectors
 from fabric.remediation.domain import ComponentId, ComponentKind, Finding
-from fabric.remediation.signals import Signal, SignalKind, link_id
+from fabric.remediation.kinds import SignalKind
+from fabric.remediation.rules import RuleSettings, Threshold
+from fabric.remediation.signals import Signal, link_id
 from topology.generate import PRESETS, fat_tree
 
 PLAN = fat_tree(PRESETS["tiny"])
@@ -103,7 +105,8 @@ def _signals(specs: list[tuple[int, SignalKind, int, int]], at: datetime, ident:
 @given(cycles)
 def test_flap_shortcut_gives_the_same_findings_in_the_same_order(
         plan: list[tuple[list[tuple[int, SignalKind, int, int]], int]]) -> None:
-    rules = RuleSettings(flap_cycles=2, burst_cycles=3, downtime=timedelta(seconds=30), errors_count=2)
+    rules = RuleSettings(flap_cycles=2, burst_cycles=3, downtime=timedelta(seconds=30),
+                         counted={"port_errors": Threshold(2, timedelta(hours=2))})
     fast, reference = Detectors(PLAN, rules), _EveryCycle(PLAN, rules)
     at, ident, now = T0, 0, T0
     for specs, wait in plan:

@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 
-from fabric.remediation.detectors import Detectors, RuleSettings
+from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ComponentId, ComponentKind
-from fabric.remediation.signals import Resolver, SignalKind, SignalMapper, link_id
+from fabric.remediation.kinds import SignalKind
+from fabric.remediation.muting import CallbackMuter
+from fabric.remediation.rules import RuleSettings
+from fabric.remediation.signals import Resolver, SignalMapper, link_id
 from fabric.ufm.eventlog import parse_event_line
 from fabric.ufm.models import Event
 from topology.formats.ufm_render import UfmView
@@ -105,14 +108,46 @@ def test_three_cycles_in_twelve_hours_is_a_flap() -> None:
     assert detectors.evaluate(T0 + timedelta(hours=11)) == []  # no new evidence, no new finding
 
 
-def test_two_short_cycles_are_not_a_flap_but_long_downtime_is() -> None:
+def test_two_short_cycles_are_not_a_flap_but_long_downtime_over_two_is() -> None:
     short = Detectors(PLAN)
     flap(short, T0, 2, timedelta(seconds=2), timedelta(minutes=30), 1)
     assert short.evaluate(T0 + timedelta(hours=2)) == []
     long = Detectors(PLAN)
-    flap(long, T0, 1, timedelta(seconds=9), timedelta(minutes=1), 1)
+    flap(long, T0, 2, timedelta(seconds=5), timedelta(minutes=30), 1)
     [finding] = long.evaluate(T0 + timedelta(hours=1))
-    assert "9 s down" in finding.reason
+    assert finding.rule == "flap" and "10 s down over 2 down/up cycles" in finding.reason
+    assert finding.evidence == (1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("down_for", [timedelta(seconds=9), timedelta(seconds=20), timedelta(minutes=9)])
+def test_one_outage_however_long_is_recorded_never_a_finding(down_for: timedelta) -> None:
+    detectors = Detectors(PLAN)
+    flap(detectors, T0, 1, down_for, timedelta(minutes=1), 1)
+    assert detectors.observe([]) == []
+    assert detectors.evaluate(T0 + timedelta(hours=1)) == []
+    assert detectors.evaluate(T0 + timedelta(hours=13)) == []
+
+
+def test_a_link_that_stays_down_is_a_finding_once_it_is_due() -> None:
+    detectors = Detectors(PLAN)
+    mapper = SignalMapper(RESOLVER)
+    detectors.observe(mapper.map([link_event(329, T0, 7, SPINE_CORE)]))
+    assert detectors.evaluate(T0 + timedelta(minutes=9, seconds=59)) == []  # back within 10 min: nothing yet
+    # No new signal: the link waits to be looked at again, and is, when it is due.
+    [finding] = detectors.evaluate(T0 + timedelta(minutes=10, seconds=30))
+    assert (finding.rule, finding.evidence, finding.at) == ("link_down", (7,), T0 + timedelta(minutes=10))
+    assert detectors.evaluate(T0 + timedelta(minutes=11)) == []  # once
+    assert detectors.pending == {}  # and it no longer needs looking at
+
+
+def test_a_link_that_comes_back_before_it_is_due_is_only_recorded() -> None:
+    detectors = Detectors(PLAN, RuleSettings(down_ticket_after=timedelta(minutes=5)))
+    mapper = SignalMapper(RESOLVER)
+    detectors.observe(mapper.map([link_event(329, T0, 7, SPINE_CORE)]))
+    assert detectors.evaluate(T0 + timedelta(minutes=4)) == []
+    detectors.observe(mapper.map([link_event(328, T0 + timedelta(minutes=4, seconds=30), 8, SPINE_CORE)]))
+    assert detectors.evaluate(T0 + timedelta(minutes=6)) == []
+    assert detectors.evaluate(T0 + timedelta(hours=2)) == []
 
 
 def test_evidence_waits_to_settle_so_a_late_reboot_can_explain_it() -> None:
@@ -139,7 +174,7 @@ def test_host_link_downs_explained_by_node_down() -> None:
 
 def test_silenced_component_is_not_flagged() -> None:
     silenced = {link_id(SPINE_CORE.key)}
-    detectors = Detectors(PLAN, silenced=lambda component, at: component in silenced)
+    detectors = Detectors(PLAN, muter=CallbackMuter(lambda component, at: component in silenced))
     flap(detectors, T0, 5, timedelta(seconds=2), timedelta(seconds=10), 1)
     assert detectors.evaluate(T0 + timedelta(hours=1)) == []
     critical = SignalMapper(RESOLVER).map([port_event(917, SPINE_CORE.a, T0, 99)])

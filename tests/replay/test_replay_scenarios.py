@@ -13,7 +13,7 @@ from replay_support import FORMATS, SCENARIOS, Recording, fabricctl, record, rec
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
-from fabric.remediation.detectors import RuleSettings
+from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import DEFAULT_EVENT_KINDS
 from fabric.replay.events import load_events
 from fabric.replay.run import ReplayReport, load_model, replay, run_replay
@@ -71,7 +71,7 @@ def test_a_flapping_link_is_disabled_and_ticketed(flap: Recording) -> None:
     assert disable["evidence"] and set(disable["evidence"]) <= set(range(1, flap.events + 1))
     # Two 4 s downs (at 90 s and 110 s) exceed the 7 s downtime limit once the second has settled (60 s):
     # the daemon's cycle at 08:03 would act.
-    assert disable["reason"].startswith("8 s down within 12:00:00 (limit 0:00:07)")
+    assert disable["reason"].startswith("8 s down over 2 down/up cycles within 12:00:00 (limit 0:00:07)")
     assert datetime.fromisoformat(disable["at"]) == datetime.fromisoformat("2026-06-01T08:03:00+00:00")
     summary = report.summary
     assert (summary["disabled"], summary["ticketed"], summary["deferred"], summary["halted"]) == (1, 1, 0, 0)

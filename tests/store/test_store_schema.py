@@ -13,10 +13,11 @@ import sqlalchemy as sa
 from store_helpers import T0, Db, FakeClock, pg_schema, pg_url
 from support import run_together
 
-from fabric.remediation.domain import ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Finding, Lifecycle
 from fabric.store import SCHEMA_VERSION, SchemaError, SchemaTooNewError, Store, schema
 from fabric.store.engine import normalise_url
 from fabric.store.migrations import Migration, add_column, ensure_schema, our_table_names
+from tickets.local import LocalTicketBackend
 
 LINK = ComponentId(ComponentKind.LINK, "leaf01/1|spine01/1")
 
@@ -199,11 +200,12 @@ def make_v1_database(db: Db) -> None:
 
 
 def describe(engine: sa.Engine) -> dict[str, object]:
-    """Tables, columns (name, type, nullability) and indexes, as reflected: to compare two databases."""
+    """The store's tables, columns (name, type, nullability) and indexes, as reflected: to compare two databases
+    (the local ticket backend's tables, which an old database also holds, are that backend's own)."""
     out: dict[str, object] = {}
     with engine.connect() as conn:
         inspector = sa.inspect(conn)
-        for table in sorted(inspector.get_table_names()):
+        for table in sorted(set(inspector.get_table_names()) & set(our_table_names())):
             columns = [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(table)]
             indexes = sorted(
                 (i["name"] or "", tuple(str(n) for n in i["column_names"]), bool(i["unique"]))
@@ -226,7 +228,7 @@ def test_empty_database_gets_the_current_schema(db: Db) -> None:
 
 def test_reopening_changes_nothing(db: Db, clock: FakeClock) -> None:
     first = db.open(clock=clock)
-    first.put_component(LINK, Lifecycle.DISABLED, since=T0)
+    first.put_component(LINK, ComponentRecord(Lifecycle.DISABLED, T0, "", ""))
     first.close()
     second = db.open(clock=clock)
     assert second.schema_report is not None
@@ -251,7 +253,7 @@ def test_v1_database_is_migrated_with_its_rows(db: Db, clock: FakeClock, tmp_pat
     assert (old[0].ticket_only, old[0].never_auto_restore) == (False, False)
     component = store.get_component(LINK)
     assert component is not None
-    assert (component.lifecycle, component.strikes, component.evidence) == (Lifecycle.AWAITING_REPAIR, 1, (329, 330))
+    assert (component.lifecycle, component.strikes, component.reason) == (Lifecycle.AWAITING_REPAIR, 1, "flapping")
     ticket = store.active_ticket("ibdedup-0123456789abcdef")
     assert ticket is not None
     assert ticket.external_key == "LOCAL-1"
@@ -344,7 +346,8 @@ def test_concurrent_opens_of_an_empty_database_agree(db: Db) -> None:
 def test_timestamps_round_trip_as_aware_utc(store: Store) -> None:
     plus_two = timezone(timedelta(hours=2))
     since = datetime(2025, 6, 1, 14, 30, 15, 123456, tzinfo=plus_two)
-    record = store.put_component(LINK, Lifecycle.PROBATION, since=since, probation_until=since + timedelta(days=1))
+    record = store.put_component(
+        LINK, ComponentRecord(Lifecycle.PROBATION, since, "", "", probation_until=since + timedelta(days=1)))
     loaded = store.get_component(LINK)
     assert loaded == record
     assert loaded.since == since
@@ -393,14 +396,15 @@ def test_sqlite_connection_settings(tmp_path: Path) -> None:
 
 
 def test_foreign_keys_are_enforced(store: Store) -> None:
+    LocalTicketBackend.create_tables(store.engine)  # tables of the store's database with a foreign key
     with pytest.raises(sa.exc.IntegrityError), store.engine.begin() as conn:
         conn.exec_driver_sql("INSERT INTO local_ticket_comments (ticket_id, at, body) VALUES (999, '2025-01-01', 'x')")
 
 
 def test_in_memory_sqlite_works_for_quick_experiments() -> None:
     with Store.open("sqlite://") as store:
-        store.put_component(LINK, Lifecycle.DISABLED, since=T0)
-        assert [c.id for c in store.components()] == [LINK]
+        store.put_component(LINK, ComponentRecord(Lifecycle.DISABLED, T0, "", ""))
+        assert list(store.components()) == [LINK]
 
 
 def test_url_normalisation() -> None:
@@ -425,8 +429,8 @@ def test_indexes_behind_the_hot_queries_exist(store: Store) -> None:
         def indexed(table: str) -> set[tuple[str, ...]]:
             return {tuple(str(n) for n in i["column_names"]) for i in inspector.get_indexes(table)}
 
-        assert ("lifecycle",) in indexed("components")
-        assert ("state",) in indexed("intents")
+        assert ("fabric", "lifecycle") in indexed("components")
+        assert ("fabric", "state") in indexed("intents")
         assert ("component", "at") in indexed("findings")
         unique = {i["name"] for i in inspector.get_indexes("tickets") if i["unique"]}
         assert "uq_tickets_active_dedup_key" in unique

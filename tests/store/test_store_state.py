@@ -5,9 +5,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+import sqlalchemy as sa
 from store_helpers import T0, Db, FakeClock
 
-from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import (
+    Action,
+    ActionKind,
+    ComponentId,
+    ComponentKind,
+    ComponentRecord,
+    Finding,
+    Lifecycle,
+)
 from fabric.store import Store
 
 LINK = ComponentId(ComponentKind.LINK, "leaf01/33|spine02/5")
@@ -15,56 +24,49 @@ PORT = ComponentId(ComponentKind.PORT, "leaf01/7")
 SWITCH = ComponentId(ComponentKind.SWITCH, "spine02")
 
 
-def test_put_and_get_component(store: Store, clock: FakeClock) -> None:
+def test_put_and_get_component(store: Store) -> None:
     assert store.get_component(LINK) is None
-    record = store.put_component(
-        LINK,
-        Lifecycle.DISABLED,
-        since=T0,
-        strikes=1,
-        reason="flapping: 3 cycles in 12 h",
-        evidence=[329, 330, 331],
-        ticket_dedup_key="ibdedup-00ff",
-    )
-    assert record.id == LINK
-    assert record.lifecycle is Lifecycle.DISABLED
-    assert record.evidence == (329, 330, 331)
-    assert record.updated_at == clock.now
+    record = ComponentRecord(Lifecycle.DISABLED, T0, "flap", "flapping: 3 cycles in 12 h", strikes=1)
+    assert store.put_component(LINK, record, ticket_dedup_key="ibdedup-00ff") == record
     assert store.get_component(LINK) == record
+    with store.engine.connect() as conn:
+        kept = conn.execute(sa.text("SELECT ticket_dedup_key, updated_at FROM components")).one()
+    assert kept[0] == "ibdedup-00ff"  # beside the record, for people reading the table
 
 
 def test_component_keeps_its_rule_and_restore_flag(store: Store) -> None:
-    store.put_component(LINK, Lifecycle.AWAITING_REPAIR, since=T0, rule="temperature", never_auto_restore=True)
+    store.put_component(LINK,
+                        ComponentRecord(Lifecycle.AWAITING_REPAIR, T0, "temperature", "", never_auto_restore=True))
     record = store.get_component(LINK)
     assert record is not None and (record.rule, record.never_auto_restore) == ("temperature", True)
-    store.put_component(LINK, Lifecycle.PROBATION, since=T0, rule="repair")
+    store.put_component(LINK, ComponentRecord(Lifecycle.PROBATION, T0, "repair", ""))
     record = store.get_component(LINK)
     assert record is not None and (record.rule, record.never_auto_restore) == ("repair", False)
 
 
 def test_put_component_replaces_every_field(store: Store, clock: FakeClock) -> None:
-    store.put_component(LINK, Lifecycle.DISABLED, since=T0, ticket_dedup_key="ibdedup-1", evidence=[1])
+    store.put_component(LINK, ComponentRecord(Lifecycle.DISABLED, T0, "flap", "3 cycles", never_auto_restore=True),
+                        ticket_dedup_key="ibdedup-1")
     later = clock.advance(hours=3)
-    record = store.put_component(
-        LINK, Lifecycle.PROBATION, since=later, strikes=2, probation_until=later + timedelta(days=2)
-    )
-    assert record.lifecycle is Lifecycle.PROBATION
-    assert record.strikes == 2
-    assert record.ticket_dedup_key is None
-    assert record.evidence == ()
-    assert record.probation_until == later + timedelta(days=2)
-    assert record.updated_at == later
+    replacement = ComponentRecord(Lifecycle.PROBATION, later, "repair", "", strikes=2,
+                                  probation_until=later + timedelta(days=2))
+    assert store.put_component(LINK, replacement) == replacement
+    assert store.get_component(LINK) == replacement
     assert len(store.components()) == 1
 
 
+def _at(lifecycle: Lifecycle) -> ComponentRecord:
+    return ComponentRecord(lifecycle, T0, "rule", "reason")
+
+
 def test_components_by_lifecycle_and_counts(store: Store) -> None:
-    store.put_component(LINK, Lifecycle.DISABLED, since=T0)
-    store.put_component(PORT, Lifecycle.DEFERRED, since=T0)
-    store.put_component(SWITCH, Lifecycle.TICKETED, since=T0)
-    assert [c.id for c in store.components()] == sorted([LINK, PORT, SWITCH], key=str)
-    assert [c.id for c in store.components(Lifecycle.DEFERRED)] == [PORT]
+    store.put_component(LINK, _at(Lifecycle.DISABLED))
+    store.put_component(PORT, _at(Lifecycle.DEFERRED))
+    store.put_component(SWITCH, _at(Lifecycle.TICKETED))
+    assert list(store.components()) == sorted([LINK, PORT, SWITCH], key=str)
+    assert list(store.components(Lifecycle.DEFERRED)) == [PORT]
     both = store.components([Lifecycle.DISABLED, Lifecycle.TICKETED])
-    assert {c.id for c in both} == {LINK, SWITCH}
+    assert set(both) == {LINK, SWITCH}
     counts = store.lifecycle_counts()
     assert counts[Lifecycle.DISABLED] == 1
     assert counts[Lifecycle.HEALTHY] == 0
@@ -73,7 +75,7 @@ def test_components_by_lifecycle_and_counts(store: Store) -> None:
 
 
 def test_forget_component(store: Store) -> None:
-    store.put_component(LINK, Lifecycle.HEALTHY, since=T0)
+    store.put_component(LINK, _at(Lifecycle.HEALTHY))
     assert store.forget_component(LINK)
     assert not store.forget_component(LINK)
     assert store.get_component(LINK) is None
@@ -81,7 +83,7 @@ def test_forget_component(store: Store) -> None:
 
 def test_put_component_validates(store: Store) -> None:
     with pytest.raises(ValueError, match="negative"):
-        store.put_component(LINK, Lifecycle.DISABLED, since=T0, strikes=-1)
+        store.put_component(LINK, ComponentRecord(Lifecycle.DISABLED, T0, "", "", strikes=-1))
 
 
 def test_findings_history(store: Store) -> None:
@@ -133,7 +135,7 @@ def test_decisions_keep_the_whole_action(store: Store) -> None:
 
 def test_transaction_commits_together(store: Store) -> None:
     with store.transaction() as tx:
-        tx.put_component(LINK, Lifecycle.DISABLED, since=T0)
+        tx.put_component(LINK, ComponentRecord(Lifecycle.DISABLED, T0, "", ""))
         tx.add_finding(Finding(LINK, "flap", T0, "x"))
         # Inside the transaction its own writes are visible.
         assert tx.get_component(LINK) is not None
@@ -143,7 +145,7 @@ def test_transaction_commits_together(store: Store) -> None:
 
 def test_transaction_rolls_back_together(store: Store) -> None:
     with pytest.raises(RuntimeError, match="boom"), store.transaction() as tx:
-        tx.put_component(LINK, Lifecycle.DISABLED, since=T0)
+        tx.put_component(LINK, ComponentRecord(Lifecycle.DISABLED, T0, "", ""))
         tx.add_finding(Finding(LINK, "flap", T0, "x"))
         tx.claim_ticket("ibdedup-1", backend="local", summary="x")
         raise RuntimeError("boom")
@@ -153,7 +155,7 @@ def test_transaction_rolls_back_together(store: Store) -> None:
 
 
 def test_another_store_sees_committed_state(db: Db, store: Store) -> None:
-    store.put_component(LINK, Lifecycle.AWAITING_REPAIR, since=T0)
+    store.put_component(LINK, ComponentRecord(Lifecycle.AWAITING_REPAIR, T0, "", ""))
     other = db.open()
     record = other.get_component(LINK)
     assert record is not None

@@ -14,15 +14,18 @@ from support import PG_ENV, T0, FakeClock
 
 from fabric.store import Store
 from fabric.store.engine import normalise_url
+from tickets.local import LocalTicketBackend
 
 __all__ = ["PG_ENV", "T0", "FakeClock"]
 
 
 @contextmanager
 def throwaway_store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
-    """A ``Store`` (which also creates the local ticket tables) on a database of its own, removed afterwards."""
+    """A ``Store`` and the local ticket tables (which that backend owns) on a database of its own, removed
+    afterwards."""
     if backend == "sqlite":
         store = Store.open(f"sqlite:///{tmp_path / 'tickets.db'}", clock=clock)
+        LocalTicketBackend.create_tables(store.engine)
         try:
             yield store
         finally:
@@ -35,6 +38,7 @@ def throwaway_store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[
     admin = sa.create_engine(normalise_url(url))
     try:
         store = Store.open(url, schema=schema, clock=clock)
+        LocalTicketBackend.create_tables(store.engine)
         try:
             yield store
         finally:

@@ -1,0 +1,80 @@
+"""Level-triggered convergence: UFM and the ticket system brought to the desired state every cycle.
+
+Reconciliation never undoes an operator: it re-disables only what automation holds out and re-enables only
+what automation itself released (on probation); every component automation holds has one open ticket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from datetime import datetime
+
+from fabric.controller.effects import CycleReport, Effects
+from fabric.controller.ticketing import Ticketing
+from fabric.errors import ErrorKind
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
+from fabric.remediation.policy import PolicyState
+from fabric.remediation.view import FabricView
+from fabric.store import Store
+from tickets.base import TicketError
+from topology.guard import CapacityGuard
+
+WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
+"""Lifecycles in which a component waits for its ticket to be resolved."""
+
+
+async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityGuard, disabled_ports: set[str],
+                          store: Store, effects: Effects, now: datetime, report: CycleReport) -> None:
+    """A cable automation holds out must be disabled in UFM (a crash may have cut the action short, or someone
+    enabled it by hand), and one it released must not be. ``disabled_ports`` is kept in step."""
+    for component, record in list(state.components.items()):
+        cable = view.context.cables.get(component)
+        port = view.port_to_act_on(component)
+        if cable is None or port is None:
+            continue
+        want_out = cable in guard.disabled
+        is_out = port in disabled_ports
+        # Put back only what automation itself released (on probation): a healthy cable disabled in UFM
+        # may be an operator's maintenance, which automation must not undo.
+        if want_out == is_out or (not want_out and record.lifecycle is not Lifecycle.PROBATION):
+            continue
+        kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
+        action = Action(kind, now, "reconcile", f"UFM shows {port} {'up' if want_out else 'disabled'}, "
+                        f"the desired state is {record.lifecycle.value}: converging", component, dry_run=False)
+        store.record_decision(action)
+        report.actions.append(action)
+        if await effects.port_action(action, port, report):
+            if want_out:
+                disabled_ports.add(port)
+            else:
+                disabled_ports.discard(port)
+
+
+async def reconcile_tickets(state: PolicyState, store: Store, ticketing: Ticketing,
+                            report: CycleReport) -> dict[ComponentId, ComponentRecord]:
+    """Every component automation holds needs an open ticket; a disabled one with its ticket awaits repair.
+    Returns the records this changed."""
+    changed: dict[ComponentId, ComponentRecord] = {}
+    for component, record in state.components.items():
+        if record.lifecycle not in WAITING and record.lifecycle is not Lifecycle.QUARANTINED:
+            continue
+        key = ticketing.key(component)
+        active = store.active_ticket(key)
+        if active is None or active.external_key is None:
+            if record.lifecycle is not Lifecycle.QUARANTINED and _resolved_since(store, key, record.since):
+                continue  # repaired: the policy moves it to probation next cycle
+            try:
+                await asyncio.to_thread(ticketing.ensure_open, component, f"{record.rule}: {component}",
+                                        record.reason)
+            except TicketError as exc:
+                report.fail(ErrorKind.TICKET, "ticket", component, exc)
+                continue
+        if record.lifecycle is Lifecycle.DISABLED:
+            changed[component] = replace(record, lifecycle=Lifecycle.AWAITING_REPAIR)
+            store.put_component(component, changed[component], ticket_dedup_key=key)
+    return changed
+
+
+def _resolved_since(store: Store, key: str, since: datetime) -> bool:
+    return any(t.resolved_at is not None and t.resolved_at >= since for t in store.tickets(dedup_key=key))

@@ -1,0 +1,74 @@
+"""After a restart: settle what a crash left half-done, and count again what automation holds out of service."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import datetime
+
+from fabric.controller.effects import UFM_WRITES, UfmApi
+from fabric.controller.ticketing import Ticketing
+from fabric.remediation.domain import OUT_OF_SERVICE, Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
+from fabric.remediation.policy import FabricContext, PolicyState
+from fabric.remediation.view import FabricView
+from fabric.store import Store
+from fabric.store.records import IntentState
+from fabric.ufm.errors import UfmError
+from topology.guard import CableKey, CapacityGuard
+
+log = logging.getLogger(__name__)
+
+
+async def settle_intents(store: Store, ufm: UfmApi) -> None:
+    """Settle side effects a crash left pending: UFM says whether a port action happened."""
+    for intent in store.unfinished_intents():
+        port_name = (intent.payload or {}).get("port")
+        if intent.kind in UFM_WRITES and port_name:
+            try:
+                port = await ufm.port(port_name)
+            except UfmError as exc:
+                log.warning("cannot settle intent %s yet: %s", intent.id, exc)
+                continue
+            happened = port.is_disabled == (intent.kind is ActionKind.DISABLE)
+            store.finish_intent(intent.id, IntentState.DONE if happened else IntentState.ROLLED_BACK,
+                                f"recovered after a restart: UFM shows {port.physical_state}")
+        else:
+            # Ticket writes are settled by the ticket reconciliation (claims are adopted, not redone).
+            store.finish_intent(intent.id, IntentState.ROLLED_BACK, "recovered after a restart")
+
+
+def rebuild_guard(state: PolicyState, view: FabricView, context: FabricContext, guard: CapacityGuard,
+                  disabled_ports: set[str], store: Store, ticketing: Ticketing,
+                  now: datetime) -> dict[ComponentId, ComponentRecord]:
+    """Count what automation holds out of service; returns the records this changed.
+
+    A cable UFM already shows disabled is simply counted, all of them first. One UFM shows up (the action was
+    cut short by a crash, or someone enabled it by hand) will be disabled again by reconciliation, so it must then
+    pass the guard, against today's capacity and what is already counted: if it does not, it is kept up,
+    deferred like any finding the guard refuses, or still quarantined (only an operator releases a quarantine).
+    """
+    changed: dict[ComponentId, ComponentRecord] = {}
+    recheck: list[tuple[ComponentId, ComponentRecord, CableKey]] = []
+    for component, record in sorted(state.components.items()):
+        cable = context.cables.get(component)
+        if cable is None or record.lifecycle not in OUT_OF_SERVICE:
+            continue
+        port = view.port_to_act_on(component)
+        if port is not None and port in disabled_ports:
+            guard.take_out(cable, record.since)
+        else:
+            recheck.append((component, record, cable))
+    for component, record, cable in recheck:
+        verdict = guard.verdict(cable, now)
+        if verdict.allowed:
+            guard.take_out(cable, now)
+            continue
+        reason = f"{record.reason}; after a restart UFM shows it up and the guard keeps it so: {verdict.reason}"
+        quarantined = record.lifecycle is Lifecycle.QUARANTINED
+        lifecycle, kind = (Lifecycle.QUARANTINED, ActionKind.RECORD) if quarantined else (
+            Lifecycle.DEFERRED, ActionKind.DEFER)
+        changed[component] = replace(record, lifecycle=lifecycle, since=record.since if quarantined else now,
+                                     reason=reason)
+        store.record_decision(Action(kind, now, record.rule, reason, component, dict(verdict.figures), dry_run=False))
+        store.put_component(component, changed[component], ticket_dedup_key=ticketing.key(component))
+    return changed
