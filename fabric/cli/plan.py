@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,9 +28,9 @@ class GraphFormat(StrEnum):
 
 
 @contextlib.contextmanager
-def _output_file(output: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
-    """A file that becomes ``output`` only once everything was written: a failed write leaves no half file
-    where a good one may have been. Any failure to write is one line naming ``output``, exit 2."""
+def _replacing(output: Path) -> Iterator[Path]:
+    """A path to write to that becomes ``output`` only once everything was written: a failed write leaves no
+    half file where a good one may have been. Any failure to write is one line naming ``output``, exit 2."""
     if output.is_dir():
         fail(f"cannot write {output}: it is a directory (give a file name)")
     if output.parent.exists() and not output.parent.is_dir():
@@ -38,8 +38,7 @@ def _output_file(output: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     partial = output.with_name(f".{output.name}.partial")
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        with partial.open("wb") if binary else partial.open("w", newline="") as handle:
-            yield handle
+        yield partial
         partial.replace(output)
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
@@ -80,7 +79,7 @@ def plan_generate(
     if str(output) == "-":
         write_ndt(fabric, sys.stdout)
     else:
-        with _output_file(output) as handle:
+        with _replacing(output) as partial, partial.open("w", newline="") as handle:
             write_ndt(fabric, handle)
         typer.echo(f"wrote {output}: {spec.switches} switches, {spec.cables} cables", err=True)
 
@@ -121,7 +120,7 @@ def plan_export(
         _write_graph(graph, graph_format, sys.stdout.buffer)
         sys.stdout.flush()
     else:
-        with _output_file(output, binary=True) as handle:
+        with _replacing(output) as partial, partial.open("wb") as handle:
             _write_graph(graph, graph_format, handle)
         typer.echo(f"wrote {output}: {graph.number_of_nodes()} devices, {graph.number_of_edges()} cables", err=True)
 
