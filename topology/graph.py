@@ -1,8 +1,7 @@
 """The fabric as a networkx ``MultiGraph``: for graph algorithms and for the tools that draw graphs (Gephi, yEd).
 
-The port-indexed ``Fabric`` stays the model every hot path walks; this is a view built on demand. Only the
-commands that ask for a graph import this module, so ``verify``, ``replay`` and the engine never pay for
-importing networkx.
+The port-indexed ``Fabric`` stays the model every hot path walks; this is a view built on demand, and
+networkx is imported only when one is built, so ``verify``, ``replay`` and the engine never pay for it.
 
 Nodes are device keys (case-folded names) carrying ``name``, ``kind`` and ``tier``, plus ``guid`` and, for an
 adapter, ``host`` when known. Each cable is one edge keyed by its two ports (``cable_key``), so parallel cables

@@ -337,11 +337,10 @@ def _check_bandwidth(report: VerifyReport, default_gbps: float | None) -> Bandwi
     if not report.tiers_known:
         return BandwidthReport(time.perf_counter() - started, True, [])
     from topology.bandwidth import leaf_bandwidth
-    from topology.graph import fabric_graph
 
     tiers = {d.key: d.tier for d in report.plan.devices.values() if d.tier is not Tier.UNKNOWN}
-    planned = leaf_bandwidth(fabric_graph(report.plan), tiers, default_gbps)
-    actual = leaf_bandwidth(fabric_graph(report.actual), tiers, default_gbps)
+    planned = leaf_bandwidth(report.plan, tiers, default_gbps)
+    actual = leaf_bandwidth(report.actual, tiers, default_gbps)
     if planned is None or actual is None:
         return BandwidthReport(time.perf_counter() - started, False, [])
     leaves = sorted((LeafBandwidth(key, planned[key], actual[key]) for key in planned),
