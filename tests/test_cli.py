@@ -178,6 +178,8 @@ def test_plan_export_reads_back_in_every_format(tmp_path: Path, tiny_plan: Path)
         assert graph.nodes["pod01-node01 mlx5_0"]["host"] == "pod01-node01"
         edge = graph.edges["pod01-leaf01", "pod01-spine01", "pod01-leaf01/Port 5 - pod01-spine01/Port 1"]
         assert (edge["width"], edge["speed_gbps"], edge["origin"]) == (4, 400.0, f"{tiny_plan}:10")
+    piped = runner.invoke(app, ["plan", "export", "-p", str(tiny_plan), "-f", "json", "-o", "-"])
+    assert piped.exit_code == 0 and len(json.loads(piped.output)["edges"]) == 48
 
 
 def test_plan_export_of_an_as_built_snapshot(tmp_path: Path) -> None:
