@@ -109,3 +109,111 @@ def test_installed_console_script_runs(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "MATCHES the plan" in done.stdout
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-0.5", "1.5"])
+def test_verify_refuses_a_guard_outside_0_to_1_in_one_line(tiny_plan: Path, value: str) -> None:
+    result = runner.invoke(app, ["verify", "-p", str(tiny_plan), "-a", str(tiny_plan), f"--guard={value}"])
+    assert result.exit_code == 2
+    assert result.output.startswith("fabricctl: error: --guard must be") and result.output.count("\n") == 1
+    assert value.lstrip("-") in result.output
+
+
+def test_verify_bandwidth_sees_a_1x_uplink_and_fits_80_columns(tmp_path: Path, tiny_plan: Path) -> None:
+    plan = fat_tree(PRESETS["tiny"])
+    planted = plant(plan, FaultCounts(degraded=1), seed=1)
+    assert [(c.a.device, c.b.device) for c in planted.degraded] == [("pod02-leaf01", "pod02-spine01")]
+    write_ufm_snapshot(planted.fabric, tmp_path / "snap")
+    argv = ["verify", "-p", str(tiny_plan), "-a", str(tmp_path / "snap"), "--bandwidth"]
+    section = json.loads(runner.invoke(app, [*argv, "-f", "json"]).output)["bandwidth"]
+    assert isinstance(section["seconds"], float) and section["below_plan"] == 1
+    assert section["worst"][0] == {"leaf": "pod02-leaf01", "planned_gbps": 1600.0, "gbps": 1300.0,
+                                   "ratio": 0.8125, "planned_paths": 16, "paths": 16}
+    table = CliRunner(env={"COLUMNS": "80"}).invoke(app, argv)
+    assert table.exit_code == 1
+    lines = table.output.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    # The path count misses the slow cable (no paths table); the bandwidth table has its leaf, whole.
+    assert "Paths to core: 0 of 4 leaves below the guard" in table.output
+    assert "fewest paths" not in table.output
+    assert "Leaves with the least bandwidth to core" in table.output
+    assert any(line.split("│")[1:4] == [" pod02-leaf01 ", " 1300 ", " 1600         "] for line in lines)
+    assert any(line.startswith("bandwidth: computed in ") and line.endswith(" s") for line in lines)
+    without = runner.invoke(app, argv[:-1]).output
+    assert "Bandwidth to core" not in without and "computed in" not in without
+
+
+def one_error_line(output: str) -> str:
+    assert output.startswith("fabricctl: error: ") and output.count("\n") == 1, output
+    return output
+
+
+@pytest.mark.parametrize("command", [["plan", "generate", "--preset", "tiny"], ["plan", "export", "-p", "PLAN"]])
+def test_plan_commands_refuse_an_output_they_cannot_write(tmp_path: Path, tiny_plan: Path, command: list[str]) -> None:
+    argv = [str(tiny_plan) if arg == "PLAN" else arg for arg in command]
+    a_file = tmp_path / "a-file"
+    a_file.write_text("keep me\n")
+    for output, reason in ((tmp_path, "it is a directory"), (a_file / "x.out", f"{a_file} is not a directory"),
+                           (Path("/proc/fabricctl-test.out"), "No such file or directory")):
+        result = runner.invoke(app, [*argv, "-o", str(output)])
+        assert result.exit_code == 2, result.output
+        assert reason in one_error_line(result.output) and str(output) in result.output
+    assert a_file.read_text() == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a-file", "plan.csv"])  # no partial file left
+
+
+def test_plan_export_reads_back_in_every_format(tmp_path: Path, tiny_plan: Path) -> None:
+    import networkx as nx
+
+    readers = {"graphml": nx.read_graphml, "gexf": nx.read_gexf,
+               "json": lambda path: nx.node_link_graph(json.loads(Path(path).read_text()), edges="edges")}
+    for graph_format, read in readers.items():
+        output = tmp_path / f"tiny.{graph_format}"
+        result = runner.invoke(app, ["plan", "export", "-p", str(tiny_plan), "-f", graph_format, "-o", str(output)])
+        assert result.exit_code == 0 and "28 devices, 48 cables" in result.output, result.output
+        graph = read(str(output))
+        assert graph.is_multigraph() and (graph.number_of_nodes(), graph.number_of_edges()) == (28, 48)
+        node = graph.nodes["pod01-leaf01"]
+        assert (node["name"], node["kind"], node["tier"]) == ("pod01-leaf01", "switch", "leaf")
+        assert graph.nodes["pod01-node01 mlx5_0"]["host"] == "pod01-node01"
+        edge = graph.edges["pod01-leaf01", "pod01-spine01", "pod01-leaf01/Port 5 - pod01-spine01/Port 1"]
+        assert (edge["width"], edge["speed_gbps"], edge["origin"]) == (4, 400.0, f"{tiny_plan}:10")
+    piped = runner.invoke(app, ["plan", "export", "-p", str(tiny_plan), "-f", "json", "-o", "-"])
+    assert piped.exit_code == 0 and len(json.loads(piped.output)["edges"]) == 48
+
+
+def test_plan_export_of_an_as_built_snapshot(tmp_path: Path) -> None:
+    import networkx as nx
+
+    planted = plant(fat_tree(PRESETS["tiny"]), FaultCounts(missing=2), seed=1)
+    view = write_ufm_snapshot(planted.fabric, tmp_path / "snap")
+    output = tmp_path / "as-built.graphml"
+    result = runner.invoke(app, ["plan", "export", "--as-built", str(tmp_path / "snap"), "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    graph = nx.read_graphml(output)
+    assert graph.number_of_edges() == 46
+    # UFM names tiers nowhere: they are ranked from the hosts; GUIDs come from the snapshot.
+    assert graph.nodes["core01-01"]["tier"] == "core"
+    assert graph.nodes["core01-01"]["guid"] == view.guids["core01-01"]
+    assert one_error_line(runner.invoke(app, ["plan", "export", "-o", str(output)]).output)
+    missing = runner.invoke(app, ["plan", "export", "-a", str(tmp_path / "nowhere"), "-o", str(output)])
+    assert missing.exit_code == 2 and "nowhere" in one_error_line(missing.output)
+
+
+NETWORKX_STAYS_OUT = """
+import sys
+import fabric.controller.engine
+from fabric.cli.app import app
+try:
+    app(["verify", "--plan", sys.argv[1], "--as-built", sys.argv[1]] + sys.argv[2:])
+except SystemExit as exit:
+    print("exit", exit.code)
+print("networkx" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("extra", "loaded"), [([], False), (["--bandwidth"], True)])
+def test_networkx_is_imported_only_when_bandwidth_is_asked_for(tiny_plan: Path, extra: list[str], loaded: bool) -> None:
+    done = subprocess.run([sys.executable, "-c", NETWORKX_STAYS_OUT, str(tiny_plan), "-f", "json", *extra],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-2:] == ["exit 0", str(loaded)], done.stdout + done.stderr

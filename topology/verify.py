@@ -11,6 +11,7 @@ as a swap. ``unexpected`` holds as-built cables that touch no planned port at al
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -61,6 +62,30 @@ class LeafCapacity:
         return min(paths, tops)
 
 
+@dataclass(frozen=True, slots=True)
+class LeafBandwidth:
+    leaf: str
+    planned_gbps: float
+    gbps: float
+
+    @property
+    def ratio(self) -> float:
+        """Max flow to the top tier against the plan's (1.0 = as planned)."""
+        return self.gbps / self.planned_gbps if self.planned_gbps else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class BandwidthReport:
+    """Per-leaf max flow to the top tier (``topology.bandwidth``), as built and as planned."""
+
+    seconds: float
+    """What computing it took, graph library import included: it is the price of asking for it."""
+    rates_known: bool
+    """False when neither side says at what rate any cable runs: there is no Gb/s to report."""
+    leaves: list[LeafBandwidth]
+    """Worst first."""
+
+
 @dataclass(slots=True)
 class VerifyReport:
     plan: Fabric
@@ -77,6 +102,13 @@ class VerifyReport:
     planned_components: int = 1
     leaves: list[LeafCapacity] = field(default_factory=list)
     tiers_known: bool = True
+    bandwidth: BandwidthReport | None = None
+    """Only when asked for: it costs a graph library and a max flow per leaf."""
+
+    @property
+    def leaves_below_bandwidth_guard(self) -> list[LeafBandwidth]:
+        leaves = self.bandwidth.leaves if self.bandwidth is not None else []
+        return [leaf for leaf in leaves if leaf.gbps < self.guard * leaf.planned_gbps]
 
     @property
     def leaves_below_guard(self) -> list[LeafCapacity]:
@@ -118,7 +150,7 @@ class VerifyReport:
         def rate(width: int | None, speed: float | None) -> dict[str, Any]:
             return {"width": f"{width}x" if width else None, "speed_gbps": speed}
 
-        return {
+        report: dict[str, Any] = {
             "summary": self.summary(),
             "matches": self.matches,
             "plan": plan.source,
@@ -170,6 +202,31 @@ class VerifyReport:
                 ],
             },
         }
+        if self.bandwidth is not None:
+            report["bandwidth"] = self._bandwidth_dict(self.bandwidth, worst)
+        return report
+
+    def _bandwidth_dict(self, bandwidth: BandwidthReport, worst: int) -> dict[str, Any]:
+        paths = {leaf.leaf: leaf for leaf in self.leaves}
+        return {
+            "seconds": round(bandwidth.seconds, 3),
+            "rates_known": bandwidth.rates_known,
+            "guard": self.guard,
+            "leaves": len(bandwidth.leaves),
+            "below_plan": sum(1 for leaf in bandwidth.leaves if leaf.ratio < 1.0),
+            "below_guard": len(self.leaves_below_bandwidth_guard),
+            "worst": [
+                {
+                    "leaf": self.plan.devices[leaf.leaf].name,
+                    "planned_gbps": leaf.planned_gbps,
+                    "gbps": leaf.gbps,
+                    "ratio": round(leaf.ratio, 4),
+                    "planned_paths": paths[leaf.leaf].planned.paths,
+                    "paths": paths[leaf.leaf].actual.paths,
+                }
+                for leaf in bandwidth.leaves[:worst]
+            ],
+        }
 
 
 def _end(fabric: Fabric, end: End) -> dict[str, str]:
@@ -181,7 +238,8 @@ def _modal(values: list[Any]) -> Any:
     return counts.most_common(1)[0][0] if counts else None
 
 
-def verify(plan: Fabric, actual: Fabric, guard: float = DEFAULT_GUARD) -> VerifyReport:
+def verify(plan: Fabric, actual: Fabric, guard: float = DEFAULT_GUARD, *, bandwidth: bool = False) -> VerifyReport:
+    """Compare ``actual`` with ``plan``; ``bandwidth`` adds the per-leaf max flow to the top tier."""
     report = VerifyReport(plan, actual, guard)
     planned_keys = {c.key for c in plan.cables}
     # Where the plan gives no rate, a cable is held to what most cables of the as-built fabric run at,
@@ -206,6 +264,8 @@ def verify(plan: Fabric, actual: Fabric, guard: float = DEFAULT_GUARD) -> Verify
     report.unknown_devices = sorted(k for k in actual.devices if k not in plan.devices)
     report.absent_devices = sorted(k for k in plan.devices if k not in actual.devices)
     _check_structure(report)
+    if bandwidth:
+        report.bandwidth = _check_bandwidth(report, default_speed or _modal([c.speed_gbps for c in plan.cables]))
     return report
 
 
@@ -269,3 +329,20 @@ def _check_structure(report: VerifyReport) -> None:
         (LeafCapacity(key, planned_paths[key], actual_paths.get(key, empty)) for key in planned_paths),
         key=lambda leaf: (leaf.ratio, leaf.leaf),
     )
+
+
+def _check_bandwidth(report: VerifyReport, default_gbps: float | None) -> BandwidthReport:
+    """Max flow per planned leaf, as built and as planned; a cable of unknown rate runs at ``default_gbps``."""
+    started = time.perf_counter()
+    if not report.tiers_known:
+        return BandwidthReport(time.perf_counter() - started, True, [])
+    from topology.bandwidth import leaf_bandwidth
+
+    tiers = {d.key: d.tier for d in report.plan.devices.values() if d.tier is not Tier.UNKNOWN}
+    planned = leaf_bandwidth(report.plan, tiers, default_gbps)
+    actual = leaf_bandwidth(report.actual, tiers, default_gbps)
+    if planned is None or actual is None:
+        return BandwidthReport(time.perf_counter() - started, False, [])
+    leaves = sorted((LeafBandwidth(key, planned[key], actual[key]) for key in planned),
+                    key=lambda leaf: (leaf.ratio, leaf.leaf))
+    return BandwidthReport(time.perf_counter() - started, True, leaves)

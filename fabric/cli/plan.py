@@ -1,16 +1,50 @@
-"""``fabricctl plan``: wiring plans."""
+"""``fabricctl plan``: wiring plans, and any fabric as a graph file for Gephi or yEd."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
 from fabric.cli.common import fail
+from topology.errors import InputError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 plan_app = typer.Typer(help="Wiring plans.", no_args_is_help=True)
+
+
+class GraphFormat(StrEnum):
+    GRAPHML = "graphml"
+    GEXF = "gexf"
+    JSON = "json"
+    """networkx's node-link data."""
+
+
+@contextlib.contextmanager
+def _replacing(output: Path) -> Iterator[Path]:
+    """A path to write to that becomes ``output`` only once everything was written: a failed write leaves no
+    half file where a good one may have been. Any failure to write is one line naming ``output``, exit 2."""
+    if output.is_dir():
+        fail(f"cannot write {output}: it is a directory (give a file name)")
+    if output.parent.exists() and not output.parent.is_dir():
+        fail(f"cannot write {output}: {output.parent} is not a directory")
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        yield partial
+        partial.replace(output)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    finally:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
 
 
 @plan_app.command("generate")
@@ -45,7 +79,61 @@ def plan_generate(
     if str(output) == "-":
         write_ndt(fabric, sys.stdout)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", newline="") as handle:
+        with _replacing(output) as partial, partial.open("w", newline="") as handle:
             write_ndt(fabric, handle)
         typer.echo(f"wrote {output}: {spec.switches} switches, {spec.cables} cables", err=True)
+
+
+@plan_app.command("export")
+def plan_export(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph ('-' for stdout).")],
+    plan: Annotated[Path | None, typer.Option("--plan", "-p", help="A wiring plan (NDT CSV).")] = None,
+    as_built: Annotated[Path | None, typer.Option(
+        "--as-built", "-a",
+        help="An as-built fabric: UFM snapshot directory, ibnetdiscover dump or NDT CSV.")] = None,
+    graph_format: Annotated[GraphFormat, typer.Option(
+        "--format", "-f", help="graphml (yEd, Gephi), gexf (Gephi) or json (networkx node-link data).")]
+    = GraphFormat.GRAPHML,
+) -> None:
+    """Write a plan or an as-built fabric as a graph: a node per switch and adapter, an edge per cable.
+
+    Nodes carry name, kind, tier and GUID; edges are keyed by their two ports and carry width and speed.
+    """
+    from topology.formats.asbuilt import load_as_built
+    from topology.formats.ndt import read_ndt
+    from topology.graph import fabric_graph
+
+    if (plan is None) == (as_built is None):
+        fail("give exactly one fabric: --plan PATH or --as-built PATH")
+    try:
+        if plan is not None:
+            fabric = read_ndt(plan)
+        else:
+            assert as_built is not None
+            fabric = load_as_built(as_built)
+            # An as-built source names no tiers: rank its switches from the hosts, as the plan reader does.
+            fabric.infer_tiers()
+    except InputError as exc:
+        fail(str(exc))
+    graph = fabric_graph(fabric)
+    if str(output) == "-":
+        _write_graph(graph, graph_format, sys.stdout.buffer)
+        sys.stdout.flush()
+    else:
+        with _replacing(output) as partial, partial.open("wb") as handle:
+            _write_graph(graph, graph_format, handle)
+        typer.echo(f"wrote {output}: {graph.number_of_nodes()} devices, {graph.number_of_edges()} cables", err=True)
+
+
+def _write_graph(graph: nx.MultiGraph, graph_format: GraphFormat, handle: IO[bytes]) -> None:
+    import json
+
+    import networkx as nx
+
+    if graph_format is GraphFormat.GRAPHML:
+        nx.write_graphml(graph, handle)
+    elif graph_format is GraphFormat.GEXF:
+        nx.write_gexf(graph, handle)
+    else:
+        handle.write(json.dumps(nx.node_link_data(graph, edges="edges"), indent=1).encode())
+        handle.write(b"\n")

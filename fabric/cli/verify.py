@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,11 +31,15 @@ def verify(
     ufm_ca_bundle: UfmCa = None,
     ufm_insecure: UfmInsecure = False,
     output_format: FormatOption = OutputFormat.TABLE,
-    guard: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of planned paths to core a leaf needs.")]
-    = 0.75,
+    # Checked below, not by a click range: a range lets nan through and answers inf with a usage panel.
+    guard: Annotated[float, typer.Option(help="Share of planned paths to core a leaf needs (0 to 1).")] = 0.75,
     worst: Annotated[int, typer.Option(min=1, help="How many worst offenders to list per category.")] = 10,
     lenient_plan: Annotated[bool, typer.Option(
         help="Load a plan that cables a port twice: keep the first cable, report the conflict.")] = False,
+    bandwidth: Annotated[bool, typer.Option(
+        "--bandwidth",
+        help="Also compute each leaf's max flow to the core in Gb/s, which sees a cable running below its "
+             "width (slower: loads a graph library).")] = False,
 ) -> None:
     """Check the as-built cabling (files or a live UFM) against the wiring plan.
 
@@ -46,6 +51,8 @@ def verify(
 
     if (as_built is None) == (ufm is None):
         fail("give exactly one as-built source: --as-built PATH or --ufm URL")
+    if not (math.isfinite(guard) and 0.0 <= guard <= 1.0):
+        fail(f"--guard must be a share from 0 to 1 of the planned paths to core, not {guard}")
     # A one-shot command that builds ~100k objects and frees them at exit: the cyclic collector would only
     # rescan them over and over (a fifth of the run time on the reference fabric).
     gc.disable()
@@ -58,7 +65,7 @@ def verify(
             actual = _fetch_ufm(ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure))
     except InputError as exc:
         fail(str(exc))
-    report = run_verify(planned, actual, guard)
+    report = run_verify(planned, actual, guard, bandwidth=bandwidth)
     if output_format is OutputFormat.JSON:
         print_json(report.to_dict(worst))
     else:

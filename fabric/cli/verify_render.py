@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from topology.model import Cable, End, Fabric
-from topology.verify import Miswire, VerifyReport
+from topology.verify import BandwidthReport, Miswire, VerifyReport
 
 
 def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
@@ -83,6 +83,13 @@ def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> No
     style = "red" if len(report.components) > report.planned_components else "green"
     console.print(f"[{style}]Switch fabric partitions: {len(report.components)}[/] "
                   f"(planned {report.planned_components}; switches per partition: {sizes})")
+    _render_paths(report, console, worst)
+    if report.bandwidth is not None:
+        _render_bandwidth(report, report.bandwidth, console, worst)
+
+
+def _render_paths(report: VerifyReport, console: Console, worst: int) -> None:
+    plan = report.plan
     if not report.tiers_known:
         console.print("[dim]Paths to core: the plan has no host links, so leaves cannot be told apart.[/]")
         return
@@ -96,6 +103,25 @@ def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> No
             ((plan.devices[leaf.leaf].name, leaf.actual.paths, leaf.planned.paths, leaf.actual.tops_reached,
               leaf.planned.tops_reached) for leaf in degraded_leaves),
         ))
+
+
+def _render_bandwidth(report: VerifyReport, bandwidth: BandwidthReport, console: Console, worst: int) -> None:
+    plan = report.plan
+    if not bandwidth.rates_known:
+        console.print("[dim]Bandwidth to core: neither the plan nor the as-built fabric gives a cable rate.[/]")
+    elif report.tiers_known:
+        below_plan = [leaf for leaf in bandwidth.leaves if leaf.ratio < 1.0]
+        console.print(f"Bandwidth to core: {len(below_plan)} of {len(bandwidth.leaves)} leaves below plan, "
+                      f"{len(report.leaves_below_bandwidth_guard)} below the guard")
+        paths = {leaf.leaf: leaf for leaf in report.leaves}
+        if below_plan:
+            console.print(_table(
+                "Leaves with the least bandwidth to core",
+                ("leaf", "Gb/s", "planned Gb/s", "share", "paths", "planned paths"),
+                ((plan.devices[leaf.leaf].name, f"{leaf.gbps:g}", f"{leaf.planned_gbps:g}", f"{leaf.ratio:.1%}",
+                  paths[leaf.leaf].actual.paths, paths[leaf.leaf].planned.paths) for leaf in below_plan[:worst]),
+            ))
+    console.print(f"[dim]bandwidth: computed in {bandwidth.seconds:.1f} s[/]")
 
 
 def _rate(width: int | None, speed: float | None) -> str:
