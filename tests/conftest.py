@@ -16,3 +16,17 @@ def conformance() -> Path:
     if not CONFORMANCE.is_dir():
         pytest.skip(f"conformance files not found at {CONFORMANCE} (only the project's own machines have ../shared)")
     return CONFORMANCE
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Skips as one line per reason, with how many tests it skipped (pytest's ``-rs`` lists every test)."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if reasons:
+        terminalreporter.section("skipped, by reason", sep="-")
+        for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+            terminalreporter.write_line(f"{count:>4} skipped: {reason}")

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
@@ -110,3 +114,91 @@ def test_decisions_explain_what_was_done(tmp_path: Path) -> None:
     table = runner.invoke(app, ["decisions", "--store", url])
     assert "5 cycles in 10 min; guard ok" in table.output
     assert runner.invoke(app, ["decisions", "--store", url, "--component", "nonsense"]).exit_code == 2
+
+
+def _one_error_line(result: Any) -> str:
+    """The command failed as a person can act on: exit 2, one line naming the problem, no traceback."""
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("fabricctl: error: "), result.output
+    return str(lines[0])
+
+
+def test_commands_never_create_a_store(tmp_path: Path) -> None:
+    typo = tmp_path / "typo_dir" / "x.db"
+    for command in (["status"], ["components", "list"], ["decisions"], ["tickets", "list"], ["silence", "list"],
+                    ["silence", "add", "link:*", "--duration", "1h", "--reason", "r"], ["resume", "--reason", "r"]):
+        line = _one_error_line(runner.invoke(app, [*command, "--store", f"sqlite:///{typo}"]))
+        assert str(typo) in line and "no database" in line
+    assert not typo.parent.exists()
+    missing = tmp_path / "x.db"
+    assert "the daemon creates it" in _one_error_line(runner.invoke(app, ["status", "--store", f"sqlite:///{missing}"]))
+    assert not missing.exists()
+
+
+def test_a_file_that_is_not_a_usable_database_is_one_line(tmp_path: Path) -> None:
+    text = tmp_path / "notes.db"
+    text.write_text("this is not a database\n")
+    assert "is not an SQLite database" in _one_error_line(runner.invoke(app, ["status", "--store", f"sqlite:///{text}"]))
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    assert "it is empty" in _one_error_line(runner.invoke(app, ["status", "--store", f"sqlite:///{empty}"]))
+    assert "is a directory" in _one_error_line(runner.invoke(app, ["status", "--store", f"sqlite:///{tmp_path}"]))
+    url = seeded(tmp_path)
+    good = tmp_path / "fabric.db"
+    truncated = tmp_path / "truncated.db"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 3])
+    _one_error_line(runner.invoke(app, ["status", "--store", f"sqlite:///{truncated}", "--fabric", "lab"]))
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    assert "not a fabric-remediation database" in _one_error_line(
+        runner.invoke(app, ["status", "--store", f"sqlite:///{foreign}"]))
+    assert url  # the seeded store itself still reads
+    assert runner.invoke(app, ["status", "--store", url, "--fabric", "lab"]).exit_code == 1
+
+
+def test_an_older_schema_asks_for_a_migration(tmp_path: Path) -> None:
+    url = seeded(tmp_path)
+    with sqlite3.connect(tmp_path / "fabric.db") as conn:
+        conn.execute("UPDATE schema_version SET version = version - 1")
+    line = _one_error_line(runner.invoke(app, ["status", "--store", url, "--fabric", "lab"]))
+    assert "fabricctl store migrate" in line
+
+
+def test_a_read_only_file_reads_but_refuses_writes(tmp_path: Path) -> None:
+    url = seeded(tmp_path)
+    path = tmp_path / "fabric.db"
+    path.chmod(0o444)
+    tmp_path.chmod(0o555)  # nor may SQLite write a journal beside it
+    try:
+        if os.access(path, os.W_OK):
+            pytest.skip("running as root: file permissions do not make a file read-only")
+        assert runner.invoke(app, ["status", "--store", url, "--fabric", "lab"]).exit_code == 1  # halted, read fine
+        line = _one_error_line(runner.invoke(app, ["silence", "add", "link:*", "--duration", "1h", "--reason", "r",
+                                                   "--store", url, "--fabric", "lab"]))
+        assert "readonly" in line or "read-only" in line
+    finally:
+        tmp_path.chmod(0o755)
+        path.chmod(0o644)
+
+
+@pytest.mark.parametrize("url", ["nosuchdb://x", "mysql://u@h/db", "sqlite:///:bad\x00name", "postgresql://u@:99999/db",
+                                 "postgresql+psycopg://postgres@127.0.0.1:1/test"])
+def test_unusable_urls_are_one_line(url: str) -> None:
+    _one_error_line(runner.invoke(app, ["status", "--store", url]))
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("change", ["user", "database"])
+def test_postgresql_refusing_us_is_one_line(change: str) -> None:
+    base = os.environ.get("FABRIC_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("FABRIC_TEST_POSTGRES_URL is not set; set it to a PostgreSQL URL to run the PostgreSQL store tests")
+    import sqlalchemy as sa
+
+    parsed = sa.make_url(base)
+    wrong = parsed.set(username="no_such_role") if change == "user" else parsed.set(database="no_such_database")
+    line = _one_error_line(runner.invoke(app, ["status", "--store", wrong.render_as_string(hide_password=False)]))
+    assert ("no_such_role" if change == "user" else "no_such_database") in line

@@ -27,7 +27,8 @@ StoreOption = Annotated[str, typer.Option(
     "--store", envvar="FABRIC_STORE__URL", help="The service's database (SQLAlchemy URL).")]
 DEFAULT_STORE = "sqlite:///fabric-remediation.db"
 FabricOption = Annotated[str, typer.Option(
-    "--fabric", envvar="FABRIC_FABRIC__NAME", help="Which fabric (one daemon per fabric can share a database).")]
+    "--fabric", envvar="FABRIC_FABRIC__NAME",
+    help="Which fabric (several can share one database; each sees only its own).")]
 DEFAULT_FABRIC = "default"
 
 

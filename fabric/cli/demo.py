@@ -13,7 +13,8 @@ def demo(
         "out/demo"),
     seed: Annotated[int, typer.Option(help="Seed for the planted faults.")] = 7,
 ) -> None:
-    """Generate the reference plan, build an as-built fabric with planted cabling faults, and verify it."""
+    """The product end to end: verify the reference fabric with planted cabling faults, then run the remediation
+    loop against a simulated UFM (disable within the capacity guard, defer, ticket, repair)."""
     from fabric.demo.story import run_demo
 
     raise typer.Exit(run_demo(workdir, seed))

@@ -1,9 +1,9 @@
 """Operating: ``fabricctl status``, ``resume``, ``decisions``, ``components list|clear``, ``silence``, ``store``.
 
-They work on the service's database, so they answer even while the daemon is down; each names its fabric
-(``--fabric``, as the daemon's ``[fabric] name``) and sees that fabric's rows only. None of them creates a
-database: a wrong ``--store`` is an error, not an empty system. What an operator asks the daemon to do
-(release a quarantine, resume after a storm) is recorded as a request the daemon carries out at its next cycle.
+They work on the service's database, so they answer whether or not the engine is running; each names its fabric
+(``--fabric``, as the configuration's ``[fabric] name``) and sees that fabric's rows only. None of them creates a
+database: a wrong ``--store`` is an error, not an empty system. What an operator asks the engine to do (release
+a quarantine, resume after a storm) is recorded as a request the engine carries out at its next cycle.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def status(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAUL
 def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (kept in the audit trail).")],
            store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
            requested_by: ByOption = "operator") -> None:
-    """Ask the daemon to resume automation after the storm breaker halted it (findings held are dropped)."""
+    """Ask the engine to resume automation after the storm breaker halted it (at its next cycle; findings held
+    during the storm are dropped)."""
     from fabric.store.records import RequestKind
 
     with open_store(store_url, fabric, writes=True) as store:
@@ -71,7 +72,7 @@ def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (k
             return
         request = store.request(RequestKind.RESUME, reason=_reason(reason), requested_by=requested_by)
     typer.echo(one_line(f"resume requested (request {request.id}); halted since {before.since}: {before.reason}"))
-    typer.echo("the daemon resumes automation at its next cycle")
+    typer.echo("the engine resumes automation at its next cycle")
 
 
 def decisions(
@@ -138,7 +139,8 @@ def components_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption
 def components_clear(component: str, reason: Annotated[str, typer.Option(help="Why it may come back.")],
                      store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
                      requested_by: ByOption = "operator") -> None:
-    """Ask the daemon to release a quarantined component: it comes back (within the guard) on probation."""
+    """Ask the engine to release a quarantined component: at its next cycle it comes back (within the guard) on
+    probation."""
     from fabric.remediation.domain import ComponentId, Lifecycle
     from fabric.store.records import RequestKind
 
@@ -152,7 +154,7 @@ def components_clear(component: str, reason: Annotated[str, typer.Option(help="W
             fail(f"{component} is not quarantined in fabric {fabric}")
         request = store.request(RequestKind.CLEAR, component=wanted, reason=_reason(reason),
                                 requested_by=requested_by)
-    typer.echo(f"{component}: clear requested (request {request.id}); the daemon releases it at its next cycle")
+    typer.echo(f"{component}: clear requested (request {request.id}); the engine releases it at its next cycle")
 
 
 silence_app = typer.Typer(help="Silences: findings on matching components are recorded, not acted on.",
@@ -224,7 +226,7 @@ def store_migrate(
         help="The fabric whose rows a database from before version 4 holds (when its cursor and breaker name "
              "several).")] = None,
 ) -> None:
-    """Create the database or bring it to this version's schema (the daemon does the same at start)."""
+    """Create the database or bring it to this version's schema (the engine does the same when it starts)."""
     from fabric import wiring
 
     with wiring.open_store(store_url, fabric=fabric, legacy_fabric=legacy_fabric) as store:

@@ -37,14 +37,14 @@ def _ticket_dict(ticket: Ticket) -> dict[str, object]:
 @contextmanager
 def _fabric_tickets(store_url: str, fabric: str, *, writes: bool = False,
                     ) -> Iterator[tuple[LocalTicketBackend, frozenset[str]]]:
-    """The local backend, and the dedup keys of the tickets ``fabric``'s daemon opened (the backend keeps the
+    """The local backend, and the dedup keys of the tickets ``fabric``'s engine opened (the backend keeps the
     tickets of every fabric of the database; the store knows which are whose)."""
     from fabric import wiring
     from tickets.local import LocalTicketBackend
 
     with open_store(store_url, fabric, writes=writes) as store:
         if not LocalTicketBackend.tables_exist(store.engine):
-            fail(f"{store_url} holds no local tickets (the daemon has not opened any, or uses another backend)")
+            fail(f"{store_url} holds no local tickets (the engine has not opened any, or uses another backend)")
         yield wiring.local_tickets(store), frozenset(row.dedup_key for row in store.tickets())
 
 

@@ -14,6 +14,7 @@ from fabric import wiring
 from fabric.controller.engine import Engine, EngineSettings
 from fabric.remediation.domain import Action, ActionKind
 from fabric.remediation.policy import PolicyConfig
+from fabric.replay.render import line_table
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
@@ -24,10 +25,10 @@ START = datetime(2026, 1, 15, 3, 0, tzinfo=UTC)  # 3 a.m., when these things hap
 
 
 def _actions_table(title: str, actions: Iterable[Action]) -> Table:
-    table = Table("at", "action", "rule", "component", "why", title=title, title_justify="left")
+    table: Table = line_table(title, "at", "action", "rule", "component", "why")
     for action in actions:
         table.add_row(action.at.strftime("%H:%M:%S"), action.kind.value, action.rule,
-                      str(action.component or "the fabric"), action.reason)
+                      str(action.component or "the fabric"), " ".join(action.reason.split()))
     return table
 
 
@@ -81,14 +82,17 @@ async def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: 
             loop.advance(60)
             await loop.cycle("Cycle 2 (nothing new: idempotent)")
 
+            store_options = f"--store sqlite:///{database} --fabric demo"
             open_tickets = tickets.list(TicketStatus.OPEN)
-            console.print(f"{len(open_tickets)} tickets open in the local backend (fabricctl tickets list):")
+            console.print(f"{len(open_tickets)} tickets open in the local backend "
+                          f"(fabricctl tickets list {store_options}):")
             for ticket in open_tickets[:3]:
                 console.print(f"  {ticket.key}  {ticket.summary}")
             repaired = next(t for t in open_tickets if "pod03-leaf05/33|" in t.summary)
             tickets.resolve(repaired.key, "replaced the optic at both ends")
-            console.print(f"A technician resolves {repaired.key} (fabricctl tickets resolve): that uplink comes "
-                          "back on probation, and the capacity it returns lets a deferred one be taken out.")
+            console.print(f"A technician resolves {repaired.key} (fabricctl tickets resolve {repaired.key} --comment "
+                          f"'...' {store_options}): that uplink comes back on probation, and the capacity it returns "
+                          "lets a deferred one be taken out.")
             loop.advance(60)
             third = await loop.cycle("Cycle 3: after the repair")
     disabled = sum(1 for a in first if a.kind is ActionKind.DISABLE)
@@ -96,8 +100,9 @@ async def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: 
     after = [a.kind for a in third if a.kind is not ActionKind.RECORD]
     if after != [ActionKind.ENABLE, ActionKind.DISABLE, ActionKind.COMMENT]:
         return False
-    console.print(f"Decisions, evidence and guard figures are in {database} (fabricctl status --store "
-                  f"sqlite:///{database} --fabric demo).")
+    console.print(f"Decisions, evidence and guard figures are in {database}:")
+    for command in ("status", "decisions", "tickets list"):
+        console.print(f"  fabricctl {command} --store sqlite:///{database} --fabric demo")
     return disabled == 9 and deferred == 2
 
 

@@ -14,45 +14,51 @@ _STYLE = {"disable": "bold red", "defer": "yellow", "ticket": "cyan", "reopen": 
 def _target_text(entry: Mapping[str, Any]) -> str:
     if "link" in entry:
         link = entry["link"]
-        return f"{link['a']} {link['a_port']}\n{link['b']} {link['b_port']}"
+        return f"{link['a']} {link['a_port']} | {link['b']} {link['b_port']}"
     if "port" in entry:
         return f"{entry['port']['device']} {entry['port']['port']}"
     return str(entry.get("device", "the fabric"))
 
 
-def _guard_text(figures: Mapping[str, Any]) -> str:
-    if "worst_leaf" not in figures:
-        return ""
-    return (f"{figures['worst_leaf']}: {figures['worst_leaf_paths']}->{figures['worst_leaf_paths_after']} paths "
-            f"(min {figures['worst_leaf_minimum']}); {figures['disabled']}/{figures['cap']} disabled, "
-            f"{figures['disables_last_hour']}/{figures['hourly_limit']} this hour")
+_WIDTHS = {"at": 14, "action": 10, "rule": 14}
+_RATIOS = {"component": 2, "why": 3}
+
+
+def line_table(title: str, *columns: str) -> Any:
+    """A rich table of one line per row, cut with "…" to the terminal's width: fixed widths for the short
+    columns (``at``, ``action``, ``rule``), the rest shared, the reason (``why``) getting the most."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", expand=True, box=None, pad_edge=False)
+    for column in columns:
+        table.add_column(column, no_wrap=True, overflow="ellipsis", width=_WIDTHS.get(column),
+                         ratio=_RATIOS.get(column))
+    return table
+
+
+def _when(entry: Mapping[str, Any]) -> str:
+    """``MM-DD HH:MM:SS``: a replay spans days, and the year is in the summary."""
+    return str(entry["at"])[5:19].replace("T", " ")
 
 
 def render_table(report: ReplayReport, console: Any) -> None:
-    """Every decision as a rich table, then the summary."""
+    """Every decision on one line (cells cut with "…" to the terminal's width: the whole reason and the guard's
+    figures are in ``--format json``), then the summary."""
     from rich.table import Table
 
-    table = Table(title="Decisions (dry run)", show_lines=False, expand=True)
-    table.add_column("at (UTC)", no_wrap=True)
-    table.add_column("action", no_wrap=True)
-    table.add_column("rule")
-    table.add_column("component")
-    table.add_column("reason", ratio=3)
-    table.add_column("guard", ratio=1)
+    table = line_table("Decisions (dry run, UTC)", "at", "action", "rule", "component", "why")
     for entry in report.decisions:
         action = entry["action"]
-        table.add_row(entry["at"][:19].replace("T", " "), f"[{_STYLE.get(action, '')}]{action}[/]", entry["rule"],
-                      _target_text(entry), entry["reason"], _guard_text(entry["guard"]))
+        table.add_row(_when(entry), f"[{_STYLE.get(action, '')}]{action}[/]", entry["rule"], _target_text(entry),
+                      " ".join(str(entry["reason"]).split()))
     if report.decisions:
         console.print(table)
     else:
         console.print("No decisions: nothing in these events would have made the policy act.")
     if report.explained:
-        explained = Table(title="Link-downs explained (not counted as cable faults)", expand=True)
-        for column in ("at (UTC)", "component", "why"):
-            explained.add_column(column)
+        explained = line_table("Link-downs explained (not counted as cable faults)", "at", "component", "why")
         for entry in report.explained:
-            explained.add_row(entry["at"][:19].replace("T", " "), _target_text(entry), entry["reason"])
+            explained.add_row(_when(entry), _target_text(entry), " ".join(str(entry["reason"]).split()))
         console.print(explained)
     summary = report.summary
     grid = Table.grid(padding=(0, 2))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -197,3 +198,38 @@ def test_the_engine_refuses_isolation_until_recovery_can_see_isolated_ports() ->
     with pytest.raises(ValueError, match=r"ufm\.method = 'isolate' is not supported"):
         Engine(TINY, unused, unused, unused, EngineSettings(method=PortActionMethod.ISOLATE),
                clock=lambda: datetime.now(UTC))
+
+
+class OffTheLoop:
+    """A ticket backend that notes every call made on a thread running an event loop: a blocking backend (Jira
+    over HTTP) called there would stall the loop the engine shares with the API and the webhooks."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.on_loop = inner, []
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.inner, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                asyncio.get_running_loop()
+                self.on_loop.append(name)
+            except RuntimeError:
+                pass
+            return attribute(*args, **kwargs)
+        return call
+
+
+def test_the_engine_never_calls_the_ticket_backend_on_its_event_loop(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        watched = OffTheLoop(r.tickets)
+        r.engine.ticketing.backend = watched
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(300)
+        assert [a.kind for a in r.cycle().actions] == [ActionKind.DISABLE, ActionKind.TICKET]
+        [ticket] = r.tickets.list(TicketStatus.OPEN)
+        r.tickets.resolve(ticket.key, "replaced the transceiver")
+        assert [a.kind for a in r.cycle().actions] == [ActionKind.ENABLE]  # found by polling the backend
+        assert watched.on_loop == []
