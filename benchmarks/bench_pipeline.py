@@ -88,7 +88,7 @@ def _peak_mib() -> float:
     return _memory_mib("VmHWM")
 
 
-def _model() -> Any:
+def _view() -> Any:
     from fabric.remediation.view import build_view
     from topology.formats.ufm_render import UfmView
     from topology.generate import PRESETS, fat_tree
@@ -99,7 +99,7 @@ def _model() -> Any:
     for key, guid in ufm.guids.items():
         plan.devices[key].guid = guid
     plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
-    return plan, build_view(plan, plan)
+    return build_view(plan, plan)
 
 
 def _batches(path: Path) -> list[tuple[datetime, str]]:
@@ -126,14 +126,13 @@ def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
     from fabric.remediation.pipeline import Pipeline
     from fabric.remediation.policy import PolicyConfig
     from fabric.remediation.rules import RuleSettings
-    from fabric.remediation.signals import SignalMapper
     from fabric.ufm.models import Event, parse_list
     from topology.guard import GuardSettings
 
     batches = _batches(path)
-    plan, view = _model()
-    pipeline = Pipeline(plan, view.context, PolicyConfig(), RuleSettings(), GuardSettings())
-    pipeline.mapper = mapper = SignalMapper(view.resolver)
+    view = _view()
+    pipeline = Pipeline(view, PolicyConfig(), RuleSettings(), GuardSettings())
+    mapper = pipeline.mapper
     gc.collect()
     rss_before = _rss_mib()
     collector = {"passes": 0, "seconds": 0.0, "started": 0.0, "timing": False}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -217,3 +218,21 @@ def test_networkx_is_imported_only_when_bandwidth_is_asked_for(tiny_plan: Path, 
     done = subprocess.run([sys.executable, "-c", NETWORKX_STAYS_OUT, str(tiny_plan), "-f", "json", *extra],
                           capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-2:] == ["exit 0", str(loaded)], done.stdout + done.stderr
+
+
+def test_a_reader_that_stops_early_ends_verify_quietly(tmp_path: Path, tiny_plan: Path) -> None:
+    """`fabricctl verify | head -1`: the command dies of SIGPIPE like any Unix tool, with no traceback and no
+    exit code that would read "the fabric does not match"."""
+    big = tmp_path / "big.csv"  # a large plan against the tiny fabric: megabytes of missing cables, past any pipe
+    with big.open("w", newline="") as handle:
+        write_ndt(fat_tree(PRESETS["h100-4k"]), handle)
+    command = [sys.executable, "-m", "fabric.cli", "verify", "--plan", str(big), "--as-built", str(tiny_plan),
+               "--format", "json", "--worst", "100000"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.readline()
+        process.stdout.close()  # the reader goes away before the report is written out
+        errors = process.stderr.read().decode()
+        code = process.wait(timeout=60)
+    assert "Traceback" not in errors and "BrokenPipe" not in errors, errors
+    assert code == -signal.SIGPIPE, code
