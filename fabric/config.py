@@ -52,6 +52,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from fabric.durations import format_duration, parse_duration
+from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from topology.guard import HARD_CEILING, GuardSettings
@@ -313,8 +314,10 @@ class ServiceConfig(BaseSettings):
 # --- loading -----------------------------------------------------------------------------------------------
 
 
-class ConfigError(ValueError):
+class ConfigError(FabricError, ValueError):
     """A configuration that cannot be used; ``problems`` holds one line per problem, each saying where."""
+
+    kind = ErrorKind.CONFIG
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
