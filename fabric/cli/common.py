@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+from fabric.cli.text import one_line
 
 if TYPE_CHECKING:
     from fabric.store import Store
@@ -35,6 +37,15 @@ DEFAULT_FABRIC = "default"
 def fail(message: str) -> NoReturn:
     typer.echo(f"fabricctl: error: {message}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str]) -> None:
+    """``rows`` as a JSON list, or one line each (cut to the terminal's width; the JSON has them whole)."""
+    if output_format is OutputFormat.JSON:
+        print_json(rows)
+        return
+    for row in rows:
+        typer.echo(one_line(line(row)))
 
 
 def print_json(payload: Any) -> None:

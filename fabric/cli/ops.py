@@ -24,6 +24,7 @@ from fabric.cli.common import (
     fail,
     open_store,
     print_json,
+    print_rows,
 )
 from fabric.cli.text import one_line
 
@@ -127,12 +128,8 @@ def components_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption
     with open_store(store_url, fabric) as store:
         rows = [{"component": str(c), "lifecycle": r.lifecycle.value, "since": r.since.isoformat(),
                  "strikes": r.strikes, "rule": r.rule, "reason": r.reason} for c, r in store.components().items()]
-    if output_format is OutputFormat.JSON:
-        print_json(rows)
-        return
-    for row in rows:
-        typer.echo(one_line(f"{row['lifecycle']:<16} {row['component']}  strikes {row['strikes']}  {row['rule']}: "
-                            f"{row['reason']}"))
+    print_rows(rows, output_format, lambda row: f"{row['lifecycle']:<16} {row['component']}  strikes "
+                                                f"{row['strikes']}  {row['rule']}: {row['reason']}")
 
 
 @components_app.command("clear")
@@ -197,12 +194,8 @@ def silence_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = 
         found = store.silences()
     rows = [{"id": s.id, "matcher": s.matcher, "reason": s.reason, "by": s.created_by,
              "starts_at": s.starts_at.isoformat(), "ends_at": s.ends_at.isoformat()} for s in found]
-    if output_format is OutputFormat.JSON:
-        print_json(rows)
-        return
-    for row in rows:
-        typer.echo(one_line(f"{row['id']:>4}  {row['matcher']}  until {str(row['ends_at'])[:19]}  {row['by']}: "
-                            f"{row['reason']}"))
+    print_rows(rows, output_format, lambda row: f"{row['id']:>4}  {row['matcher']}  until {row['ends_at'][:19]}  "
+                                                f"{row['by']}: {row['reason']}")
 
 
 @silence_app.command("expire")
