@@ -4,7 +4,7 @@ Setup (not timed), once per suite run: the h100-4k plan as a UFM snapshot (syste
 one simulated week of its ``event.log``, every line written by the simulator's event store
 (``fabric.simulator``), so every line has UFM's shape and names:
 
-- events the faults of DESIGN.md's rule table raise (about a third of the lines): a fabric-wide threshold storm
+- events the faults of docs/design.md's rule table raise (about a third of the lines): a fabric-wide threshold storm
   every day (the simulator's storm generator, 20,000 events 110/111/112/113 over ten minutes), flapping links,
   BER escalations, link downs, degraded links, ports the SM marks unhealthy, switch reboots and waves of host
   reboots (the simulator's fault steps, run on its clock), and ports whose error rate (110/111/113) or module

@@ -19,7 +19,7 @@ LINE = re.compile(
     r"(?P<level>\w+) \[(?P<topic>\w+)\] (?P<device_type>\w+) \[(?P<device>[^\]]+)\]"
     r"(?: \[dev_id: (?P<device_id>\w+)\])?: (?P<message>.*)$"
 )
-# The fault events of DESIGN.md's rule table: link and port down, error thresholds, BER, retransmission,
+# The fault events of the rule table in docs/design.md: link and port down, error thresholds, BER, retransmission,
 # temperature and module faults, degraded width or speed, unhealthy ports.
 DISABLE_ON = frozenset({110, 111, 112, 113, 114, 130, 276, 329, 392, 394, 701, 702, 750, 911, 912, 915, 916, 917,
                         918, 919})

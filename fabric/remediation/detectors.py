@@ -1,4 +1,4 @@
-"""Signals over time windows -> findings with their evidence (the rule table of DESIGN.md).
+"""Signals over time windows -> findings with their evidence (the rule table of docs/design.md).
 
 Every number is a setting. Link-down evidence is only counted once it is older than ``settle`` (a switch
 reboot or node-down event may arrive a little after the link-down it explains) and only when no reboot,

@@ -83,7 +83,7 @@ class ComponentId:
 
 
 class Lifecycle(StrEnum):
-    """Where a component is in DESIGN.md's lifecycle."""
+    """Where a component is in its lifecycle (docs/design.md)."""
 
     HEALTHY = "healthy"
     DISABLED = "disabled"

@@ -1,4 +1,4 @@
-"""``decide()``: the rules of DESIGN.md as one pure function of its inputs.
+"""``decide()``: the policy of docs/design.md as one pure function of its inputs.
 
 Given the desired state of every component, this cycle's findings and repairs, and the capacity guard,
 it returns the actions to take and the next state. It performs no I/O and reads no clock: replay, the
