@@ -9,7 +9,8 @@ Three independent limits, each reported with its figures so that every decision 
 3. **Rate.** At most ``hourly_limit`` new disables in any sliding hour.
 
 Capacity counts every cable that is not carrying traffic, whatever the reason (a link UFM reports down
-counts as much as one we disabled); the blast radius and the rate count only what automation did.
+counts as much as one we disabled); the blast radius and the rate count only what automation did, host links
+included (when the policy lets automation disable them: no path to core depends on one, but a node loses a rail).
 
 The guard keeps per-switch counters (live cables to each upper neighbour and paths to the top) so that a
 decision costs a walk over the leaves under one spine, not a recomputation of the graph.
@@ -116,8 +117,6 @@ class CapacityGuard:
 
     def verdict(self, cable: CableKey, now: datetime) -> Verdict:
         """May automation disable ``cable`` at ``now``? Nothing changes until ``take_out``."""
-        if not self.guards(cable):
-            return Verdict(True, None, "not a switch-switch cable: no path to core depends on it")
         if cable in self.disabled:
             return Verdict(True, None, "already disabled by automation: nothing changes")
         self._forget_before(now - _HOUR)
@@ -125,6 +124,11 @@ class CapacityGuard:
             "c": self.settings.c, "disabled": len(self.disabled), "cap": self.cap,
             "disables_last_hour": len(self.recent), "hourly_limit": self.settings.hourly_limit,
         }
+        if not self.guards(cable):
+            # A host link (when policy lets automation disable them): no path to core depends on it, but a GPU
+            # node loses a rail, so it counts against the blast radius and the hourly rate like any other.
+            return self._limits(figures) or Verdict(
+                True, None, "not a switch-switch cable: no path to core depends on it", figures)
         if cable in self.out:
             # Down already (UFM shows it so): no path is lost, but disabling it still counts against the blast
             # radius and the hourly rate like any other disable (``take_out`` adds it to both).
@@ -177,9 +181,10 @@ class CapacityGuard:
         self.out.discard(cable)
 
     def take_out(self, cable: CableKey, now: datetime) -> None:
-        """Automation disabled ``cable``: counts against capacity, the blast radius and the rate."""
+        """Automation disabled ``cable``: counts against capacity (a switch-switch cable), the blast radius and the
+        rate (any cable)."""
         self.mark_down(cable)
-        if self.guards(cable) and cable not in self.disabled:
+        if cable not in self.disabled:
             self.disabled.add(cable)
             self.recent.append(now)
 

@@ -186,6 +186,8 @@ class Detectors:
         return findings
 
     def _ticket_only(self, signal: Signal) -> list[Finding]:
+        if self.muter.mutes(signal.component, signal.at, devices=signal.devices) is not None:
+            return []
         return self._fire(signal.component, TICKET_ONLY[signal.kind], signal.at,
                           f"{signal.kind.value}: {signal.detail}".rstrip(": "), [signal.event], ticket_only=True)
 
@@ -253,6 +255,8 @@ class Detectors:
         else:
             recent = [s for s in hits if s.at >= start]
         if len(recent) < counted.count:
+            return []
+        if self.muter.mutes(component, recent[-1].at, devices=track.devices) is not None:
             return []
         return self._fire(component, counted.rule, recent[-1].at, f"{len(recent)} {counted.reason}",
                           [s.event for s in recent])

@@ -222,3 +222,17 @@ def test_a_fault_after_a_ufm_restart_is_not_hidden_by_old_event_ids() -> None:
     assert [f.rule for f in again] == ["ber_critical"]
     # The same evidence seen twice (a re-read of the list) still fires once.
     assert detectors.observe(mapper.map([port_event(917, LEAF_SPINE.a, T0 + timedelta(hours=1), 3)])) == []
+
+
+def test_a_silence_mutes_the_counted_and_ticket_only_rules_too() -> None:
+    """A silence says "findings on these components are not acted on": every rule asks, not only the flap rule."""
+    silenced = Detectors(PLAN, muter=CallbackMuter(lambda component, at: True))
+    loud = Detectors(PLAN)
+    mapper = SignalMapper(RESOLVER)
+    errors = [port_event(110, LEAF_SPINE.b, T0 + timedelta(minutes=n), 50 + n) for n in range(3)]
+    down = event(907, T0, ident=60, object_type="Switch", object_name=VIEW.guids["pod01-spine01"],
+                 object_path="default / Switch: pod01-spine01")
+    for detectors in (silenced, loud):
+        found = detectors.observe(mapper.map([*errors, down])) + detectors.evaluate(T0 + timedelta(minutes=5))
+        rules = sorted(f.rule for f in found)
+        assert rules == ([] if detectors is silenced else ["port_errors", "switch_down"]), rules

@@ -150,3 +150,20 @@ def test_a_cable_already_down_still_counts_against_the_cap_and_the_rate() -> Non
     capped = guard.verdict(spread[2], T0)
     assert (capped.allowed, capped.limit) == (False, "blast_radius")
     assert guard.verdict(spread[0], T0).allowed  # already ours: nothing changes
+
+
+def test_host_links_count_against_the_blast_radius_and_the_rate() -> None:
+    """With host links not ticket-only, automation may disable them: no path to core depends on one, but each
+    costs a GPU node a rail, so they are capped and rate-limited like switch cables."""
+    hosts = [c.key for c in H100.cables if TIERS[c.a.device] is Tier.HOST or TIERS[c.b.device] is Tier.HOST]
+    capped = CapacityGuard(H100, GuardSettings(cap_floor=2, cap_fraction=0.0, hourly_limit=100))
+    for cable in hosts[:2]:
+        assert capped.verdict(cable, T0).allowed
+        capped.take_out(cable, T0)
+    refused = capped.verdict(hosts[2], T0)
+    assert (refused.allowed, refused.limit) == (False, "blast_radius")
+    assert capped.verdict(SWITCH_CABLES[0], T0).limit == "blast_radius"  # one budget for every cable
+    rated = CapacityGuard(H100, GuardSettings(hourly_limit=1))
+    rated.take_out(hosts[0], T0)
+    assert rated.verdict(hosts[1], T0 + timedelta(minutes=30)).limit == "rate"
+    assert rated.verdict(hosts[1], T0 + timedelta(minutes=61)).allowed

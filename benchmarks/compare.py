@@ -1,0 +1,99 @@
+"""This checkout against another one (an earlier commit), side by side in one run, on the same inputs.
+
+    python -m benchmarks.compare /path/to/baseline-checkout [--runs 5] [--workdir DIR]
+
+The baseline is another checkout of the project with its own ``.venv`` (``git worktree add DIR REV`` then
+``make -C DIR .venv/.installed``). Each benchmark runs both sides' whole processes alternately (ours, theirs,
+ours, ...), so a shared host's noise falls on both, and reports the medians and their ratio:
+
+- ``verify`` of h100-4k from files (the benchmark's planted faults), JSON report;
+- ``replay`` of the realistic 1M-line week (``benchmarks.bench_replay``'s generator), JSON report;
+- ``Pipeline.step`` over the 100,000-event storm (``benchmarks.bench_pipeline``'s child, in each checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks import bench_pipeline, bench_replay, bench_verify
+
+HERE = Path(__file__).resolve().parents[1]
+
+
+def _wall(argv: list[str], cwd: Path, expect: tuple[int, ...]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    if done.returncode not in expect:
+        raise RuntimeError(f"{' '.join(argv[:3])}… in {cwd}: exit {done.returncode}: {done.stderr[-400:]!r}")
+    return time.perf_counter() - start
+
+
+def _storm_seconds(checkout: Path, storm: Path) -> float:
+    """The pipeline child's own timing of the storm (start-up and parsing excluded, as in bench_pipeline)."""
+    python = checkout / ".venv" / "bin" / "python"
+    done = subprocess.run([str(python), "-m", "benchmarks.bench_pipeline", "pipeline", str(storm)], cwd=checkout,
+                          capture_output=True, text=True, check=True)
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+
+
+def side_by_side(name: str, ours: Callable[[], float], theirs: Callable[[], float], runs: int) -> dict[str, Any]:
+    """Alternate ``ours()`` and ``theirs()`` ``runs`` times each; medians and their ratio."""
+    mine: list[float] = []
+    base: list[float] = []
+    for _ in range(runs):
+        mine.append(ours())
+        base.append(theirs())
+    ours_s, base_s = statistics.median(mine), statistics.median(base)
+    return {"benchmark": name, "ours_s": ours_s, "baseline_s": base_s, "ratio": ours_s / base_s,
+            "ours_runs": mine, "baseline_runs": base}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("baseline", type=Path)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--workdir", type=Path)
+    args = parser.parse_args(argv)
+    baseline = args.baseline.resolve()
+    with tempfile.TemporaryDirectory(prefix="fabric-compare-") as tmp:
+        work = args.workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        rows = []
+        plan, snapshot = bench_verify.prepare("h100-4k", work)
+
+        def verify(checkout: Path) -> float:
+            fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
+            return _wall([fabricctl, "verify", "--plan", str(plan), "--as-built", str(snapshot), "--format", "json"],
+                         checkout, (1,))
+        rows.append(side_by_side("verify h100-4k", lambda: verify(HERE), lambda: verify(baseline), args.runs))
+
+        as_built, log, _, _ = bench_replay.prepare(work)
+
+        def replay(checkout: Path) -> float:
+            fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
+            return _wall([fabricctl, "replay", "--as-built", str(as_built), "--events", str(log), "--format", "json"],
+                         checkout, (0, 1))
+        rows.append(side_by_side("replay 1M lines", lambda: replay(HERE), lambda: replay(baseline), args.runs))
+
+        storm = bench_pipeline.prepare(work)
+        rows.append(side_by_side("Pipeline.step, 100k-event storm", lambda: _storm_seconds(HERE, storm),
+                                 lambda: _storm_seconds(baseline, storm), args.runs))
+    print(f"| benchmark | this checkout (s) | {baseline.name} (s) | ratio |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['benchmark']} | {row['ours_s']:.2f} | {row['baseline_s']:.2f} | {row['ratio']:.2f} |")
+    print(json.dumps(rows), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
