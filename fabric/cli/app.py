@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from fabric.cli import demo, ops, plan, replay, simulate, tickets, verify
+from fabric.cli import demo, ops, plan, replay, simulate, tickets, ufm, verify
 
 app = typer.Typer(
     name="fabricctl",
@@ -24,6 +24,7 @@ app.command()(replay.replay)
 app.command()(demo.demo)
 app.command()(simulate.simulate)
 app.add_typer(tickets.tickets_app, name="tickets")
+app.add_typer(ufm.ufm_app, name="ufm")
 ops.register(app)
 
 

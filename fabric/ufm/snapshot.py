@@ -60,8 +60,19 @@ class UfmSnapshot:
 
 
 async def fetch_snapshot(ufm: TopologySource) -> UfmSnapshot:
-    systems, links, ports = await asyncio.gather(ufm.systems(), ufm.links(), ufm.ports())
-    return UfmSnapshot(systems, links, ports)
+    """The three reads in parallel.  When one fails the others are cancelled and waited for before the error
+    is raised, so none is left running (and retrying) against a client its caller is about to close."""
+    systems, links, ports = (asyncio.ensure_future(ufm.systems()), asyncio.ensure_future(ufm.links()),
+                             asyncio.ensure_future(ufm.ports()))
+    reads = (systems, links, ports)
+    try:
+        await asyncio.gather(*reads)
+    except BaseException:
+        for read in reads:
+            read.cancel()
+        await asyncio.gather(*reads, return_exceptions=True)
+        raise
+    return UfmSnapshot(systems.result(), links.result(), ports.result())
 
 
 def write_snapshot_documents(directory: Path, documents: Mapping[str, bytes]) -> None:
