@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from fabric.ufm.address import DEFAULT_TIMEOUT_S
+from fabric.ufm.address import DEFAULT_TIMEOUT_S, check_base_url, check_timeout
 from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
 from fabric.ufm.client import UfmClient
 
@@ -53,10 +53,18 @@ class UfmTarget:
 
     def client(self) -> UfmClient:
         """A client for this UFM; ConnectError (one line) for a URL, timeout, secret or CA bundle it cannot use."""
+        try:
+            check_base_url(self.url)
+        except ValueError as exc:
+            raise ConnectError(f"UFM base URL {self.url!r}: {exc}") from None
+        try:
+            check_timeout(self.timeout)
+        except ValueError as exc:
+            raise ConnectError(str(exc)) from None
         auth = self.auth()
         try:
             return UfmClient(self.url, auth, verify=not self.insecure, ca_bundle=self.ca_bundle, timeout=self.timeout)
-        except ValueError as exc:  # the URL or the timeout
+        except ValueError as exc:  # a URL httpx refuses beyond the check
             raise ConnectError(str(exc)) from None
         except OSError as exc:  # the CA bundle is read here (ssl.SSLError is an OSError)
             raise ConnectError(f"cannot use the CA bundle {self.ca_bundle}: {exc.strerror or exc}") from None
