@@ -125,10 +125,16 @@ def run(options: SimulateOptions, echo: Echo) -> int:
         if options.offline is None:
             listener = stack.enter_context(bind_listener(options.host, options.port))
         if options.snapshot is not None:
-            write_snapshot(state, options.snapshot)
+            try:
+                write_snapshot(state, options.snapshot)
+            except OSError as exc:
+                raise ValueError(f"--snapshot {options.snapshot}: cannot write: {exc.strerror or exc}") from None
         if options.event_log is not None:
-            options.event_log.parent.mkdir(parents=True, exist_ok=True)
-            handle = stack.enter_context(options.event_log.open("a", encoding="utf-8"))
+            try:
+                options.event_log.parent.mkdir(parents=True, exist_ok=True)
+                handle = stack.enter_context(options.event_log.open("a", encoding="utf-8"))
+            except OSError as exc:
+                raise ValueError(f"--event-log {options.event_log}: cannot open: {exc.strerror or exc}") from None
             state.events.listeners.append(_log_writer(handle))
         if listener is None:
             assert options.offline is not None

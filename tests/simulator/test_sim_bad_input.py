@@ -258,3 +258,14 @@ def test_offline_snapshot_is_what_replay_reads(tmp_path: Path) -> None:
     assert replayed.exit_code in (0, 1), replayed.output
     summary = json.loads(replayed.output)["summary"]
     assert (summary["events"], summary["skipped_events"], summary["model"]["cables"]) == (3, {}, 48), summary
+
+
+def test_fabricctl_simulate_names_the_file_option_it_cannot_write(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for option, message in (("--snapshot", "cannot write: Not a directory"), ("--event-log", "cannot open: ")):
+        target = blocker / "inside"
+        result = CliRunner().invoke(app, ["simulate", "--preset", "tiny", "--offline", "1s", option, str(target)])
+        lines = result.output.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1, result.output
+        assert lines[0].startswith(f"fabricctl: error: {option} {target}: {message}"), lines[0]
