@@ -12,6 +12,10 @@
 | ``PUT /simulator/ufm_version``    | ``{"version": "6.16"}``: switches the event payload shape            |
 | ``DELETE /simulator/api_faults``  | clears injected API faults                                           |
 | ``GET /simulator/event.log``      | every event as UFM ``event.log`` lines (text)                        |
+
+Every body is checked before anything changes: a value the simulator cannot use (a rate outside 0..1,000,000,
+a duration past ten years, a count outside its step's range in ``faults.py``, NaN, a number of more digits than
+Python reads) is a 400 whose ``detail`` names the field.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 Every step is a small dataclass whose fields are the step's parameters in a scenario file (durations are
 seconds, written ``"90s"``, ``"10m"``…) and whose ``apply`` runs at the step's time, scheduling any later
-part (the "up" half of a flap, the end of a reboot) on the simulated clock.
+part (the "up" half of a flap, the end of a reboot) on the simulated clock.  A field's ``between`` metadata
+bounds it and ``check`` relates fields; both run when a step is parsed, so a scenario file or admin request
+that asks for what cannot run is refused before anything is scheduled.
 
 | kind            | events (UFM event ids)                                                             |
 |-----------------|------------------------------------------------------------------------------------|
