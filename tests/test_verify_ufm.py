@@ -66,3 +66,25 @@ def test_unreachable_ufm_exits_2(plan_file: Path) -> None:
 def test_exactly_one_source(plan_file: Path) -> None:
     code, output = verify(plan_file, "http://127.0.0.1:9", "--as-built", str(plan_file))
     assert code == 2 and "exactly one as-built source" in output
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("htp:/x", "--ufm 'htp:/x': the URL must start with http:// or https://"),
+    ("http://", "--ufm 'http://': the URL names no host"),
+    ("127.0.0.1:8000", "--ufm '127.0.0.1:8000': the URL must start with http:// or https:// "
+                       "(e.g. https://127.0.0.1:8000)"),
+    ("http://ufm example/", "--ufm 'http://ufm example/': a URL cannot contain spaces"),
+    ("http://[::1", "--ufm 'http://[::1': not a valid URL"),
+    ("http://127.0.0.1:99999", "--ufm 'http://127.0.0.1:99999': not a valid URL"),
+])
+def test_a_malformed_ufm_url_is_one_line_naming_the_option(plan_file: Path, url: str, message: str) -> None:
+    code, output = verify(plan_file, url)
+    lines = output.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"fabricctl: error: {message}"), output
+
+
+def test_a_missing_ca_bundle_is_one_line(plan_file: Path, tmp_path: Path) -> None:
+    code, output = verify(plan_file, "https://127.0.0.1:9", "--ufm-ca-bundle", str(tmp_path / "ca.pem"))
+    assert code == 2 and output.strip().splitlines() == [
+        f"fabricctl: error: https://127.0.0.1:9: cannot use the CA bundle {tmp_path / 'ca.pem'}: "
+        "No such file or directory"], output

@@ -31,16 +31,25 @@ def simulate(
     = None,
     offline: Annotated[str | None, typer.Option(
         help="Do not serve: run this much simulated time (e.g. 2h) at once, write the event log, exit.")] = None,
+    snapshot: Annotated[Path | None, typer.Option(
+        help="Write the fabric's UFM snapshot (systems.json, links.json, ports.json as GET /resources/... serves "
+             "them) to this directory. Taken at the start, before any scenario step, so that every cable is in "
+             "it: links.json lists only links that are up, and replay cannot place the events of a cable "
+             "missing from it. Then: fabricctl replay --as-built DIR --events EVENT_LOG.")] = None,
 ) -> None:
     """Serve a simulated UFM REST API over a plan, with injectable faults (demos, tests, benchmarks)."""
     from fabric.simulator.cli import SimulateOptions, run
     from fabric.simulator.scenario import ScenarioError, parse_duration
 
     try:
+        seconds = parse_duration(offline) if offline is not None else None
+    except ValueError as exc:
+        fail(f"--offline: {exc}")
+    try:
         options = SimulateOptions(
             plan=plan, preset=preset, scenarios=scenario or [], host=host, port=port, tls=tls, user=user,
             password=password, ufm_version=ufm_version, rate=speed, job_seconds=job_seconds, miswire=miswire,
-            seed=seed, event_log=event_log, offline=parse_duration(offline) if offline is not None else None)
+            seed=seed, event_log=event_log, offline=seconds, snapshot=snapshot)
         code = run(options, lambda line: typer.echo(line, err=True))
     except (InputError, ScenarioError, ValueError, OSError) as exc:
         fail(str(exc))

@@ -1,4 +1,5 @@
-"""How a command reaches a live UFM: the ``--ufm*`` options, shared by every command that reads one."""
+"""How a command reaches a live UFM: the ``--ufm*`` options, shared by every command that reads one, and
+``fabricctl ufm``, the commands that only read a UFM."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from fabric.cli.common import fail
+from fabric.ufm.address import DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
+    from fabric.ufm.snapshot import UfmSnapshot
 
 UfmUrl = Annotated[str | None, typer.Option("--ufm", envvar="FABRIC_UFM_URL", help="Base URL of a live UFM.")]
 UfmAuthOption = Annotated[str, typer.Option("--ufm-auth", help="basic (/ufmRest), token (/ufmRestV3) or session "
@@ -20,14 +23,77 @@ UfmSecretFile = Annotated[Path | None, typer.Option(
     "--ufm-secret-file", help="File holding the password or token; otherwise FABRIC_UFM_PASSWORD / FABRIC_UFM_TOKEN.")]
 UfmCa = Annotated[Path | None, typer.Option("--ufm-ca-bundle", help="CA bundle for UFM's certificate.")]
 UfmInsecure = Annotated[bool, typer.Option("--ufm-insecure", help="Do not verify UFM's TLS certificate.")]
+UfmTimeout = Annotated[float, typer.Option(
+    "--ufm-timeout", metavar="SECONDS",
+    help="Seconds one UFM request may take to connect, send or read; a read that times out is tried 3 times.")]
 
 
 def ufm_target(url: str, auth: str, user: str, secret_file: Path | None, ca: Path | None,
-               insecure: bool) -> UfmTarget:
+               insecure: bool, timeout: float = DEFAULT_TIMEOUT_S) -> UfmTarget:
+    """The UFM the ``--ufm*`` options name; a value that cannot work fails here, naming its option."""
+    from fabric.ufm.address import check_base_url, check_timeout
     from fabric.ufm.connect import AuthMode, UfmTarget
 
+    try:
+        check_base_url(url)
+    except ValueError as exc:
+        fail(f"--ufm {url!r}: {exc}")
+    try:
+        check_timeout(timeout)
+    except ValueError as exc:
+        fail(f"--ufm-timeout: {exc}")
     try:
         mode = AuthMode(auth)
     except ValueError:
         fail(f"--ufm-auth must be one of {', '.join(m.value for m in AuthMode)}")
-    return UfmTarget(url, mode, user, secret_file, ca, insecure)
+    return UfmTarget(url, mode, user, secret_file, ca, insecure, timeout)
+
+
+def read_snapshot(target: UfmTarget) -> tuple[UfmSnapshot, str]:
+    """UFM's systems, links and ports, and where they were read (base URL and REST prefix); errors exit 2."""
+    import asyncio
+
+    from fabric.ufm.connect import ConnectError
+    from fabric.ufm.errors import UfmError
+    from fabric.ufm.snapshot import fetch_snapshot
+
+    async def fetch() -> tuple[UfmSnapshot, str]:
+        async with target.client() as client:
+            return await fetch_snapshot(client), client.base_url + client.prefix
+
+    try:
+        return asyncio.run(fetch())
+    except (ConnectError, UfmError) as exc:
+        fail(f"{target.url}: {exc}")
+
+
+ufm_app = typer.Typer(help="Read a live UFM.", no_args_is_help=True)
+
+
+@ufm_app.command("snapshot")
+def snapshot(
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", help="Directory to write systems.json, links.json and ports.json to (created if need "
+                               "be; files of an earlier snapshot there are replaced).")],
+    ufm: UfmUrl = None,
+    ufm_auth: UfmAuthOption = "basic",
+    ufm_user: UfmUser = "admin",
+    ufm_secret_file: UfmSecretFile = None,
+    ufm_ca_bundle: UfmCa = None,
+    ufm_insecure: UfmInsecure = False,
+    ufm_timeout: UfmTimeout = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Save UFM's systems, links and ports: the directory verify --as-built and replay --as-built read.
+
+    Exit 0 when written, 2 when UFM cannot be read or the directory written.
+    """
+    if ufm is None:
+        fail("--ufm URL is required (or set FABRIC_UFM_URL)")
+    target = ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure, ufm_timeout)
+    taken, source = read_snapshot(target)
+    try:
+        taken.write(output)
+    except OSError as exc:
+        fail(f"--output {output}: cannot write the snapshot: {exc.strerror or exc}")
+    typer.echo(f"wrote {output}: {len(taken.systems)} systems, {len(taken.links)} links, {len(taken.ports)} ports "
+               f"from {source}", err=True)

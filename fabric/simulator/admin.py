@@ -12,6 +12,10 @@
 | ``PUT /simulator/ufm_version``    | ``{"version": "6.16"}``: switches the event payload shape            |
 | ``DELETE /simulator/api_faults``  | clears injected API faults                                           |
 | ``GET /simulator/event.log``      | every event as UFM ``event.log`` lines (text)                        |
+
+Every body is checked before anything changes: a value the simulator cannot use (a rate outside 0..1,000,000,
+a duration past ten years, a count outside its step's range in ``faults.py``, NaN, a number of more digits than
+Python reads) is a 400 whose ``detail`` names the field.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse, Response
 
+from fabric.simulator.clock import MAX_RATE
 from fabric.simulator.events import parse_version
-from fabric.simulator.faults import storm
+from fabric.simulator.faults import MAX_STORM, storm
 from fabric.simulator.scenario import ScenarioError, parse_duration, parse_scenario, parse_step
 from fabric.simulator.state import SimState, TargetError
 
@@ -37,8 +42,8 @@ def _json(payload: Any, status: int = 200) -> Response:
 async def _body(request: Request) -> Mapping[str, Any]:
     try:
         data = json.loads(await request.body() or b"{}")
-    except ValueError:
-        raise HTTPException(400, "the body is not valid JSON") from None
+    except ValueError as exc:  # also a number of more than 4300 digits
+        raise HTTPException(400, f"the body is not valid JSON: {exc}") from None
     if not isinstance(data, Mapping):
         raise HTTPException(400, "the body must be a JSON object")
     return data
@@ -61,18 +66,21 @@ def _clock_and_state(router: APIRouter, state: SimState) -> None:
         body = await _body(request)
         try:
             seconds = parse_duration(body.get("by", body.get("seconds", 0)))
-        except ValueError as exc:
+            when = state.advance(seconds)
+        except ValueError as exc:  # unreadable, or past the clock's horizon
             raise HTTPException(400, str(exc)) from None
-        when = state.advance(seconds)
         return _json({"now": when.isoformat(), "errors": list(state.errors)})
 
     @router.put("/clock")
     async def set_clock(request: Request) -> Response:
         body = await _body(request)
         rate = body.get("rate")
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 0:
-            raise HTTPException(400, "rate must be a number >= 0")
-        state.clock.set_rate(float(rate))
+        if isinstance(rate, bool) or not isinstance(rate, int | float):
+            raise HTTPException(400, f"rate must be a number from 0 to {MAX_RATE:,.0f}")
+        try:
+            state.clock.set_rate(rate)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
         return _json({"now": state.now().isoformat(), "rate": state.clock.rate})
 
     @router.put("/ufm_version")
@@ -106,7 +114,7 @@ def _faults(router: APIRouter, state: SimState) -> None:
                 else:
                     when = state.now()
                     timed.step.apply(state)
-        except (ScenarioError, TargetError) as exc:
+        except ValueError as exc:  # ScenarioError, TargetError, or a time past the clock's horizon
             raise HTTPException(400, str(exc)) from None
         return _json({"scheduled_at": when.isoformat(), "fault": timed.step.kind,
                       "last_event_id": state.events.last_id})
@@ -116,9 +124,9 @@ def _faults(router: APIRouter, state: SimState) -> None:
         body = await _body(request)
         try:
             loaded = parse_scenario(body, "posted scenario")
-        except ScenarioError as exc:
+            loaded.schedule(state)
+        except (ScenarioError, TargetError) as exc:
             raise HTTPException(400, str(exc)) from None
-        loaded.schedule(state)
         state.tick()
         return _json({"name": loaded.name, "steps": len(loaded.steps), "errors": list(state.errors)})
 
@@ -127,8 +135,8 @@ def _faults(router: APIRouter, state: SimState) -> None:
         body = await _body(request)
         count = body.get("count", 1000)
         events = body.get("events", [110, 111, 112, 113])
-        if isinstance(count, bool) or not isinstance(count, int) or not 0 < count <= 2_000_000:
-            raise HTTPException(400, "count must be an integer between 1 and 2,000,000")
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 < count <= MAX_STORM:
+            raise HTTPException(400, f"count must be an integer between 1 and {MAX_STORM:,}")
         if not isinstance(events, list) or not events or any(e not in (110, 111, 112, 113) for e in events):
             raise HTTPException(400, "events must be a non-empty list among 110, 111, 112, 113")
         started = time.perf_counter()

@@ -6,6 +6,7 @@ Kept out of ``fabric/cli.py`` so that the command line starts fast and this can 
 from __future__ import annotations
 
 import contextlib
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -17,12 +18,13 @@ import uvicorn
 
 from fabric.simulator.app import create_app
 from fabric.simulator.auth import AuthSettings
-from fabric.simulator.clock import SimClock
+from fabric.simulator.clock import SimClock, check_rate, check_span
 from fabric.simulator.events import EventRecord, parse_version
 from fabric.simulator.scenario import Scenario, load_scenario
-from fabric.simulator.server import Ticker, uvicorn_config
+from fabric.simulator.server import Ticker, bind_listener, uvicorn_config
 from fabric.simulator.state import SimSettings, SimState
 from fabric.simulator.tls import self_signed_certificate
+from fabric.ufm.snapshot import write_snapshot_documents
 from topology.faults import FaultCounts, plant
 from topology.formats.ndt import read_ndt
 from topology.generate import PRESETS, fat_tree
@@ -49,7 +51,19 @@ class SimulateOptions:
     event_log: Path | None = None
     offline: float | None = None
     """Instead of serving, run this many simulated seconds at once and stop (writes the event log)."""
+    snapshot: Path | None = None
+    """Write the fabric's systems.json, links.json and ports.json here, as served before the first step runs."""
     extra_users: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Refuse numbers the simulator cannot run with, naming the ``fabricctl simulate`` option."""
+        try:
+            check_rate(self.rate)
+        except ValueError as exc:
+            raise ValueError(f"--speed: {exc}") from None
+        check_span(self.job_seconds, "--job-seconds")
+        if self.offline is not None:
+            check_span(self.offline, "--offline")
 
 
 def load_plan(options: SimulateOptions) -> Fabric:
@@ -69,13 +83,28 @@ def build_state(options: SimulateOptions) -> tuple[SimState, list[Scenario]]:
     """The state to serve and the scenarios scheduled on it (raises ValueError/InputError on bad input)."""
     parse_version(options.ufm_version)
     plan = load_plan(options)
-    as_built = plant(plan, FaultCounts(swapped=options.miswire), options.seed).fabric if options.miswire else None
+    as_built = _miswired(plan, options.miswire, options.seed) if options.miswire else None
     settings = SimSettings(ufm_version=options.ufm_version, job_seconds=options.job_seconds, seed=options.seed)
     state = SimState.from_plan(plan, as_built=as_built, clock=SimClock(rate=0.0), settings=settings)
     scenarios = [load_scenario(path) for path in options.scenarios]
     for scenario in scenarios:
         scenario.schedule(state)
     return state, scenarios
+
+
+def _miswired(plan: Fabric, pairs: int, seed: int) -> Fabric:
+    try:
+        return plant(plan, FaultCounts(swapped=pairs), seed).fabric
+    except ValueError as exc:
+        raise ValueError(f"--miswire {pairs}: {exc}") from None
+
+
+def write_snapshot(state: SimState, directory: Path) -> None:
+    """The fabric's ``systems.json``, ``links.json`` and ``ports.json``, as ``GET /resources/…`` serves them now."""
+    fabric = state.fabric
+    with state.lock:
+        documents = {"systems": fabric.systems_json(), "links": fabric.links_json(), "ports": fabric.ports_json()}
+    write_snapshot_documents(directory, documents)
 
 
 def _log_writer(handle: IO[str]) -> Callable[[EventRecord], None]:
@@ -89,25 +118,44 @@ def _log_writer(handle: IO[str]) -> Callable[[EventRecord], None]:
 
 
 def run(options: SimulateOptions, echo: Echo) -> int:
+    """Everything that can be refused (plan, scenarios, the address to listen on) is, before any output."""
     state, scenarios = build_state(options)
     with contextlib.ExitStack() as stack:
+        listener = None
+        if options.offline is None:
+            listener = stack.enter_context(bind_listener(options.host, options.port))
+        if options.snapshot is not None:
+            try:
+                write_snapshot(state, options.snapshot)
+            except OSError as exc:
+                raise ValueError(f"--snapshot {options.snapshot}: cannot write: {exc.strerror or exc}") from None
         if options.event_log is not None:
-            options.event_log.parent.mkdir(parents=True, exist_ok=True)
-            handle = stack.enter_context(options.event_log.open("a", encoding="utf-8"))
+            try:
+                options.event_log.parent.mkdir(parents=True, exist_ok=True)
+                handle = stack.enter_context(options.event_log.open("a", encoding="utf-8"))
+            except OSError as exc:
+                raise ValueError(f"--event-log {options.event_log}: cannot open: {exc.strerror or exc}") from None
             state.events.listeners.append(_log_writer(handle))
-        if options.offline is not None:
-            state.advance(options.offline)
-            summary = state.summary()
-            echo(f"simulated {options.offline:g}s: {summary['last_event_id']} events, "
-                 f"{summary['links_up']}/{summary['links']} links up, {len(state.errors)} step errors")
-            for error in state.errors:
-                echo(f"  step error: {error}")
-            return 1 if state.errors else 0
-        return _serve(state, scenarios, options, stack, echo)
+        if listener is None:
+            assert options.offline is not None
+            return _offline(state, options.offline, options.snapshot, echo)
+        return _serve(state, scenarios, options, listener, stack, echo)
 
 
-def _serve(state: SimState, scenarios: list[Scenario], options: SimulateOptions, stack: contextlib.ExitStack,
-           echo: Echo) -> int:
+def _offline(state: SimState, seconds: float, snapshot: Path | None, echo: Echo) -> int:
+    state.advance(seconds)
+    summary = state.summary()
+    echo(f"simulated {seconds:g}s: {summary['last_event_id']} events, "
+         f"{summary['links_up']}/{summary['links']} links up, {len(state.errors)} step errors")
+    if snapshot is not None:
+        echo(f"  UFM snapshot (as at the start) in {snapshot}")
+    for error in state.errors:
+        echo(f"  step error: {error}")
+    return 1 if state.errors else 0
+
+
+def _serve(state: SimState, scenarios: list[Scenario], options: SimulateOptions, listener: socket.socket,
+           stack: contextlib.ExitStack, echo: Echo) -> int:
     users = {options.user: options.password, **options.extra_users}
     app = create_app(state, AuthSettings(users))
     cert = key = None
@@ -115,7 +163,8 @@ def _serve(state: SimState, scenarios: list[Scenario], options: SimulateOptions,
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ufm-sim-tls-")))
         cert, key = self_signed_certificate(directory, options.host)
     scheme = "https" if options.tls else "http"
-    url = f"{scheme}://{options.host}:{options.port}"
+    shown = f"[{options.host}]" if ":" in options.host else options.host
+    url = f"{scheme}://{shown}:{listener.getsockname()[1]}"
     fabric = state.fabric
     echo(f"UFM simulator on {url} (UFM {options.ufm_version}, {state.shape.value} event shape)")
     echo(f"  fabric: {len(fabric.systems)} systems, {len(fabric.ports)} ports, {len(fabric.links)} links")
@@ -128,11 +177,13 @@ def _serve(state: SimState, scenarios: list[Scenario], options: SimulateOptions,
     echo(f"  clock: {options.rate:g} simulated seconds per second; admin API at {url}/simulator/state")
     if options.event_log is not None:
         echo(f"  event.log lines appended to {options.event_log}")
+    if options.snapshot is not None:
+        echo(f"  UFM snapshot (as at the start) in {options.snapshot}")
     state.clock.set_rate(options.rate)
     ticker = Ticker(state)
     ticker.start()
     try:
-        uvicorn.Server(uvicorn_config(app, options.host, options.port, cert, key)).run()
+        uvicorn.Server(uvicorn_config(app, options.host, options.port, cert, key)).run(sockets=[listener])
     finally:
         ticker.stop()
     return 0

@@ -2,7 +2,9 @@
 
 Every step is a small dataclass whose fields are the step's parameters in a scenario file (durations are
 seconds, written ``"90s"``, ``"10m"``…) and whose ``apply`` runs at the step's time, scheduling any later
-part (the "up" half of a flap, the end of a reboot) on the simulated clock.
+part (the "up" half of a flap, the end of a reboot) on the simulated clock.  A field's ``between`` metadata
+bounds it and ``check`` relates fields; both run when a step is parsed, so a scenario file or admin request
+that asks for what cannot run is refused before anything is scheduled.
 
 | kind            | events (UFM event ids)                                                             |
 |-----------------|------------------------------------------------------------------------------------|
@@ -26,16 +28,28 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import ClassVar
 
 from fabric.simulator.apifaults import ApiFault, ApiFaultMode
 from fabric.simulator.catalog import SPECS, STORM_EVENTS
+from fabric.simulator.clock import later
 from fabric.simulator.fabric_state import Transition
 from fabric.simulator.naming import module_object
 from fabric.simulator.state import ActionFailure, SimState, TargetError
+from fabric.simulator.unhealthy import UNHEALTHY_ACTIONS
+from topology.rates import LANE_GBPS
 
 DURATION = {"duration": True}
+"""Field metadata: the parameter is a duration (``"90s"``, ``"10m"``…, at most ten years: see ``scenario``)."""
+WIDTHS = ("1x", "2x", "4x", "8x", "12x")
+"""InfiniBand link widths, as UFM writes ``active_width``."""
+MAX_STORM = 2_000_000
+"""The most events one storm (a step or ``POST /simulator/events/bulk``) raises."""
+
+
+def between(low: float, high: float, *, duration: bool = False) -> dict[str, object]:
+    """Field metadata: a given value must lie in ``low..high`` (NaN never does)."""
+    return {"range": (low, high), "duration": duration}
 
 
 def _later(state: SimState, delay: float, label: str, callback: Callable[[], None]) -> None:
@@ -52,6 +66,9 @@ class Step:
     def apply(self, state: SimState) -> None:
         raise NotImplementedError
 
+    def check(self) -> None:
+        """Raise ValueError when the parameters, together, make no sense (each alone is checked on parsing)."""
+
     def label(self) -> str:
         return self.kind
 
@@ -60,15 +77,20 @@ class Step:
 class Flap(Step):
     kind: ClassVar[str] = "flap"
     link: str = "random:switch"
-    cycles: int = 3
+    cycles: int = field(default=3, metadata=between(1, 10_000))
     period: float = field(default=60.0, metadata=DURATION)
     down_for: float | None = field(default=None, metadata=DURATION)
 
+    def check(self) -> None:
+        if not 0 < self._down_for() < self.period:
+            raise ValueError("'down_for' must be longer than 0 and shorter than 'period'")
+
+    def _down_for(self) -> float:
+        return self.down_for if self.down_for is not None else self.period / 2
+
     def apply(self, state: SimState) -> None:
         port = state.resolve_link(self.link).a
-        down_for = self.down_for if self.down_for is not None else self.period / 2
-        if not 0 < down_for < self.period:
-            raise TargetError("flap: down_for must be between 0 and period")
+        down_for = self._down_for()
 
         def hold(on: bool) -> Callable[[], None]:
             def run() -> None:
@@ -133,17 +155,24 @@ class Degrade(Step):
     speed: str | None = None
     duration: float | None = field(default=None, metadata=DURATION)
 
-    def apply(self, state: SimState) -> None:
+    def check(self) -> None:
         if not self.width and not self.speed:
-            raise TargetError("degrade: give a width (e.g. 1x), a speed (e.g. HDR) or both")
+            raise ValueError("give a 'width' (e.g. 1x), a 'speed' (e.g. HDR) or both")
+        if self.width and self.width.lower() not in WIDTHS:
+            raise ValueError(f"'width' must be one of {', '.join(WIDTHS)}, got {self.width!r}")
+        if self.speed and self.speed.upper() not in LANE_GBPS:
+            raise ValueError(f"'speed' must be one of {', '.join(LANE_GBPS)}, got {self.speed!r}")
+
+    def apply(self, state: SimState) -> None:
         link = state.resolve_link(self.link)
         ends = (link.a, link.b)
         planned_width = str(state.fabric.ports[link.a]["active_width"])
         planned_speed = str(state.fabric.ports[link.a]["active_speed"])
         if self.width:
-            state.fabric.set_link_width(link, self.width)
+            width = self.width.lower()
+            state.fabric.set_link_width(link, width)
             for port in ends:
-                state.emit_port(130, port, planned_width, self.width)
+                state.emit_port(130, port, planned_width, width)
         if self.speed:
             state.fabric.set_port_fields(ends, active_speed=self.speed.upper())
             for port in ends:
@@ -163,9 +192,9 @@ class Degrade(Step):
 class HotModule(Step):
     kind: ClassVar[str] = "hot_module"
     port: str = "random:switch"
-    temperature: int = 85
-    threshold: int = 70
-    sensor: int = 1
+    temperature: int = field(default=85, metadata=between(-55, 200))
+    threshold: int = field(default=70, metadata=between(-55, 200))
+    sensor: int = field(default=1, metadata=between(0, 255))
     module_fault: bool = False
 
     def apply(self, state: SimState) -> None:
@@ -208,9 +237,13 @@ class SwitchReboot(Step):
 class HostReboot(Step):
     kind: ClassVar[str] = "host_reboot"
     hosts: list[str] = field(default_factory=list)
-    count: int = 0
+    count: int = field(default=0, metadata=between(0, 1_000_000))
     downtime: float = field(default=300.0, metadata=DURATION)
     stagger: float = field(default=0.0, metadata=DURATION)
+
+    def check(self) -> None:
+        if not self.hosts and not self.count:
+            raise ValueError("name 'hosts' or give a 'count'")
 
     def apply(self, state: SimState) -> None:
         chosen = [state.resolve_node(h, switch=False) for h in self.hosts]
@@ -219,8 +252,6 @@ class HostReboot(Step):
             if self.count > len(pool):
                 raise TargetError(f"host_reboot: {self.count} hosts asked, {len(pool)} available")
             chosen += state.rng.sample(pool, self.count)
-        if not chosen:
-            raise TargetError("host_reboot: name hosts or give a count")
         for guid in chosen:
             offset = state.rng.uniform(0.0, self.stagger) if self.stagger else 0.0
             _later(state, offset, f"host_reboot {guid} down", self._down(state, guid))
@@ -251,7 +282,7 @@ class UfmRestart(Step):
         if self.downtime > 0:
             now = state.now()
             state.api_faults.add(ApiFault("*", ApiFaultMode.ERROR, status=503, start=now,
-                                          end=now + timedelta(seconds=self.downtime)))
+                                          end=later(now, self.downtime)))
         state.ufm_restart()
 
 
@@ -259,12 +290,14 @@ class UfmRestart(Step):
 class Miswire(Step):
     kind: ClassVar[str] = "miswire"
     links: list[str] = field(default_factory=list)
-    count: int = 1
+    count: int = field(default=1, metadata=between(1, 1_000_000))
+
+    def check(self) -> None:
+        if self.links and len(self.links) != 2:
+            raise ValueError("'links' must name exactly two links (or give a 'count')")
 
     def apply(self, state: SimState) -> None:
         if self.links:
-            if len(self.links) != 2:
-                raise TargetError("miswire: name exactly two links (or give a count)")
             pairs = [(state.resolve_link(self.links[0]), state.resolve_link(self.links[1]))]
         else:
             pool = [k for k in state.fabric.links.values()
@@ -287,22 +320,24 @@ class ApiFailure(Step):
     kind: ClassVar[str] = "api"
     endpoint: str = "*"
     mode: str = "error"
-    status: int = 500
-    delay: float = field(default=0.0, metadata=DURATION)
-    keep: float = 0.5
+    status: int = field(default=500, metadata=between(400, 599))
+    delay: float = field(default=0.0, metadata=between(0, 600, duration=True))
+    """Real seconds (the client's own timeout is what is tested): at most ten minutes."""
+    keep: float = field(default=0.5, metadata=between(0.0, 1.0))
     duration: float | None = field(default=None, metadata=DURATION)
-    requests: int | None = None
+    requests: int | None = field(default=None, metadata=between(1, 1_000_000_000))
     method: str | None = None
 
-    def apply(self, state: SimState) -> None:
-        try:
-            mode = ApiFaultMode(self.mode)
-        except ValueError:
-            raise TargetError(f"api: mode must be one of {', '.join(m.value for m in ApiFaultMode)}") from None
+    def check(self) -> None:
+        if self.mode not in set(ApiFaultMode):
+            raise ValueError(f"'mode' must be one of {', '.join(m.value for m in ApiFaultMode)}, got {self.mode!r}")
         if self.duration is None and self.requests is None:
-            raise TargetError("api: give a duration or a number of requests")
+            raise ValueError("give a 'duration' or a number of 'requests'")
+
+    def apply(self, state: SimState) -> None:
+        mode = ApiFaultMode(self.mode)
         now = state.now()
-        end = now + timedelta(seconds=self.duration) if self.duration is not None else None
+        end = later(now, self.duration) if self.duration is not None else None
         endpoint = self.endpoint if self.endpoint.startswith(("/", "*")) else "/" + self.endpoint
         state.api_faults.add(ApiFault(endpoint, mode, status=self.status, delay=self.delay, keep=self.keep,
                                       start=now, end=end, remaining=self.requests, method=self.method))
@@ -311,7 +346,7 @@ class ApiFailure(Step):
 @dataclass(slots=True)
 class ActionFailureStep(Step):
     kind: ClassVar[str] = "action_failure"
-    count: int = 1
+    count: int = field(default=1, metadata=between(1, 1_000_000_000))
     port: str | None = None
     reason: str = "injected failure"
 
@@ -327,6 +362,10 @@ class Unhealthy(Step):
     condition: str = "FLAPPING"
     action: str = "isolate"
 
+    def check(self) -> None:
+        if self.action not in UNHEALTHY_ACTIONS:
+            raise ValueError(f"'action' must be one of {', '.join(UNHEALTHY_ACTIONS)}, got {self.action!r}")
+
     def apply(self, state: SimState) -> None:
         state.mark_unhealthy(state.resolve_port(self.port), self.action, self.condition)
 
@@ -334,15 +373,16 @@ class Unhealthy(Step):
 @dataclass(slots=True)
 class Storm(Step):
     kind: ClassVar[str] = "storm"
-    count: int = 1000
+    count: int = field(default=1000, metadata=between(1, MAX_STORM))
     events: list[int] = field(default_factory=lambda: list(STORM_EVENTS))
     duration: float = field(default=0.0, metadata=DURATION)
-    batches: int = 100
+    batches: int = field(default=100, metadata=between(1, 10_000))
+
+    def check(self) -> None:
+        if not self.events or any(e not in STORM_EVENTS for e in self.events):
+            raise ValueError(f"'events' must be a non-empty list among {list(STORM_EVENTS)}")
 
     def apply(self, state: SimState) -> None:
-        unknown = [e for e in self.events if e not in STORM_EVENTS]
-        if unknown or not self.events:
-            raise TargetError(f"storm: events must be among {list(STORM_EVENTS)}")
         batches = 1 if self.duration <= 0 else max(1, min(self.batches, self.count))
         size, extra = divmod(self.count, batches)
         for index in range(batches):

@@ -17,6 +17,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
 from fabric.simulator.state import PORT_ACTIONS, SimState
+from fabric.simulator.unhealthy import UNHEALTHY_ACTIONS
 
 JSON = "application/json"
 _PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{16})_(\d+)$")
@@ -191,7 +192,8 @@ def action_routes(state: SimState, prefix: str) -> APIRouter:
     @router.get("/jobs/{job_id}")
     async def job(job_id: str) -> Response:
         with state.lock:
-            found = state.jobs.get(int(job_id)) if job_id.isdigit() else None
+            # isascii: int() reads other scripts' digits, and refuses more than 4300 of them
+            found = state.jobs.get(int(job_id)) if job_id.isascii() and job_id.isdigit() and len(job_id) < 20 else None
             if found is None:
                 raise not_found(f"job {job_id}")
             return json_response(found.to_rest())
@@ -233,8 +235,8 @@ def apply_unhealthy(state: SimState, body: Any) -> None:
             raise HTTPException(400, f"unknown ports: {', '.join(unknown)}")
         if policy == "UNHEALTHY":
             action = str(body.get("action", "isolate"))
-            if action not in ("isolate", "no_discover"):
-                raise HTTPException(400, "action must be isolate or no_discover")
+            if action not in UNHEALTHY_ACTIONS:
+                raise HTTPException(400, f"action must be one of {', '.join(UNHEALTHY_ACTIONS)}")
             for port in ports:
                 state.mark_unhealthy(port, action, "MANUAL")
         elif policy == "HEALTHY":

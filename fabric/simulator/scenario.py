@@ -22,19 +22,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import tomllib
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from fabric import durations
+from fabric.simulator.clock import MAX_SPAN_S, later
 from fabric.simulator.faults import STEP_TYPES, Step
-from fabric.simulator.state import SimState
+from fabric.simulator.state import SimState, TargetError
 
 
 class ScenarioError(ValueError):
@@ -42,8 +45,21 @@ class ScenarioError(ValueError):
 
 
 def parse_duration(value: object) -> float:
-    """Seconds from ``"90s"``, ``"10m"``, ``"1h30m"``, ``"500ms"``, ``"2.5s"`` or a plain number."""
-    return durations.parse_duration(value).total_seconds()
+    """Seconds from ``"90s"``, ``"10m"``, ``"1h30m"``, ``"500ms"``, ``"2.5s"`` or a plain number, at most
+    ``MAX_SPAN_S`` (ten years); ValueError for anything else."""
+    try:
+        seconds = durations.parse_duration(value).total_seconds()
+    except OverflowError:  # more days than a timedelta holds
+        seconds = math.inf
+    if seconds > MAX_SPAN_S:
+        limit = durations.format_duration(timedelta(seconds=MAX_SPAN_S))
+        raise ValueError(f"{_shown(value)} is longer than the simulator's limit of {limit}")
+    return seconds
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +82,15 @@ class Scenario:
         return max((s.at for s in self.steps), default=0.0)
 
     def schedule(self, state: SimState, delay: float = 0.0) -> None:
-        """Queue every step on ``state``'s clock, ``delay`` seconds from now plus the step's ``at``."""
+        """Queue every step on ``state``'s clock, ``delay`` seconds from now plus the step's ``at``.
+
+        All or nothing: a scenario whose last step would fall past the clock's horizon raises ``TargetError``
+        before any step is queued."""
         with state.lock:
+            try:
+                later(state.now(), delay + self.length)
+            except ValueError as exc:
+                raise TargetError(f"{self.source}: {exc}") from None
             if self.seed is not None:
                 state.rng.seed(self.seed)
             for index, timed in enumerate(self.steps):
@@ -93,7 +116,7 @@ def load_scenario(path: Path | str) -> Scenario:
             data = yaml.safe_load(text)
         else:
             raise ScenarioError(f"{file}: a scenario is a .toml, .yaml or .yml file")
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+    except (ValueError, yaml.YAMLError) as exc:  # ValueError: TOMLDecodeError, or an integer of > 4300 digits
         raise ScenarioError(f"{file}: not valid {suffix[1:].upper()}: {exc}") from exc
     return parse_scenario(data, str(file))
 
@@ -111,6 +134,9 @@ def parse_scenario(data: object, source: str = "<scenario>") -> Scenario:
     seed = data.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ScenarioError(f"{source}: 'seed' must be an integer")
+    for key in ("name", "description"):
+        if not isinstance(data.get(key) or "", str):
+            raise ScenarioError(f"{source}: '{key}' must be text")
     steps = tuple(parse_step(raw, f"{source}: step {i + 1}") for i, raw in enumerate(raw_steps))
     ordered = tuple(sorted(steps, key=lambda s: s.at))
     return Scenario(str(data.get("name") or Path(source).stem), ordered, str(data.get("description") or ""),
@@ -139,11 +165,24 @@ def build_step(cls: type[Step], values: Mapping[str, object], where: str) -> Ste
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     for name, value in values.items():
+        metadata = fields[name].metadata
         try:
-            kwargs[name] = _convert(value, hints[name], bool(fields[name].metadata.get("duration")))
+            kwargs[name] = converted = _convert(value, hints[name], bool(metadata.get("duration")))
+            if "range" in metadata and converted is not None:
+                _check_range(converted, *metadata["range"])
         except ValueError as exc:
             raise ScenarioError(f"{where}: '{name}': {exc}") from exc
-    return cls(**kwargs)
+    step = cls(**kwargs)
+    try:
+        step.check()
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: {exc}") from exc
+    return step
+
+
+def _check_range(value: Any, low: float, high: float) -> None:
+    if not low <= value <= high:  # NaN is never in range
+        raise ValueError(f"must be from {low:,} to {high:,}, got {_shown(value)}")
 
 
 def _convert(value: object, hint: Any, duration: bool) -> object:
@@ -171,7 +210,10 @@ def _convert(value: object, hint: Any, duration: bool) -> object:
     if wanted is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"expected a number, got {value!r}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond any float
+            raise ValueError(f"out of range: {_shown(value)}") from None
     if wanted is str:
         if not isinstance(value, str | int) or isinstance(value, bool):
             raise ValueError(f"expected text, got {value!r}")

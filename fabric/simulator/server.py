@@ -14,6 +14,7 @@ frozen clock nothing happens until ``state.advance`` or the admin API moves it.
 from __future__ import annotations
 
 import contextlib
+import socket
 import tempfile
 import threading
 import time
@@ -61,6 +62,24 @@ class Ticker:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (IPv6 when ``host`` has a colon), for ``uvicorn.Server.run(sockets=…)``.
+
+    Binding before uvicorn starts lets a busy port or an unknown address be reported as bad input, in one
+    line, before anything is announced; uvicorn itself would log it and exit 3.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:  # OverflowError: a port past 65535
+        sock.close()
+        shown = f"[{host}]" if ":" in host else host
+        raise ValueError(f"cannot listen on {shown}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+    return sock
 
 
 def uvicorn_config(app: FastAPI, host: str, port: int, cert: Path | None = None,

@@ -14,13 +14,13 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from fabric.simulator.alarms import AlarmTable
 from fabric.simulator.apifaults import ApiFaults
 from fabric.simulator.catalog import spec
-from fabric.simulator.clock import SimClock
+from fabric.simulator.clock import SimClock, check_span, later
 from fabric.simulator.events import EventRecord, EventStore, shape_for_version
 from fabric.simulator.fabric_state import FabricState, LinkState, Transition
 from fabric.simulator.jobs import Job, JobTable
@@ -43,7 +43,8 @@ PORT_ACTIONS = ("disable", "enable", "reset")
 
 
 class TargetError(ValueError):
-    """A scenario or admin request names a port, link or node the fabric does not have."""
+    """A scenario step or admin request the simulated fabric cannot carry out: it names a port, link or node
+    the fabric does not have, or asks for more than there is (hosts, cables, time before the horizon)."""
 
 
 @dataclass(slots=True)
@@ -54,6 +55,9 @@ class SimSettings:
     """Simulated seconds a port action's job stays Running."""
     max_events: int = 250_000
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_span(self.job_seconds, "job_seconds")
 
 
 @dataclass(slots=True)
@@ -125,7 +129,10 @@ class SimState:
 
     def schedule(self, delay: float, label: str, callback: Callable[[], None]) -> datetime:
         """Run ``callback`` ``delay`` simulated seconds from now (0: at the next tick)."""
-        when = self.now() + timedelta(seconds=max(0.0, delay))
+        try:
+            when = later(self.now(), max(0.0, delay))
+        except ValueError as exc:  # NaN, or past the horizon: refused, never a datetime overflow
+            raise TargetError(f"{label}: {exc}") from None
         with self.lock:
             self.scheduler.at(when, label, callback)
         return when
@@ -139,7 +146,7 @@ class SimState:
     def advance(self, seconds: float) -> datetime:
         """Move the clock ``seconds`` forward, running what falls due on the way at its own time."""
         with self.lock:
-            target = self.clock.now() + timedelta(seconds=seconds)
+            target = later(self.clock.now(), seconds)
             self._run_due(target)
             self.clock.advance_to(target)
             return target

@@ -16,6 +16,9 @@ from typing import Any
 from fabric.simulator.events import ms_timestamp
 from topology.formats.ufm_render import PortRef
 
+UNHEALTHY_ACTIONS = ("isolate", "no_discover")
+"""What a port marked unhealthy gets (``action`` of ``PUT /app/unhealthy_ports``)."""
+
 
 @dataclass(slots=True)
 class UnhealthyEntry:

@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 import httpx
 
+from fabric.ufm.address import DEFAULT_TIMEOUT_S
 from fabric.ufm.auth import UfmAuth
 from fabric.ufm.errors import (
     UfmActionNotConfirmedError,
@@ -148,7 +149,7 @@ class UfmClient:
         *,
         verify: bool = True,
         ca_bundle: str | Path | None = None,
-        timeout: float | httpx.Timeout = 30.0,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
         job_poll: JobPollPolicy | None = None,
         confirm: ConfirmPolicy | None = None,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from fabric.ufm.address import DEFAULT_TIMEOUT_S, check_base_url, check_timeout
 from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
 from fabric.ufm.client import UfmClient
 
@@ -41,6 +42,8 @@ class UfmTarget:
     secret_file: Path | None = None
     ca_bundle: Path | None = None
     insecure: bool = False
+    timeout: float = DEFAULT_TIMEOUT_S
+    """Seconds each request may take to connect, send and read (reads are retried after a timeout)."""
 
     def auth(self) -> UfmAuth:
         if self.mode is AuthMode.TOKEN:
@@ -49,4 +52,19 @@ class UfmTarget:
         return SessionAuth(self.user, password) if self.mode is AuthMode.SESSION else BasicAuth(self.user, password)
 
     def client(self) -> UfmClient:
-        return UfmClient(self.url, self.auth(), verify=not self.insecure, ca_bundle=self.ca_bundle)
+        """A client for this UFM; ConnectError (one line) for a URL, timeout, secret or CA bundle it cannot use."""
+        try:
+            check_base_url(self.url)
+        except ValueError as exc:
+            raise ConnectError(f"UFM base URL {self.url!r}: {exc}") from None
+        try:
+            check_timeout(self.timeout)
+        except ValueError as exc:
+            raise ConnectError(str(exc)) from None
+        auth = self.auth()
+        try:
+            return UfmClient(self.url, auth, verify=not self.insecure, ca_bundle=self.ca_bundle, timeout=self.timeout)
+        except ValueError as exc:  # a URL httpx refuses beyond the check
+            raise ConnectError(str(exc)) from None
+        except OSError as exc:  # the CA bundle is read here (ssl.SSLError is an OSError)
+            raise ConnectError(f"cannot use the CA bundle {self.ca_bundle}: {exc.strerror or exc}") from None

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 import httpx
 
+from fabric.ufm.address import DEFAULT_TIMEOUT_S, check_base_url, check_timeout
 from fabric.ufm.auth import LOGIN_PATH, BasicAuth, SessionAuth, TokenAuth, UfmAuth
 from fabric.ufm.errors import (
     UfmAuthError,
@@ -67,6 +68,12 @@ class RetryPolicy:
         return float(min(self.max_backoff, self.backoff * self.multiplier ** (retry_number - 1)))
 
 
+def _timeout_text(timeout: float | httpx.Timeout) -> str:
+    if isinstance(timeout, httpx.Timeout):
+        return f"{timeout.read:g}s" if timeout.read is not None else "no limit"
+    return f"{timeout:g}s"
+
+
 @dataclass(slots=True)
 class _Session:
     generation: int = 0
@@ -91,14 +98,19 @@ class UfmHttp:
         *,
         verify: bool = True,
         ca_bundle: str | Path | None = None,
-        timeout: float | httpx.Timeout = 30.0,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: SleepFn | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"UFM base URL must start with http:// or https://, got {base_url!r}")
-        self.base_url = base_url.rstrip("/")
+        try:
+            self.base_url = check_base_url(base_url)
+            httpx.URL(self.base_url)  # whatever else httpx refuses, refused here as the URL's fault
+        except (ValueError, httpx.InvalidURL) as exc:
+            raise ValueError(f"UFM base URL {base_url!r}: {exc}") from None
+        if not isinstance(timeout, httpx.Timeout):
+            check_timeout(timeout)
+        self._timeout = _timeout_text(timeout)
         self.prefix = auth.prefix
         self._auth = auth
         self._retry = retry or RetryPolicy()
@@ -189,7 +201,7 @@ class UfmHttp:
                 response = await self._client.request(method, self.prefix + path, params=params, json=json_body)
             except httpx.TimeoutException as exc:
                 error = UfmTimeoutError(
-                    f"UFM request timed out ({type(exc).__name__})"
+                    f"UFM request timed out after {self._timeout} ({type(exc).__name__})"
                     + ("" if retryable else "; the outcome of this write is unknown"),
                     method=method,
                     path=shown,
@@ -221,8 +233,10 @@ class UfmHttp:
                 raise error from (cause if cause is not error else None)
             delay = self._retry.delay(attempt)
             log.warning(
-                "UFM read failed, retrying",
-                extra={"ufm_path": shown, "attempt": attempt, "delay_s": delay, "error": str(error)[:300]},
+                "UFM read failed, retrying: %s %s, attempt %d of %d: %s; next attempt in %gs",
+                method, shown, attempt, attempts, error.summary[:300], delay,
+                extra={"ufm_path": shown, "attempt": attempt, "attempts": attempts, "delay_s": delay,
+                       "error": str(error)[:300]},
             )
             await self._sleep(delay)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -76,7 +77,8 @@ def test_fabricctl_simulate_serves_a_plan(tmp_path: Path) -> None:
     log = tmp_path / "event.log"
     command = [sys.executable, "-m", "fabric.cli", "simulate", "--plan", str(plan), "--port", str(port),
                "--speed", "0", "--user", "ops", "--password", "s3cret", "--ufm-version", "6.16",
-               "--scenario", str(REPO / "examples" / "scenarios" / "miswire.toml"), "--event-log", str(log)]
+               "--scenario", str(REPO / "examples" / "scenarios" / "miswire.toml"), "--event-log", str(log),
+               "--snapshot", str(tmp_path / "snapshot")]
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
@@ -91,6 +93,7 @@ def test_fabricctl_simulate_serves_a_plan(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "fabricctl simulate did not start"
                 time.sleep(0.2)
         assert response.status_code == 200 and len(response.json()) == 48
+        assert json.loads((tmp_path / "snapshot" / "links.json").read_text()) == response.json()
         assert httpx.get(url + "/ufmRest/resources/links", auth=(USER, PASSWORD)).status_code == 401
         httpx.post(url + "/simulator/clock/advance", json={"by": "10s"})
         events = httpx.get(url + "/ufmRest/app/events", auth=("ops", "s3cret")).json()
