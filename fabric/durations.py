@@ -6,6 +6,8 @@ import math
 import re
 from datetime import timedelta
 
+from fabric.errors import quoted
+
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -14,38 +16,35 @@ LONGEST = timedelta(days=3650)
 overflows not far beyond)."""
 
 
-def _shown(value: object, limit: int = 40) -> str:
-    """``value`` as an error message quotes it: cut, so that a pasted megabyte stays one readable line."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
-
-
 def parse_duration(value: object) -> timedelta:
     """``"12h"``, ``"10m"``, ``"7s"``, ``"500ms"``, ``"2d"``, ``"1h30m"``, a number of seconds (``90``,
     ``"90"``, ``2.5``) or a ``timedelta``. Raises ``ValueError`` for anything else, negative values included."""
     if isinstance(value, timedelta):
         seconds = value.total_seconds()
     elif isinstance(value, bool):
-        raise ValueError(f"not a duration: {_shown(value)}")
+        raise ValueError(f"not a duration: {quoted(value)}")
     elif isinstance(value, int | float):
-        seconds = float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer with more digits than a float holds
+            seconds = math.inf
         if not math.isfinite(seconds):
-            raise ValueError(f"not a duration: {_shown(value)}")
+            raise ValueError(f"not a duration: {quoted(value)}")
     elif isinstance(value, str):
         seconds = _parse_duration_text(value)
     else:
-        raise ValueError(f"not a duration: {_shown(value)}")
+        raise ValueError(f"not a duration: {quoted(value)}")
     if seconds < 0:
-        raise ValueError(f"a duration cannot be negative: {_shown(value)}")
+        raise ValueError(f"a duration cannot be negative: {quoted(value)}")
     if not seconds <= LONGEST.total_seconds():
-        raise ValueError(f"not a duration: {_shown(value)} is longer than {LONGEST.days} days")
+        raise ValueError(f"not a duration: {quoted(value)} is longer than {LONGEST.days} days")
     return timedelta(seconds=seconds)
 
 
 def _parse_duration_text(value: str) -> float:
     text = value.strip().lower()
     if text.startswith("-"):
-        raise ValueError(f"a duration cannot be negative: {_shown(value)}")
+        raise ValueError(f"a duration cannot be negative: {quoted(value)}")
     if _NUMBER.fullmatch(text):
         return float(text)
     total, position = 0.0, 0
@@ -55,7 +54,7 @@ def _parse_duration_text(value: str) -> float:
         total += float(match.group(1)) * _UNITS[match.group(2)]
         position = match.end()
     if not text or position != len(text):
-        raise ValueError(f"not a duration: {_shown(value)} (write e.g. 90s, 10m, 12h, 1h30m, 2d or a number of "
+        raise ValueError(f"not a duration: {quoted(value)} (write e.g. 90s, 10m, 12h, 1h30m, 2d or a number of "
                          "seconds)")
     return total
 

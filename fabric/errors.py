@@ -11,6 +11,7 @@ one place (``fabric.cli.app``); the engine counts cycle failures by ``kind``.
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import ClassVar
 
@@ -43,6 +44,17 @@ class TicketSystemError(FabricError):
     """The ticket system failed or refused (adopted from ``tickets.base.TicketError``)."""
 
     kind = ErrorKind.TICKET
+
+
+def quoted(value: object, limit: int = 40) -> str:
+    """``value`` as an error message quotes it: ``repr``, cut, so that a pasted megabyte stays one readable line."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's digit limit for conversion to text
+        if isinstance(value, int):
+            return f"<an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits>"
+        return "<a value too large to show>"
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def as_fabric_error(exc: BaseException) -> FabricError | None:

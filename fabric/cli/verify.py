@@ -5,17 +5,24 @@ from __future__ import annotations
 import gc
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, FormatOption, OutputFormat, fail, print_json
-from fabric.cli.ufm import UfmAuthOption, UfmCa, UfmInsecure, UfmSecretFile, UfmUrl, UfmUser, ufm_target
+from fabric.cli.ufm import (
+    UfmAuthOption,
+    UfmCa,
+    UfmInsecure,
+    UfmSecretFile,
+    UfmTimeout,
+    UfmUrl,
+    UfmUser,
+    read_snapshot,
+    ufm_target,
+)
+from fabric.ufm.address import DEFAULT_TIMEOUT_S
 from topology.errors import InputError
-
-if TYPE_CHECKING:
-    from fabric.ufm.connect import UfmTarget
-    from topology.model import Fabric
 
 
 def verify(
@@ -30,6 +37,7 @@ def verify(
     ufm_secret_file: UfmSecretFile = None,
     ufm_ca_bundle: UfmCa = None,
     ufm_insecure: UfmInsecure = False,
+    ufm_timeout: UfmTimeout = DEFAULT_TIMEOUT_S,
     output_format: FormatOption = OutputFormat.TABLE,
     # Checked below, not by a click range: a range lets nan through and answers inf with a usage panel.
     guard: Annotated[float, typer.Option(help="Share of planned paths to core a leaf needs (0 to 1).")] = 0.75,
@@ -62,7 +70,9 @@ def verify(
             actual = load_as_built(as_built)
         else:
             assert ufm is not None
-            actual = _fetch_ufm(ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure))
+            snapshot, source = read_snapshot(ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle,
+                                                        ufm_insecure, ufm_timeout))
+            actual = snapshot.fabric(source, prefix=source)
     except InputError as exc:
         fail(str(exc))
     report = run_verify(planned, actual, guard, bandwidth=bandwidth)
@@ -75,22 +85,3 @@ def verify(
 
         render_verify(report, Console(), worst)
     raise typer.Exit(EXIT_OK if report.matches else EXIT_FINDINGS)
-
-
-def _fetch_ufm(target: UfmTarget) -> Fabric:
-    import asyncio
-
-    from fabric.ufm.connect import ConnectError
-    from fabric.ufm.errors import UfmError
-    from fabric.ufm.snapshot import fetch_snapshot
-
-    async def fetch() -> Fabric:
-        async with target.client() as client:
-            snapshot = await fetch_snapshot(client)
-            base = str(client.base_url) + client.prefix
-            return snapshot.fabric(base, prefix=base)
-
-    try:
-        return asyncio.run(fetch())
-    except (ConnectError, UfmError) as exc:
-        fail(f"{target.url}: {exc}")

@@ -20,11 +20,13 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from fabric import durations
+
 MonotonicFn = Callable[[], float]
 
 MAX_RATE = 1_000_000.0
 """Simulated seconds per real second, at most (11.5 simulated days a second)."""
-MAX_SPAN_S = 3650 * 86400.0
+MAX_SPAN_S = durations.LONGEST.total_seconds()
 """The longest simulated time one input may name (a duration, an advance, ``--offline``): ten years."""
 HORIZON = datetime(9000, 1, 1, tzinfo=UTC)
 """The clock stops here: far past any scenario, and a millennium short of ``datetime.max``."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from fabric.errors import ErrorKind, FabricError
 from fabric.ufm.address import DEFAULT_TIMEOUT_S, check_base_url, check_timeout
 from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
 from fabric.ufm.client import UfmClient
@@ -18,8 +19,10 @@ class AuthMode(StrEnum):
     SESSION = "session"
 
 
-class ConnectError(ValueError):
-    pass
+class ConnectError(FabricError, ValueError):
+    """How to reach UFM is unusable as given (URL, timeout, secret): the message names the option or file."""
+
+    kind = ErrorKind.CONFIG
 
 
 def _secret(env: str, file: Path | None, what: str) -> str:

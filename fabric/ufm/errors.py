@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fabric.errors import ErrorKind, FabricError
+
 if TYPE_CHECKING:
     from fabric.ufm.models import Job
 
@@ -25,8 +27,10 @@ def excerpt(body: str | bytes | None, limit: int = BODY_EXCERPT_CHARS) -> str | 
     return text
 
 
-class UfmError(Exception):
+class UfmError(FabricError):
     """Base class of every error the UFM client raises."""
+
+    kind = ErrorKind.UFM
 
     def __init__(
         self,
