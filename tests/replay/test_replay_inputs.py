@@ -82,11 +82,12 @@ def test_malformed_event_log_lines(flap: Recording, tmp_path: Path) -> None:
     path.write_text("\n".join(broken) + "\n")
     report = run_replay(flap.snapshot, path)
     summary = report.summary
-    # The line after the first event is read as a continuation of it (UFM writes multi-line entries).
-    assert summary["skipped_events"] == {"malformed line": 1, "bad timestamp": 1}
-    assert summary["events"] == flap.events + 1 == summary["signals"] + 2
-    assert summary["malformed"][0].startswith(f"{path}:3: bad timestamp")
-    assert summary["malformed"][1].startswith(f"{path}:4: does not match the event.log line format")
+    # Text at column 0 without a timestamp is no continuation of the event before it (those are indented).
+    assert summary["skipped_events"] == {"malformed line": 2, "bad timestamp": 1}
+    assert summary["events"] == flap.events + 2 == summary["signals"] + 3
+    assert summary["malformed"][0].startswith(f"{path}:2: no timestamp, and not an indented continuation")
+    assert summary["malformed"][1].startswith(f"{path}:3: bad timestamp")
+    assert summary["malformed"][2].startswith(f"{path}:4: does not match the event.log line format")
     assert report.would_act, "the rest of the log is still replayed"
 
 
@@ -144,7 +145,7 @@ def test_bad_inputs_exit_2(flap: Recording, tmp_path: Path) -> None:
         (["-a", flap.snapshot, "-e", all_bad], f"{all_bad}: not one event could be read (json)"),
         (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "1 minute"],
          "--interval: not a duration: '1 minute'"),
-        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "0s"], "--interval: must be longer"),
+        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "0s"], "--interval: must be at least 1s"),
         (["-a", flap.snapshot, "-e", flap.files["event.log"], "--config", config],
          f"{config}: policy.storm_window: not a duration: '10 minutes'"),
         (["-a", tmp_path, "-e", flap.files["event.log"]], f"{tmp_path}/systems.json: file not found"),

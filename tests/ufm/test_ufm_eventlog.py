@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from fabric.ufm.eventlog import EventLogStats, iter_event_log, parse_event_line
+from fabric.ufm.eventlog import BAD_TIMESTAMP, MALFORMED, NOT_TEXT, EventLogStats, iter_event_log, parse_event_line
 from fabric.ufm.models import Event
 from fabric.ufm.objects import PortEnd
 
@@ -169,26 +169,30 @@ def test_file_with_malformed_lines_is_reported_with_file_and_line(tmp_path: Path
     lines = [
         IBPORT_SWITCH,
         "",
-        "this is not an event",  # continues the previous description (UFM writes multi-line entries)
+        "    wrapped on to a second line",  # indented text: continues the previous description
+        "this is not an event",  # malformed: text at column 0 without a timestamp continues nothing
         "2024-05-28 08:04:04 [12] [oops] Info [Maintenance] Grid [Grid]: bad event type",  # malformed
         LINK,
-        "2024-13-45 08:04:04 [13] [603] Info [Maintenance] Grid [Grid]: impossible date",  # malformed
+        "2024-13-45 08:04:04 [13] [603] Info [Maintenance] Grid [Grid]: impossible date",  # bad timestamp
         SWITCH + "\r",
-        "\x00\x01binary junk",  # continuation of SWITCH
+        "\x00\x01binary junk",  # not text
+        "  \x00\x01indented binary junk",  # not text either, indented or not
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     stats = EventLogStats()
     events = list(iter_event_log(path, stats=stats))
     assert [e.id for e in events] == [5744, 97215, 97216]
-    assert events[0].description is not None and events[0].description.endswith("\nthis is not an event")
-    assert events[2].description is not None and events[2].description.endswith("Switch is Down\n\x00\x01binary junk")
+    assert events[0].description is not None and events[0].description.endswith("\n    wrapped on to a second line")
+    assert events[2].description is not None and events[2].description.endswith("Switch is Down")
     assert stats.parsed == 3
-    assert stats.malformed_count == 2
+    assert stats.malformed_count == 5
+    assert stats.kinds == {MALFORMED: 2, BAD_TIMESTAMP: 1, NOT_TEXT: 2}
     assert stats.blank_lines == 1
-    assert stats.continuation_lines == 2
-    assert [(m.source, m.line_no) for m in stats.malformed] == [(str(path), 4), (str(path), 6)]
-    assert "bad timestamp" in stats.malformed[1].reason
-    assert f"{path}:4:" in str(stats.malformed[0])
+    assert stats.continuation_lines == 1
+    assert [(m.source, m.line_no) for m in stats.malformed] == [(str(path), n) for n in (4, 5, 7, 9, 10)]
+    assert "not an indented continuation" in stats.malformed[0].reason
+    assert "bad timestamp" in stats.malformed[2].reason
+    assert f"{path}:5:" in str(stats.malformed[1])
 
 
 def test_leading_junk_without_a_previous_event_is_malformed() -> None:
@@ -205,7 +209,8 @@ def test_gzip_and_undecodable_bytes(tmp_path: Path) -> None:
         handle.write((SITE + "\n").encode() + b"\xff\xfe not utf-8\n" + (GRID + "\n").encode())
     stats = EventLogStats()
     assert [e.id for e in iter_event_log(path, stats=stats)] == [97219, 97220]
-    assert stats.continuation_lines == 1
+    assert stats.continuation_lines == 0
+    assert stats.kinds == {NOT_TEXT: 1} and stats.malformed[0].line_no == 2
 
 
 def test_malformed_examples_are_capped_but_all_counted() -> None:
