@@ -65,13 +65,14 @@ def _number(digits: str) -> int:
 def switch_port(text: str) -> str | None:
     """Canonical label of a switch port, or None when ``text`` is not one (a number out of range included)."""
     try:
-        return _switch_label(text.strip())
+        return checked_switch_port(text)
     except PortLabelError:
         return None
 
 
-def _switch_label(label: str) -> str | None:
-    """``switch_port`` of a stripped label, raising ``PortLabelError`` for a number out of range."""
+def checked_switch_port(text: str) -> str | None:
+    """``switch_port``, but a label of a switch port's form with a number out of range raises ``PortLabelError``."""
+    label = text.strip()
     if m := _NUMERIC.match(label):
         return str(_number(m.group(1)))
     if m := _BLADE.match(label):
@@ -120,7 +121,7 @@ def parse_end(device: str, port: str) -> ParsedEnd:
         if m := _HCA_PORT.match(port):
             return ParsedEnd(device, Kind.ADAPTER, str(_number(m.group(1))), host_of(device))
         raise PortLabelError(f"unknown port label {excerpt(port)} on adapter {excerpt(device)}")
-    if (label := _switch_label(port)) is not None:
+    if (label := checked_switch_port(port)) is not None:
         return ParsedEnd(device, Kind.SWITCH, label)
     lowered = port.casefold()
     prefix = device.casefold() + " "

@@ -22,7 +22,7 @@ import json
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fabric.remediation.signals import EventLike
-from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, far_off
+from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, FarOff
 from fabric.ufm.models import Event
 from topology.errors import InputError
 
@@ -227,13 +227,18 @@ def _validated(loaded: LoadedEvents, item: object, where: str) -> Event | None:
 
 def _keep(loaded: LoadedEvents, found: list[tuple[str, Event]], used: Collection[int] | None) -> None:
     """Keep the events of a used type that are not dated far from their neighbours (all events, in file order)."""
-    days = [event.timestamp.toordinal() for _, event in found]
-    last = len(found) - 1
-    for index, (where, event) in enumerate(found):
+    verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
+    for where, event in found:
+        _verdicts(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used)
+    _verdicts(loaded, verdicts.end(), used)
+
+
+def _verdicts(loaded: LoadedEvents, verdicts: Sequence[tuple[tuple[str, Event], bool]],
+              used: Collection[int] | None) -> None:
+    for (where, event), far in verdicts:
         if used is not None and event.event_id not in used:
             loaded.skipped[NOT_USED] += 1
-        elif far_off(days[index], days[index - 1] if index else None, days[index + 1] if index < last else None,
-                     STRAY_DAYS):
+        elif far:
             loaded.skip(FAR_OFF, where, f"{event.timestamp.isoformat()}, more than {STRAY_DAYS} days from the "
                                         "events on either side")
         else:

@@ -26,9 +26,9 @@ as the start of an entry, and no UFM sample shows anything else between entries.
 without a timestamp, or one that is not text (binary, or UTF-16 and other encodings, read as UTF-8 with
 replacement characters), is malformed, not glued silently onto the event before it.
 
-With ``stray_days``, a record (an event of any type) dated more than that many days from both records next to
-it in the file (at the start and end of the file, from its only neighbour) is malformed too: a clock set
-wrong on one line, a year 2099, would otherwise stretch the log over decades.
+With ``stray_days``, a record (an event of any type) dated more than that many days from the records next to
+it in the file (:class:`FarOff` says exactly when) is malformed too: a clock set wrong on one line, a year
+2099, would otherwise stretch the log over decades.
 """
 
 from __future__ import annotations
@@ -42,13 +42,14 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
-from typing import IO
+from typing import IO, Generic, TypeVar
 
 from fabric.ufm.models import SEVERITIES, Event
 
-__all__ = ["EventLogStats", "MalformedLine", "far_off", "iter_event_log", "parse_event_line"]
+__all__ = ["EventLogStats", "FarOff", "MalformedLine", "iter_event_log", "parse_event_line"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _LINE_RE = re.compile(
     r"(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?) "
@@ -116,65 +117,68 @@ def _is_text(line: str) -> bool:
     return "\ufffd" not in line and line.expandtabs().isprintable()
 
 
-def far_off(day: int, before: int | None, after: int | None, gap_days: int) -> bool:
-    """True when a record of ``day`` (a date ordinal) is more than ``gap_days`` from each neighbour it has
-    (``None``: none on that side); a record without neighbours is never far off."""
-    if before is None and after is None:
-        return False
-    return (before is None or abs(day - before) > gap_days) and (after is None or abs(after - day) > gap_days)
+class FarOff(Generic[T]):
+    """Records in file order in, the same records out in the same order, each with a verdict: dated far off?
 
+    A record is far off when its date (a day ordinal) is more than ``gap_days`` from both records next to it;
+    the first and the last record, which have one neighbour, when they are that far from it while it is near
+    its own other neighbour (so of two records far apart, neither is: which one is wrong cannot be told). A
+    record whose date does not read (``None``) is never far off, and no record is far off from it.
 
-class _Neighbours:
-    """The dates of one file's records in order, to tell a record dated far from both of its neighbours.
-
-    ``arrive`` is called as each record starts and says whether the record before it (complete now, both its
-    neighbours known) is far off; ``end`` says it of the last record. A record whose date does not read is
-    never far off, and as a neighbour it makes no other record far off.
+    ``push`` takes a run of ``count`` consecutive records of one day as one item (an event.log comes in runs
+    of thousands); each of them has a neighbour of its own day when there are two or more, so such a run is
+    never far off. A run gets its verdict once the runs after it that decide it have come: ``push`` and
+    ``end`` return the verdicts that are due.
     """
 
-    __slots__ = ("before", "count", "current", "gap", "text")
+    __slots__ = ("gap", "pushed", "recent", "waiting")
 
-    def __init__(self, gap_days: int | None) -> None:
+    def __init__(self, gap_days: int) -> None:
         self.gap = gap_days
-        self.count = 0
-        self.text = ""
-        """The latest record's date text (records come in long runs of one date: those cost a comparison)."""
-        self.current: int | None = None
-        """The latest record's date ordinal, and the one before it."""
-        self.before: int | None = None
+        self.pushed = 0
+        self.recent: list[tuple[int | None, int]] = []
+        """The day and count of the last three runs, oldest first."""
+        self.waiting: list[T] = []
+        """The runs without a verdict: the last one, and the first one while the third has not come."""
 
-    def arrive(self, line: str) -> bool:
-        if self.gap is None:
-            return False
-        self.count += 1
-        text = line[:10]
-        if text == self.text:  # the record before has a neighbour of its own date: it is not far off
-            self.before = self.current
-            return False
-        day = _ordinal(text)
-        stray = self.count > 1 and self._far_off(self.count - 1, day, True)
-        self.text, self.before, self.current = text, self.current, day
-        return stray
+    def _near(self, a: int | None, b: int | None) -> bool:
+        return a is None or b is None or abs(a - b) <= self.gap
 
-    def end(self) -> bool:
-        return self.gap is not None and self.count > 0 and self._far_off(self.count, None, False)
+    def push(self, day: int | None, item: T, count: int = 1) -> list[tuple[T, bool]]:
+        recent, waiting = self.recent, self.waiting
+        recent.append((day, count))
+        if len(recent) > 3:
+            del recent[0]
+        waiting.append(item)
+        self.pushed += 1
+        if self.pushed == 1:
+            return []
+        if self.pushed == 2:
+            (first, first_count), (second, second_count) = recent
+            if first_count > 1 or self._near(first, second):
+                return [(waiting.pop(0), False)]
+            # Far from the only neighbour: far off if that one is near its own other neighbour.
+            return [(waiting.pop(0), True)] if second_count > 1 else []
+        (before, _), (middle, middle_count), (after, _) = recent
+        verdicts = []
+        if len(waiting) == 3:  # the first run, far from a second run of one record: decided by the third
+            verdicts.append((waiting.pop(0), self._near(middle, after)))
+        far = middle_count == 1 and not self._near(middle, before) and not self._near(middle, after)
+        verdicts.append((waiting.pop(0), far))
+        return verdicts
 
-    def _far_off(self, number: int, after: int | None, has_after: bool) -> bool:
-        """Is the ``number``-th record (the latest complete one) far off, ``after`` being the next record's day?"""
-        day = self.current
-        if day is None or self.gap is None:
-            return False
-        before = (day if self.before is None else self.before) if number > 1 else None
-        if has_after:
-            return far_off(day, before, day if after is None else after, self.gap)
-        return far_off(day, before, None, self.gap)
-
-
-def _ordinal(text: str) -> int | None:
-    try:
-        return date.fromisoformat(text).toordinal()
-    except ValueError:
-        return None
+    def end(self) -> list[tuple[T, bool]]:
+        """The verdicts of the runs still waiting, at the end of the file."""
+        recent, waiting = self.recent, self.waiting
+        if len(waiting) != 1 or self.pushed == 1:
+            verdicts = [(item, False) for item in waiting]  # one run, or two runs of one record far apart
+        else:
+            last, last_count = recent[-1]
+            before, before_count = recent[-2]
+            anchored = before_count > 1 or (len(recent) == 3 and self._near(before, recent[0][0]))
+            verdicts = [(waiting[0], last_count == 1 and not self._near(last, before) and anchored)]
+        waiting.clear()
+        return verdicts
 
 
 _EVENT_FIELDS = tuple(Event.model_fields)
@@ -281,8 +285,10 @@ def iter_event_log(
     is a path; to parse a text held in memory pass ``text.splitlines()``.  With ``event_ids``, only events of
     those types are parsed and yielded; the others are counted in ``stats.filtered`` (a line of another
     type is recognised by its head, so a malformed tail on it goes unnoticed).  With ``stray_days``, an event
-    dated more than that many days from the records on either side of it is malformed (see the module's
-    docstring).
+    dated more than that many days from the records around it is malformed (see :class:`FarOff`; the records
+    of types left out are neighbours too), and events come a day at a time, once the days that decide it are
+    read.  Reading a file may raise ``OSError``, ``EOFError`` or ``zlib.error`` (a corrupt or truncated gzip
+    file); nothing else is raised.
     """
     counters = stats if stats is not None else EventLogStats()
     match_line = _LINE_RE.match
@@ -291,21 +297,20 @@ def iter_event_log(
     wanted = None if event_ids is None else frozenset(str(e) for e in event_ids)
     timestamps = _Timestamps(tz)
     for name, lines in _sources(source):
+        runs = _Runs(name, stray_days, counters)
         pending: re.Match[str] | None = None
         pending_no = 0
         extra: list[str] = []
         skipping = False
         """The last event was filtered out: lines continuing it are skipped with it."""
-        neighbours = _Neighbours(stray_days)
         for line_no, raw in enumerate(lines, start=1):
             line = raw.rstrip("\r\n")
             if wanted is not None and (found := head(line)) is not None and found.group(1) not in wanted:
-                stray = neighbours.arrive(line)
-                if pending is not None:
-                    event = _finish(pending, pending_no, extra, timestamps, name, counters,
-                                    stray_days if stray else None)
-                    if event is not None:
-                        yield event
+                if pending is not None and runs.add(pending.string, _finish(pending, pending_no, extra, timestamps,
+                                                                            name, counters)):
+                    yield from runs.ready()
+                if runs.add(line, None):
+                    yield from runs.ready()
                 pending, extra, skipping = None, [], True
                 counters.filtered += 1
                 continue
@@ -321,18 +326,85 @@ def iter_event_log(
                     counters.record_malformed(_malformed(name, line_no, line, pending is not None or skipping,
                                                          starts_with_ts(line) is not None))
                 continue
-            stray = neighbours.arrive(line)
-            if pending is not None:
-                event = _finish(pending, pending_no, extra, timestamps, name, counters,
-                                stray_days if stray else None)
-                if event is not None:
-                    yield event
+            if pending is not None and runs.add(pending.string, _finish(pending, pending_no, extra, timestamps,
+                                                                        name, counters)):
+                yield from runs.ready()
             pending, pending_no, extra, skipping = match, line_no, [], False
         if pending is not None:
-            event = _finish(pending, pending_no, extra, timestamps, name, counters,
-                            stray_days if neighbours.end() else None)
-            if event is not None:
-                yield event
+            runs.add(pending.string, _finish(pending, pending_no, extra, timestamps, name, counters))
+        yield from runs.end()
+
+
+_Record = tuple[Event, int, str]
+"""An event, its line number and its line."""
+
+
+class _Runs:
+    """The records of one file as they complete, passed on as events once they are known not to be far off.
+
+    With ``stray_days`` the records are grouped in runs of one date, and :class:`FarOff` judges each run as a
+    whole; without, every event is ready as soon as it is complete.
+    """
+
+    __slots__ = ("counters", "far_off", "name", "records", "run", "stray_days", "text", "verdicts")
+
+    def __init__(self, name: str, stray_days: int | None, counters: EventLogStats) -> None:
+        self.name, self.stray_days, self.counters = name, stray_days, counters
+        self.far_off = FarOff[list[_Record]](stray_days) if stray_days is not None else None
+        self.text = ""
+        """The date of the current run (the first ten characters of a record's line)."""
+        self.run: list[_Record] = []
+        """The events of the current run; ``records`` counts its records (events left out or malformed too)."""
+        self.records = 0
+        self.verdicts: list[tuple[list[_Record], bool]] = []
+
+    def add(self, line: str, record: _Record | None) -> bool:
+        """A record (None: one that yields no event) whose line is ``line`` is complete; True when events or far-off
+        verdicts are ready (``ready``)."""
+        if self.far_off is None:
+            if record is not None:
+                self.verdicts.append(([record], False))
+            return record is not None
+        if line.startswith(self.text) and self.records:  # the common case: one more record of the same date
+            self.records += 1
+            if record is not None:
+                self.run.append(record)
+            return False
+        ready = self._close()
+        self.text, self.run, self.records = line[:10], [] if record is None else [record], 1
+        return ready
+
+    def _close(self) -> bool:
+        if self.far_off is not None and self.records:
+            self.verdicts += self.far_off.push(_ordinal(self.text), self.run, self.records)
+            self.records = 0
+        return bool(self.verdicts)
+
+    def ready(self) -> Iterator[Event]:
+        verdicts, self.verdicts = self.verdicts, []
+        for records, far in verdicts:
+            for event, line_no, line in records:
+                if far:
+                    self.counters.record_malformed(MalformedLine(
+                        self.name, line_no, f"timestamp far from its neighbours (more than {self.stray_days} days "
+                        "from the records on either side)", line, FAR_OFF))
+                else:
+                    self.counters.parsed += 1
+                    yield event
+
+    def end(self) -> Iterator[Event]:
+        """The events still held, at the end of the file."""
+        self._close()
+        if self.far_off is not None:
+            self.verdicts += self.far_off.end()
+        return self.ready()
+
+
+def _ordinal(text: str) -> int | None:
+    try:
+        return date.fromisoformat(text).toordinal()
+    except ValueError:
+        return None
 
 
 def _malformed(name: str, line_no: int, line: str, after_event: bool, with_timestamp: bool) -> MalformedLine:
@@ -355,19 +427,10 @@ def _finish(
     tz: _Timestamps,
     name: str,
     counters: EventLogStats,
-    far_off_by: int | None,
-) -> Event | None:
-    """The event of ``match``, or None when malformed; ``far_off_by`` is the ``stray_days`` by which the event is
-    far from its neighbours (None when it is not)."""
+) -> _Record | None:
     try:
         event = _build(match, tz, extra)
     except (ValueError, OverflowError) as exc:  # month 13, say (the regex checks the form, not the calendar)
         counters.record_malformed(MalformedLine(name, line_no, f"bad timestamp: {exc}", match.string, BAD_TIMESTAMP))
         return None
-    if far_off_by:
-        counters.record_malformed(MalformedLine(name, line_no, f"timestamp far from its neighbours (more than "
-                                                f"{far_off_by} days from the records on either side)",
-                                                match.string, FAR_OFF))
-        return None
-    counters.parsed += 1
-    return event
+    return event, line_no, match.string

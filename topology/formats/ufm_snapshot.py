@@ -50,6 +50,7 @@ from topology.ports import (
     Kind,
     PortLabelError,
     bounded_number,
+    checked_switch_port,
     director_asic,
     excerpt,
     host_of,
@@ -393,9 +394,13 @@ class _Builder:
             raise doc.error(index, f"{side}_port_node_description", str(exc)) from None
         if parsed is not None and parsed[1] is not None:
             return parsed[0].port_label(parsed[1])
-        for text in (dname, port, suffix.rpartition(":")[2]):
-            if text and (label := switch_port(text)) is not None:
-                return label
+        for field, text in ((f"{side}_port_dname", dname), (f"{side}_port", port),
+                            (f"{side}_port_node_description", suffix.rpartition(":")[2])):
+            try:
+                if text and (label := checked_switch_port(text)) is not None:
+                    return label
+            except PortLabelError as exc:
+                raise doc.error(index, field, str(exc)) from None
         raise doc.error(index, f"{side}_port", f"cannot read a switch port label from {side}_port {excerpt(port)}"
                         + (f", {side}_port_dname {excerpt(dname)}" if dname else ""))
 
@@ -510,13 +515,14 @@ class _Builder:
 
 def _switch_description(description: str) -> tuple[str | None, bool]:
     """``SSPINE1-13:2`` -> (``SSPINE1-13``, False); ``X:L16/U2/20`` -> (``X``, True); an adapter's
-    description (``luna-0001 mlx5_10``, no ``:<port>`` or a ``<host> <adapter>`` name) -> (None, False)."""
+    description (``luna-0001 mlx5_10``, no ``:<port>`` or a ``<host> <adapter>`` name) -> (None, False).
+    Raises ``PortLabelError`` for a port number out of range."""
     body = description.strip().removeprefix("MF0;")
     name, sep, rest = body.partition(":")
     if not sep or not name.strip() or not rest or is_adapter_name(" ".join(name.split())):
         return None, False
     if director_asic(rest.replace(":", "/")) is not None:
         return " ".join(name.split()), True
-    if switch_port(rest.rpartition(":")[2]) is not None:
+    if checked_switch_port(rest.rpartition(":")[2]) is not None:
         return " ".join(name.split()), False
     return None, False
