@@ -112,7 +112,8 @@ def test_rates_out_of_range() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=60) | st.from_regex(r"(?i)(port |blade )?\d{0,9}([/_]\d{0,9}){0,3}", fullmatch=True))
+@given(st.text(max_size=60) | st.from_regex(r"(?i)(port |blade )?\d{0,9}([/_]\d{0,9}){0,3}", fullmatch=True)
+       | st.sampled_from([f"Port {HUGE}", f"1/{HUGE}/1", "²/1/1", f"Blade 1_Port {HUGE}/1", f"L1/U{HUGE}", "4²x"]))
 def test_label_readers_return_or_raise_port_label_errors_only(text: str) -> None:
     label = switch_port(text)
     assert label is None or switch_port(label) == label, "a canonical label reads as itself"

@@ -392,13 +392,15 @@ def test_numbers_out_of_range_name_the_field(tmp_path: Path, value: Any, column:
 
 # --- fuzzing: whatever the documents hold, a fabric or an InputError naming one of them -----------------------
 
+ODD_VALUES = st.sampled_from([HUGE, f"Port {HUGE}", "-4x", "16x", "N/A", f"dir-1:L{HUGE}/U1/2", f"{LEAF}_{HUGE}",
+                              LEAF, "²", f"HCA-1/{HUGE}", f"leaf-1:{HUGE}"])
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
-    | st.sampled_from([HUGE, f"Port {HUGE}", "-4x", "16x", "N/A", f"dir-1:L{HUGE}/U1/2", f"{LEAF}_{HUGE}", LEAF]),
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20) | ODD_VALUES,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=6,
 )
 FIELDS = sorted({key for entries in (SYSTEMS, LINKS, PORTS) for entry in entries for key in entry})
+PORT_FIELDS = sorted(key for key in FIELDS if "port" in key or key in ("dname", "width"))
 
 
 @st.composite
@@ -413,7 +415,7 @@ def mutated_documents(draw: st.DrawFn) -> dict[str, Any]:
         action = draw(st.sampled_from(["set", "set", "delete", "replace", "drop"]))
         entry = entries[at]
         if action == "set" and isinstance(entry, dict):
-            entry[draw(st.sampled_from(FIELDS))] = draw(JSON_VALUES)
+            entry[draw(st.sampled_from(PORT_FIELDS) | st.sampled_from(FIELDS))] = draw(ODD_VALUES | JSON_VALUES)
         elif action == "delete" and isinstance(entry, dict) and entry:
             del entry[draw(st.sampled_from(sorted(entry)))]
         elif action == "replace":
@@ -438,7 +440,9 @@ def test_any_documents_are_a_fabric_or_an_input_error_naming_one(documents: dict
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(["systems", "links", "ports"]), st.binary(max_size=200))
+@given(st.sampled_from(["systems", "links", "ports"]),
+       st.sampled_from([b"[" * 100_000, b"[" + HUGE.encode() + b"]", b'{"data": ' + b"{" * 50_000])
+       | st.binary(max_size=200))
 def test_any_bytes_in_a_document_are_an_input_error_naming_it(tmp_path_factory: pytest.TempPathFactory,
                                                              document: str, data: bytes) -> None:
     directory = tmp_path_factory.getbasetemp() / "fuzz-snapshot"
