@@ -200,7 +200,8 @@ def _wake(pipeline: Pipeline, policy: PolicyConfig, now: datetime) -> datetime |
     return min(times, default=None)
 
 
-def check_interval(interval: timedelta, source: str) -> None:
+def _check_interval(interval: timedelta, source: str) -> None:
+    """Refuse a cycle shorter than ``MIN_INTERVAL``, naming where it was given (``source``)."""
     if interval < MIN_INTERVAL:
         raise InputError(f"must be at least {MIN_INTERVAL.total_seconds():g}s (got {interval.total_seconds():g}s)",
                          source=source)
@@ -211,7 +212,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
            interval: timedelta = timedelta(seconds=60), every_boundary: bool = False) -> ReplayReport:
     """Run ``loaded`` through a dry :class:`Pipeline` on a virtual clock; ``every_boundary`` disables the
     skipping of idle boundaries (same output, slower: for tests)."""
-    check_interval(interval, "--interval")
+    _check_interval(interval, "--interval")
     policy = replace(policy or PolicyConfig(), dry_run=True)
     rules = rules or RuleSettings()
     view = replay_model.view
@@ -251,7 +252,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
                     at = target
     except OverflowError:  # datetime arithmetic near year 1 or 9999 (events of a single far-off date, say)
         raise InputError(f"the events run from {iso(events[0].timestamp)} to {iso(events[-1].timestamp)}: the "
-                         f"virtual clock cannot step through them (dates out of range)", source=loaded.source) from None
+                         "virtual clock cannot step through them (dates out of range)", source=loaded.source) from None
     skipped = loaded.skipped + mapper.skipped
     summary = {
         "events": loaded.records,
@@ -341,7 +342,7 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
             raise InputError(str(exc), source="--interval") from None
         except OverflowError:  # timedelta's: more than 999,999,999 days
             raise InputError(f"not a duration: {interval!r} (too long)", source="--interval") from None
-    check_interval(step, "--interval" if interval is not None else f"{config or 'the configuration'}: daemon.interval")
+    _check_interval(step, "--interval" if interval is not None else f"{config or 'the configuration'}: daemon.interval")
     replay_model = load_model(as_built, plan)
     loaded = load_events(events, used=frozenset(DEFAULT_EVENT_KINDS))
     return replay(replay_model, loaded, policy=settings.policy_config(), rules=settings.rule_settings(),

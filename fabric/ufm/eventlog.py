@@ -19,12 +19,13 @@ only needs some event types passes ``event_ids``: lines of other types are then 
 their head alone and never fully parsed.  Timestamps in the file carry no zone; they are read in ``tz``
 (default UTC — the zone UFM writes them in is UNCONFIRMED and is likely the UFM server's local time).
 
-A line without a timestamp continues the previous event's description only when it is what a wrapped
-description looks like: indented text. UFM writes one event per line; its own parsers (the fluentd
-``multiline`` source of the events dashboard plugin, the log analyzer) read a line starting with a timestamp
-as the start of an entry, and no UFM sample shows anything else between entries. So a line at column 0
-without a timestamp, or one that is not text (binary, or UTF-16 and other encodings, read as UTF-8 with
-replacement characters), is malformed, not glued silently onto the event before it.
+A line without a timestamp continues the previous event's description only when it looks like a wrapped
+description: indented text. UFM's own tools disagree on other lines (the events dashboard plugin's fluentd
+``multiline`` source appends any line not starting with a timestamp to the entry before it; the log
+analyzer reads line by line and drops a line its regex does not match), and no sample of a multi-line UFM
+entry is at hand; appending everything is what let a block of garbage or UTF-16 vanish into one description,
+uncounted. So a line at column 0 without a timestamp, or one that is not text (binary, or UTF-16 and other
+encodings read as UTF-8, with replacement characters and NULs), is malformed and counted.
 
 With ``stray_days``, a record (an event of any type) dated more than that many days from the records next to
 it in the file (:class:`FarOff` says exactly when) is malformed too: a clock set wrong on one line, a year
