@@ -22,7 +22,7 @@ their head alone and never fully parsed.  Timestamps in the file carry no zone; 
 A line without a timestamp continues the previous event's description only when it looks like a wrapped
 description: indented text. UFM's own tools disagree on other lines (the events dashboard plugin's fluentd
 ``multiline`` source appends any line not starting with a timestamp to the entry before it; the log
-analyzer reads line by line and drops a line its regex does not match), and no sample of a multi-line UFM
+analyzer reads line by line and counts a line its regexes do not match as failed), and no sample of a multi-line UFM
 entry is at hand; appending everything is what let a block of garbage or UTF-16 vanish into one description,
 uncounted. So a line at column 0 without a timestamp, or one that is not text (binary, or UTF-16 and other
 encodings read as UTF-8, with replacement characters and NULs), is malformed and counted.
