@@ -4,6 +4,8 @@ Switch ports: ``Port 21`` / ``21`` -> ``21``; ``Port 1/3/1`` / ``1/3/1`` (NDR ca
 director-switch blades ``Blade 16_Port 2/20`` -> ``Blade 16_Port 2/20`` (whitespace, case and leading zeros
 normalised). Host ends are adapters, named by their node description (``<host> mlx5_<k>`` or
 ``<host> <ifname>``), each with port ``1`` unless a port number is given.
+
+Every number in a label is at most ``MAX_PORT_NUMBER``: a label with a larger one is not a port label.
 """
 
 from __future__ import annotations
@@ -28,19 +30,57 @@ _ADAPTER_PORT = re.compile(
 _HCA_PORT = re.compile(r"^(?:port\s*)?(?:hca-\d+/)?(\d+)$", re.IGNORECASE)
 
 ADAPTER_PORT = "1"
+MAX_PORT_NUMBER = 1024
+"""The largest number a port label may carry (port, cage, blade or ASIC). The largest InfiniBand directors have
+800 external ports and an ASIC far fewer; a larger number is a typo or garbage, refused before ``int()`` sees
+it (``int()`` of a string of over 4,300 digits raises an error that names no file)."""
+_MAX_DIGITS = len(str(MAX_PORT_NUMBER))
+
+
+class PortLabelError(ValueError):
+    pass
+
+
+def excerpt(text: str, limit: int = 40) -> str:
+    """``repr(text)``, cut to ``limit`` characters with its length said: a value quoted in a one-line error."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def bounded_number(digits: str) -> int | None:
+    """The number the decimal ``digits`` spell; None when it is above ``MAX_PORT_NUMBER``."""
+    significant = digits.lstrip("0")
+    if len(significant) > _MAX_DIGITS:
+        return None
+    value = int(significant or "0")
+    return value if value <= MAX_PORT_NUMBER else None
+
+
+def _number(digits: str) -> int:
+    value = bounded_number(digits)
+    if value is None:
+        raise PortLabelError(f"port number {excerpt(digits)} is out of range (at most {MAX_PORT_NUMBER})")
+    return value
 
 
 def switch_port(text: str) -> str | None:
-    """Canonical label of a switch port, or None when ``text`` is not one."""
+    """Canonical label of a switch port, or None when ``text`` is not one (a number out of range included)."""
+    try:
+        return checked_switch_port(text)
+    except PortLabelError:
+        return None
+
+
+def checked_switch_port(text: str) -> str | None:
+    """``switch_port``, but a label of a switch port's form with a number out of range raises ``PortLabelError``."""
     label = text.strip()
     if m := _NUMERIC.match(label):
-        return str(int(m.group(1)))
+        return str(_number(m.group(1)))
     if m := _BLADE.match(label):
-        return f"Blade {int(m.group(1))}_Port {int(m.group(2))}/{int(m.group(3))}"
+        return blade_port(_number(m.group(1)), _number(m.group(2)), _number(m.group(3)))
     if m := _SLASHED.match(label):
         head = m.group(1)
-        head = str(int(head)) if head.isdigit() else head.lower()
-        return f"{head}/{int(m.group(2))}/{int(m.group(3))}"
+        head = str(_number(head)) if head.isdecimal() else head.lower()
+        return f"{head}/{_number(m.group(2))}/{_number(m.group(3))}"
     return None
 
 
@@ -67,14 +107,11 @@ class ParsedEnd:
     host: str | None = None
 
 
-class PortLabelError(ValueError):
-    pass
-
-
 def parse_end(device: str, port: str) -> ParsedEnd:
     """Resolve a plan row's (device, port) pair to a device, its kind and a canonical port.
 
-    Raises ``PortLabelError`` for a label no pattern accepts; the caller adds file, line and column.
+    Raises ``PortLabelError`` for a label no pattern accepts, or with a number above ``MAX_PORT_NUMBER``; the
+    caller adds file, line and column.
     """
     device = " ".join(device.split())
     port = " ".join(port.split())
@@ -82,9 +119,9 @@ def parse_end(device: str, port: str) -> ParsedEnd:
         raise PortLabelError("empty device name")
     if is_adapter_name(device):
         if m := _HCA_PORT.match(port):
-            return ParsedEnd(device, Kind.ADAPTER, str(int(m.group(1))), host_of(device))
-        raise PortLabelError(f"unknown port label {port!r} on adapter {device!r}")
-    if (label := switch_port(port)) is not None:
+            return ParsedEnd(device, Kind.ADAPTER, str(_number(m.group(1))), host_of(device))
+        raise PortLabelError(f"unknown port label {excerpt(port)} on adapter {excerpt(device)}")
+    if (label := checked_switch_port(port)) is not None:
         return ParsedEnd(device, Kind.SWITCH, label)
     lowered = port.casefold()
     prefix = device.casefold() + " "
@@ -93,7 +130,7 @@ def parse_end(device: str, port: str) -> ParsedEnd:
     if _ADAPTER_PORT.match(port):
         return ParsedEnd(f"{device} {port}", Kind.ADAPTER, ADAPTER_PORT, device)
     raise PortLabelError(
-        f"unknown port label {port!r} on {device!r} (expected 'Port N', 'N', '1/N/M', "
+        f"unknown port label {excerpt(port)} on {excerpt(device)} (expected 'Port N', 'N', '1/N/M', "
         "'Blade B_Port U/P', or a host adapter such as 'mlx5_0' or '<host> ibp11s0f0')"
     )
 
@@ -128,10 +165,11 @@ def blade_port(blade: int, unit: int, port: int) -> str:
 def director_asic(text: str) -> tuple[DirectorAsic, int | None] | None:
     """Parse ``MCS8500/L16/U2``, ``L16/U2`` or ``L16/U2/20`` (with the ASIC port) into the ASIC and port.
 
-    Returns None when ``text`` does not name a director ASIC.
+    Returns None when ``text`` does not name a director ASIC; raises ``PortLabelError`` when it names one with a
+    number above ``MAX_PORT_NUMBER``.
     """
     m = _DIRECTOR_ASIC.search(text.strip())
     if not m:
         return None
-    asic = DirectorAsic(m.group(1).upper() == "S", int(m.group(2)), int(m.group(3)))
-    return asic, int(m.group(4)) if m.group(4) is not None else None
+    asic = DirectorAsic(m.group(1).upper() == "S", _number(m.group(2)), _number(m.group(3)))
+    return asic, _number(m.group(4)) if m.group(4) is not None else None

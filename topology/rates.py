@@ -2,6 +2,7 @@
 
 A link's rate is lanes x per-lane rate. Plans give either a width, a speed name (``NDR``), or a total in
 Mb/s or Gb/s (``200000``, ``400G``); the as-built side gives a width (``4x``, ``IB_4x``) and a speed name.
+A width above ``MAX_LANES`` or a total above ``MAX_LINK_GBPS`` (or of zero) is not a rate: it reads as None.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ LANE_GBPS: dict[str, float] = {
     "XDR": 200.0,
 }
 DEFAULT_LANES = 4
+MAX_LANES = 12
+"""The widest InfiniBand link (1x, 2x, 4x, 8x or 12x)."""
+MAX_LINK_GBPS = MAX_LANES * max(LANE_GBPS.values())
+NOT_GIVEN = frozenset({"", "n/a", "na", "none", "unknown"})
+"""What sources write for a width or speed they do not know (case-folded)."""
 
 _WIDTH = re.compile(r"^(?:ib_)?(\d+)x$", re.IGNORECASE)
 _TOTAL = re.compile(r"^(\d+(?:\.\d+)?)\s*(g|gb|gbps|gb/s|m|mb|mbps|mb/s)?$", re.IGNORECASE)
@@ -34,12 +40,18 @@ def parse_width(text: str | int | None) -> int | None:
     if text is None:
         return None
     if isinstance(text, int):
-        return text if text > 0 else None
+        return text if 0 < text <= MAX_LANES else None
     value = text.strip()
-    if value.isdigit():
-        return int(value) or None
+    if value.isdecimal():
+        return _lanes(value)
     m = _WIDTH.match(value)
-    return int(m.group(1)) if m else None
+    return _lanes(m.group(1)) if m else None
+
+
+def _lanes(digits: str) -> int | None:
+    significant = digits.lstrip("0")
+    lanes = int(significant) if 0 < len(significant) <= 2 else 0
+    return lanes if 0 < lanes <= MAX_LANES else None
 
 
 def lane_gbps(speed: str | None) -> float | None:
@@ -57,22 +69,21 @@ def parse_total_gbps(text: str | None, lanes: int | None = None) -> float | None
     for word in value.replace("_", " ").split():
         if (rate := lane_gbps(word)) is not None:
             return rate * (lanes or DEFAULT_LANES)
-    first = value.split()[0]
-    m = _TOTAL.match(first)
+    m = _TOTAL.match(value.split(maxsplit=1)[0]) if value else None
     if not m:
         return None
     number = float(m.group(1))
     unit = (m.group(2) or "").lower()
     if unit.startswith("m") or (not unit and number >= 10_000):
-        return number / 1000.0
-    return number
+        number /= 1000.0
+    return number if 0 < number <= MAX_LINK_GBPS else None
 
 
 def parse_width_speed(text: str) -> tuple[int | None, float | None]:
-    """ibnetdiscover's ``4xHDR`` -> (4, 200.0)."""
+    """ibnetdiscover's ``4xHDR`` -> (4, 200.0); (None, None) when it is not a width (``99xHDR`` included)."""
     m = _WIDTH_SPEED.match(text.strip())
-    if not m:
+    lanes = _lanes(m.group(1)) if m else None
+    if m is None or lanes is None:
         return None, None
-    lanes = int(m.group(1))
     rate = lane_gbps(m.group(2))
     return lanes, rate * lanes if rate is not None else None

@@ -26,7 +26,8 @@ def replay(
         "--config", "-c", help="Service configuration (TOML) whose rules, guard and policy to replay; "
                                "FABRIC_* variables apply. Always a dry run.")] = None,
     interval: Annotated[str | None, typer.Option(
-        help="Virtual cycle length, e.g. 60s (default: the configuration's daemon.interval, 60s).")] = None,
+        help="Virtual cycle length, at least 1s, e.g. 60s (default: the configuration's daemon.interval, "
+             "60s).")] = None,
     output_format: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Replay a recorded UFM event log through the policy, dry: every decision it would have taken, and why.

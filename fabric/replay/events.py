@@ -8,7 +8,9 @@
 The format is sniffed from the first bytes. A file that cannot be read, or in which not one event can be
 found, is an :class:`~topology.errors.InputError` naming the file (and the line, where there is one). Inside a
 usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first examples are kept,
-each naming the file and the line (or the list index). Event types no rule uses are left out (in an
+each naming the file and the line (or the list index). An event dated more than ``STRAY_DAYS`` from the events
+on either side of it in the file is such a bad entry (``timestamp far from its neighbours``): one line with a
+clock set wrong must not stretch the replay over years. Event types no rule uses are left out (in an
 ``event.log`` by the line's head, before the line is fully parsed; in JSON after the event is validated, since
 the two payload shapes name the type differently) and counted as ``event type not used``, as the signal mapper
 would count them.
@@ -16,10 +18,11 @@ would count them.
 
 from __future__ import annotations
 
-import gzip
 import json
+import sys
+import zlib
 from collections import Counter
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -28,12 +31,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from fabric.remediation.signals import EventLike
+from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, FarOff
 from fabric.ufm.models import Event
 from topology.errors import InputError
 
 NOT_USED = "event type not used"
 """The signal mapper's own name for an event of a type no rule uses (see ``fabric.remediation.signals``)."""
 KEEP_EXAMPLES = 20
+STRAY_DAYS = 30
+"""An event further than this from both events next to it in the file is malformed (a wrong clock)."""
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 4096
 
@@ -63,10 +69,10 @@ def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents
     if not head:
         raise InputError("the event file is empty", source=str(path))
     if head[:2] == _GZIP_MAGIC:
-        loaded = _event_log(path, used)
+        loaded = _event_log(path, used, gzipped=True)
     else:
         first = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1]
-        loaded = _json(path, used) if first in ("[", "{") else _event_log(path, used)
+        loaded = _json(path, used) if first in ("[", "{") else _event_log(path, used, gzipped=False)
     unreadable = loaded.records - len(loaded.events) - loaded.skipped[NOT_USED]
     if loaded.records and unreadable == loaded.records:
         example = loaded.examples[0] if loaded.examples else str(path)
@@ -94,25 +100,23 @@ def _head(path: Path) -> bytes:
 # --- event.log ---------------------------------------------------------------------------------------------
 
 
-def _event_log(path: Path, used: Collection[int] | None) -> LoadedEvents:
+def _event_log(path: Path, used: Collection[int] | None, *, gzipped: bool) -> LoadedEvents:
     from fabric.ufm.eventlog import EventLogStats, iter_event_log
 
     stats = EventLogStats(keep=KEEP_EXAMPLES)
     loaded = LoadedEvents(str(path), "event.log", [])
     try:
-        loaded.events = list(iter_event_log(path, stats=stats, event_ids=used))
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", source=str(path)) from None
+        loaded.events = list(iter_event_log(path, stats=stats, event_ids=used, stray_days=STRAY_DAYS))
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a corrupt stream, zlib.error
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"cannot read{' (a corrupt or truncated .gz file)' if gzipped else ''}: {reason}",
+                         source=str(path)) from None
     if stats.filtered:
         loaded.skipped[NOT_USED] += stats.filtered
+    # The first example of each kind is kept, so the examples can outnumber KEEP_EXAMPLES by a few.
     for bad in sorted(stats.malformed, key=attrgetter("line_no")):
         loaded.examples.append(f"{bad.source}:{bad.line_no}: {bad.reason}: {bad.text[:160]!r}")
-    bad_timestamps = sum(1 for bad in stats.malformed if bad.reason.startswith("bad timestamp"))
-    if stats.malformed_count:
-        # Only the kept examples say which were bad timestamps; beyond them every line is "malformed".
-        loaded.skipped["malformed line"] += stats.malformed_count - bad_timestamps
-        if bad_timestamps:
-            loaded.skipped["bad timestamp"] += bad_timestamps
+    loaded.skipped.update(stats.kinds)
     loaded.records = len(loaded.events) + stats.filtered + stats.malformed_count
     return loaded
 
@@ -134,6 +138,10 @@ def _json(path: Path, used: Collection[int] | None) -> LoadedEvents:
             return _json_lines(path, text, used)
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path),
                          line=exc.lineno) from None
+    except (RecursionError, ValueError) as exc:
+        if _first_line_is_an_object(text):
+            return _json_lines(path, text, used)
+        raise InputError(f"invalid JSON: {_unreadable(exc)}", source=str(path)) from None
     if isinstance(document, Mapping) and "data" not in document and _looks_like_event(document):
         return _json_lines(path, text, used)  # a JSON lines file of one event
     from fabric.ufm.models import ShapeError, unwrap_list
@@ -145,16 +153,27 @@ def _json(path: Path, used: Collection[int] | None) -> LoadedEvents:
     wrapped = isinstance(document, Mapping)
     loaded = LoadedEvents(str(path), "json-data" if wrapped else "json", [])
     prefix = "data" if wrapped else ""
+    found: list[tuple[str, Event]] = []
     for index, item in enumerate(items):
-        _one(loaded, item, used, f"{path}: {prefix}[{index}]")
+        where = f"{path}: {prefix}[{index}]"
+        if (event := _validated(loaded, item, where)) is not None:
+            found.append((where, event))
+    _keep(loaded, found, used)
     return loaded
+
+
+def _unreadable(exc: RecursionError | ValueError) -> str:
+    """Why ``json.loads`` failed otherwise than with a ``JSONDecodeError``."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return f"a number of more than {sys.get_int_max_str_digits()} digits"
 
 
 def _first_line_is_an_object(text: str) -> bool:
     line = text.lstrip().split("\n", 1)[0].strip()
     try:
         return isinstance(json.loads(line), dict)
-    except json.JSONDecodeError:
+    except (RecursionError, ValueError):  # JSONDecodeError, a nesting or a number too deep or long to read
         return False
 
 
@@ -164,14 +183,22 @@ def _looks_like_event(document: Mapping[str, Any]) -> bool:
 
 def _json_lines(path: Path, text: str, used: Collection[int] | None) -> LoadedEvents:
     loaded = LoadedEvents(str(path), "jsonl", [])
+    found: list[tuple[str, Event]] = []
     for line_no, line in _numbered(text):
+        where = f"{path}:{line_no}"
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             loaded.records += 1
-            loaded.skip("invalid JSON", f"{path}:{line_no}", f"{exc.msg} (column {exc.colno})")
+            loaded.skip("invalid JSON", where, f"{exc.msg} (column {exc.colno})")
             continue
-        _one(loaded, item, used, f"{path}:{line_no}")
+        except (RecursionError, ValueError) as exc:
+            loaded.records += 1
+            loaded.skip("invalid JSON", where, _unreadable(exc))
+            continue
+        if (event := _validated(loaded, item, where)) is not None:
+            found.append((where, event))
+    _keep(loaded, found, used)
     return loaded
 
 
@@ -181,19 +208,38 @@ def _numbered(text: str) -> Iterator[tuple[int, str]]:
             yield line_no, line
 
 
-def _one(loaded: LoadedEvents, item: object, used: Collection[int] | None, where: str) -> None:
+def _validated(loaded: LoadedEvents, item: object, where: str) -> Event | None:
+    """``item`` as an event, or None (counted and kept as an example) when it is not one."""
     loaded.records += 1
     if not isinstance(item, Mapping):
         loaded.skip("not an event object", where, f"a JSON {type(item).__name__}")
-        return
+        return None
     try:
-        event = Event.model_validate(item)
+        return Event.model_validate(item)
     except ValidationError as exc:
         first = exc.errors()[0]
         field_path = ".".join(str(part) for part in first["loc"]) or "event"
         loaded.skip("invalid event", where, f"{field_path}: {first['msg']}")
-        return
-    if used is not None and event.event_id not in used:
-        loaded.skipped[NOT_USED] += 1
-        return
-    loaded.events.append(event)
+    except (OverflowError, OSError) as exc:  # datetime's, for a timestamp beyond year 1..9999 or time_t
+        loaded.skip(BAD_TIMESTAMP, where, f"timestamp out of range: {exc}")
+    return None
+
+
+def _keep(loaded: LoadedEvents, found: list[tuple[str, Event]], used: Collection[int] | None) -> None:
+    """Keep the events of a used type that are not dated far from their neighbours (all events, in file order)."""
+    verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
+    for where, event in found:
+        _verdicts(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used)
+    _verdicts(loaded, verdicts.end(), used)
+
+
+def _verdicts(loaded: LoadedEvents, verdicts: Sequence[tuple[tuple[str, Event], bool]],
+              used: Collection[int] | None) -> None:
+    for (where, event), far in verdicts:
+        if used is not None and event.event_id not in used:
+            loaded.skipped[NOT_USED] += 1
+        elif far:
+            loaded.skip(FAR_OFF, where, f"{event.timestamp.isoformat()}, more than {STRAY_DAYS} days from the "
+                                        "events on either side")
+        else:
+            loaded.events.append(event)

@@ -9,8 +9,12 @@ A virtual clock runs the engine's own :class:`~fabric.remediation.pipeline.Pipel
 epoch, UTC), each step taking the events stamped after the previous boundary and up to this one, as a daemon cycling at
 that interval would have seen them, and once more at the first boundary at or after the last event plus the
 detectors' ``settle`` time, so that windowed rules waiting for evidence to settle can fire. Boundaries with no
-events at which nothing can happen (nothing waits to settle, no deferred link, no breaker that resumes by
-itself) are skipped: ``decide`` would return no action and the same state there.
+events at which nothing can happen are skipped: ``decide`` would return no action and the same state there.
+When nothing waits at all (nothing to settle, no deferred link, no link on probation, no breaker that resumes
+by itself) they are not counted as steps; when something waits but no timer of it can fire before the next
+event (a probation's end, a breaker's quiet period, the guard's sliding hour), the clock jumps to the first
+boundary where one can, and the boundaries jumped over count as steps (a daemon would have cycled through them),
+so that an event years after the others costs nothing. The interval is at least ``MIN_INTERVAL``.
 
 Always dry: the policy runs with ``dry_run = true`` whatever the configuration says, and nothing is written
 anywhere (no database, no UFM, no tickets). The same input always gives the same output.
@@ -47,6 +51,8 @@ from topology.model import TIER_RANK, End, Fabric
 from topology.ports import display_port
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MIN_INTERVAL = timedelta(seconds=1)
+"""The shortest virtual cycle: a daemon does not cycle faster, and a shorter one only multiplies the steps."""
 _TIMESTAMP = attrgetter("timestamp")
 _WAITING = frozenset({Lifecycle.DEFERRED, Lifecycle.PROBATION})
 
@@ -174,13 +180,39 @@ def _idle(pipeline: Pipeline, policy: PolicyConfig) -> bool:
     return not any(record.lifecycle in _WAITING for record in state.components.values())
 
 
+def _wake(pipeline: Pipeline, policy: PolicyConfig, now: datetime) -> datetime | None:
+    """The earliest time from ``now`` on at which a step without events could act or change the state; None
+    when only events can. It mirrors the timers of ``decide``, the guard and the detectors."""
+    if pipeline.detectors.pending or pipeline.detectors.dirty:
+        return now  # evidence waits to settle: every boundary counts
+    state = pipeline.state
+    breaker = state.breaker
+    times: list[datetime] = []
+    if breaker.halted and policy.storm_quiet_period is not None:
+        last = max((t for t in (breaker.since, breaker.last_held) if t is not None), default=now)
+        times.append(last + policy.storm_quiet_period)
+    for component in state.revisit():
+        record = state.components[component]
+        if record.lifecycle is Lifecycle.PROBATION and record.probation_until is not None:
+            times.append(record.probation_until)
+        elif record.lifecycle is Lifecycle.DEFERRED and not breaker.halted and pipeline.guard.recent:
+            return now  # the guard's hourly rate frees up as its recent disables age: every boundary counts
+    return min(times, default=None)
+
+
+def _check_interval(interval: timedelta, source: str) -> None:
+    """Refuse a cycle shorter than ``MIN_INTERVAL``, naming where it was given (``source``)."""
+    if interval < MIN_INTERVAL:
+        raise InputError(f"must be at least {MIN_INTERVAL.total_seconds():g}s (got {interval.total_seconds():g}s)",
+                         source=source)
+
+
 def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyConfig | None = None,
            rules: RuleSettings | None = None, guard: GuardSettings | None = None,
            interval: timedelta = timedelta(seconds=60), every_boundary: bool = False) -> ReplayReport:
     """Run ``loaded`` through a dry :class:`Pipeline` on a virtual clock; ``every_boundary`` disables the
     skipping of idle boundaries (same output, slower: for tests)."""
-    if interval <= timedelta():
-        raise InputError("must be longer than zero", source="--interval")
+    _check_interval(interval, "--interval")
     policy = replace(policy or PolicyConfig(), dry_run=True)
     rules = rules or RuleSettings()
     view = replay_model.view
@@ -192,26 +224,34 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     decisions: list[dict[str, Any]] = []
     kinds: Counter[str] = Counter()
     findings = held = steps = 0
-    if events:
-        at = _boundary(events[0].timestamp, interval)
-        end = _boundary(events[-1].timestamp + rules.settle, interval)
-        start, count = 0, len(events)
-        while True:
-            stop = bisect_right(events, at, lo=start, key=_TIMESTAMP)
-            before = pipeline.state
-            step = pipeline.step(events[start:stop], at)
-            start, steps = stop, steps + 1
-            findings += len(step.findings)
-            held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
-            for action in step.decision.actions:
-                kinds[action.kind.value] += 1
-            decisions += _entries(step.decision.actions, step.findings, describe)
-            if start >= count and at >= end:
-                break
-            at += interval
-            if not every_boundary and _idle(pipeline, policy):
-                upcoming = events[start].timestamp if start < count else end
-                at = max(at, _boundary(upcoming, interval))
+    try:
+        if events:
+            at = _boundary(events[0].timestamp, interval)
+            end = _boundary(events[-1].timestamp + rules.settle, interval)
+            start, count = 0, len(events)
+            while True:
+                stop = bisect_right(events, at, lo=start, key=_TIMESTAMP)
+                before = pipeline.state
+                step = pipeline.step(events[start:stop], at)
+                start, steps = stop, steps + 1
+                findings += len(step.findings)
+                held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
+                for action in step.decision.actions:
+                    kinds[action.kind.value] += 1
+                decisions += _entries(step.decision.actions, step.findings, describe)
+                if start >= count and at >= end:
+                    break
+                at += interval
+                if not every_boundary:
+                    upcoming = _boundary(events[start].timestamp if start < count else end, interval)
+                    wake = _wake(pipeline, policy, at)
+                    target = max(at, upcoming if wake is None else min(upcoming, _boundary(wake, interval)))
+                    if not _idle(pipeline, policy):
+                        steps += (target - at) // interval  # cycles that change nothing: counted, not run
+                    at = target
+    except OverflowError:  # datetime arithmetic near year 1 or 9999 (events of a single far-off date, say)
+        raise InputError(f"the events run from {iso(events[0].timestamp)} to {iso(events[-1].timestamp)}: the "
+                         "virtual clock cannot step through them (dates out of range)", source=loaded.source) from None
     mapper = pipeline.mapper
     skipped = loaded.skipped + mapper.skipped
     summary = {
@@ -298,8 +338,9 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
     if interval is not None:
         try:
             step = parse_duration(interval)
-        except ValueError as exc:
+        except ValueError as exc:  # fabric.durations refuses the unparsable and the absurdly long alike
             raise InputError(str(exc), source="--interval") from None
+    _check_interval(step, "--interval" if interval is not None else f"{config or 'the configuration'}: daemon.interval")
     replay_model = load_model(as_built, plan)
     loaded = load_events(events, used=frozenset(DEFAULT_EVENT_KINDS))
     return replay(replay_model, loaded, policy=settings.policy_config(), rules=settings.rule_settings(),

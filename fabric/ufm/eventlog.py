@@ -14,12 +14,22 @@ for example::
 Built for replaying logs of a million lines: one compiled regex, no per-line pydantic validation (the
 regex has already checked every field's form, so events are built as ``model_construct`` would build them,
 without its per-field bookkeeping), consecutive lines with the same timestamp parse it once, and a
-malformed line is counted and reported with its file and line number, never raised.  A caller that only
-needs some event types passes ``event_ids``: lines of other types are then counted (``filtered``) from
-their head alone and never fully parsed.  A line that does
-not start with a timestamp continues the previous event's description (UFM writes some multi-line
-entries).  Timestamps in the file carry no zone; they are read in ``tz`` (default UTC — the zone UFM
-writes them in is UNCONFIRMED and is likely the UFM server's local time).
+malformed line is counted by kind and reported with its file and line number, never raised.  A caller that
+only needs some event types passes ``event_ids``: lines of other types are then counted (``filtered``) from
+their head alone and never fully parsed.  Timestamps in the file carry no zone; they are read in ``tz``
+(default UTC — the zone UFM writes them in is UNCONFIRMED and is likely the UFM server's local time).
+
+A line without a timestamp continues the previous event's description only when it looks like a wrapped
+description: indented text. UFM's own tools disagree on other lines (the events dashboard plugin's fluentd
+``multiline`` source appends any line not starting with a timestamp to the entry before it; the log
+analyzer reads line by line and counts a line its regexes do not match as failed), and no sample of a multi-line UFM
+entry is at hand; appending everything is what let a block of garbage or UTF-16 vanish into one description,
+uncounted. So a line at column 0 without a timestamp, or one that is not text (binary, or UTF-16 and other
+encodings read as UTF-8, with replacement characters and NULs), is malformed and counted.
+
+With ``stray_days``, a record (an event of any type) dated more than that many days from the records next to
+it in the file (:class:`FarOff` says exactly when) is malformed too: a clock set wrong on one line, a year
+2099, would otherwise stretch the log over decades.
 """
 
 from __future__ import annotations
@@ -28,17 +38,19 @@ import gzip
 import logging
 import os
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
-from typing import IO
+from typing import IO, Generic, TypeVar
 
 from fabric.ufm.models import SEVERITIES, Event
 
-__all__ = ["EventLogStats", "MalformedLine", "iter_event_log", "parse_event_line"]
+__all__ = ["EventLogStats", "FarOff", "MalformedLine", "iter_event_log", "parse_event_line"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _LINE_RE = re.compile(
     r"(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?) "
@@ -52,15 +64,22 @@ _STARTS_WITH_TS = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
 # The head of a line, up to its event type: enough to leave out a type nobody asked for.
 _HEAD_RE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})? \[\d+\] \[(\d+)\] ")
 
+# Kinds of malformed line (``EventLogStats.kinds``), as a replay summary counts them.
+MALFORMED = "malformed line"
+NOT_TEXT = "not UTF-8 text"
+BAD_TIMESTAMP = "bad timestamp"
+FAR_OFF = "timestamp far from its neighbours"
+
 
 @dataclass(frozen=True, slots=True)
 class MalformedLine:
-    """A line that could not be parsed: where it is and why."""
+    """A line that could not be parsed: where it is, why, and which kind of problem that is."""
 
     source: str
     line_no: int
     reason: str
     text: str
+    kind: str = MALFORMED
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line_no}: {self.reason}: {self.text[:200]!r}"
@@ -68,7 +87,11 @@ class MalformedLine:
 
 @dataclass(slots=True)
 class EventLogStats:
-    """Counters of one :func:`iter_event_log` run; ``malformed`` keeps the first ``keep`` examples."""
+    """Counters of one :func:`iter_event_log` run.
+
+    ``malformed`` keeps the first ``keep`` examples, and the first of every kind even beyond them; ``kinds``
+    counts them all by kind. The first line of each kind is logged (once per kind, not once per line).
+    """
 
     parsed: int = 0
     filtered: int = 0
@@ -78,12 +101,85 @@ class EventLogStats:
     blank_lines: int = 0
     keep: int = 100
     malformed: list[MalformedLine] = field(default_factory=list)
+    kinds: Counter[str] = field(default_factory=Counter)
 
     def record_malformed(self, bad: MalformedLine) -> None:
         self.malformed_count += 1
-        if len(self.malformed) < self.keep:
+        first_of_kind = bad.kind not in self.kinds
+        self.kinds[bad.kind] += 1
+        if first_of_kind or len(self.malformed) < self.keep:
             self.malformed.append(bad)
-            log.warning("malformed UFM event.log line", extra={"ufm_event_log": str(bad)})
+        if first_of_kind:
+            log.warning("malformed UFM event.log line (%s; further ones are counted, not logged): %s", bad.kind, bad)
+
+
+def _is_text(line: str) -> bool:
+    """No control characters (tabs aside) and no replacement characters from undecodable bytes."""
+    return "\ufffd" not in line and line.expandtabs().isprintable()
+
+
+class FarOff(Generic[T]):
+    """Records in file order in, the same records out in the same order, each with a verdict: dated far off?
+
+    A record is far off when its date (a day ordinal) is more than ``gap_days`` from both records next to it;
+    the first and the last record, which have one neighbour, when they are that far from it while it is near
+    its own other neighbour (so of two records far apart, neither is: which one is wrong cannot be told). A
+    record whose date does not read (``None``) is never far off, and no record is far off from it.
+
+    ``push`` takes a run of ``count`` consecutive records of one day as one item (an event.log comes in runs
+    of thousands); each of them has a neighbour of its own day when there are two or more, so such a run is
+    never far off. A run gets its verdict once the runs after it that decide it have come: ``push`` and
+    ``end`` return the verdicts that are due.
+    """
+
+    __slots__ = ("gap", "pushed", "recent", "waiting")
+
+    def __init__(self, gap_days: int) -> None:
+        self.gap = gap_days
+        self.pushed = 0
+        self.recent: list[tuple[int | None, int]] = []
+        """The day and count of the last three runs, oldest first."""
+        self.waiting: list[T] = []
+        """The runs without a verdict: the last one, and the first one while the third has not come."""
+
+    def _near(self, a: int | None, b: int | None) -> bool:
+        return a is None or b is None or abs(a - b) <= self.gap
+
+    def push(self, day: int | None, item: T, count: int = 1) -> list[tuple[T, bool]]:
+        recent, waiting = self.recent, self.waiting
+        recent.append((day, count))
+        if len(recent) > 3:
+            del recent[0]
+        waiting.append(item)
+        self.pushed += 1
+        if self.pushed == 1:
+            return []
+        if self.pushed == 2:
+            (first, first_count), (second, second_count) = recent
+            if first_count > 1 or self._near(first, second):
+                return [(waiting.pop(0), False)]
+            # Far from the only neighbour: far off if that one is near its own other neighbour.
+            return [(waiting.pop(0), True)] if second_count > 1 else []
+        (before, _), (middle, middle_count), (after, _) = recent
+        verdicts = []
+        if len(waiting) == 3:  # the first run, far from a second run of one record: decided by the third
+            verdicts.append((waiting.pop(0), self._near(middle, after)))
+        far = middle_count == 1 and not self._near(middle, before) and not self._near(middle, after)
+        verdicts.append((waiting.pop(0), far))
+        return verdicts
+
+    def end(self) -> list[tuple[T, bool]]:
+        """The verdicts of the runs still waiting, at the end of the file."""
+        recent, waiting = self.recent, self.waiting
+        if len(waiting) != 1 or self.pushed == 1:
+            verdicts = [(item, False) for item in waiting]  # one run, or two runs of one record far apart
+        else:
+            last, last_count = recent[-1]
+            before, before_count = recent[-2]
+            anchored = before_count > 1 or (len(recent) == 3 and self._near(before, recent[0][0]))
+            verdicts = [(waiting[0], last_count == 1 and not self._near(last, before) and anchored)]
+        waiting.clear()
+        return verdicts
 
 
 _EVENT_FIELDS = tuple(Event.model_fields)
@@ -159,9 +255,12 @@ def parse_event_line(line: str, *, tz: tzinfo = UTC) -> Event | None:
 
 
 def _open_text(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, mode="rt", encoding="utf-8", errors="replace")
-    return path.open(encoding="utf-8", errors="replace")
+    """The file as text: gunzipped when it is gzip data (whatever its name), a byte-order mark dropped."""
+    with path.open("rb") as handle:
+        gzipped = handle.read(2) == b"\x1f\x8b"
+    if gzipped:
+        return gzip.open(path, mode="rt", encoding="utf-8-sig", errors="replace")
+    return path.open(encoding="utf-8-sig", errors="replace")
 
 
 def _sources(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[tuple[str, Iterable[str]]]:
@@ -179,13 +278,18 @@ def iter_event_log(
     tz: tzinfo = UTC,
     stats: EventLogStats | None = None,
     event_ids: Collection[int] | None = None,
+    stray_days: int | None = None,
 ) -> Iterator[Event]:
-    """Yield the events of an ``event.log`` file (a path, ``.gz`` accepted) or of an iterable of lines.
+    """Yield the events of an ``event.log`` file (a path, gzipped accepted) or of an iterable of lines.
 
-    Pass an :class:`EventLogStats` to learn how many lines were malformed and where.  A ``str`` is a
-    path; to parse a text held in memory pass ``text.splitlines()``.  With ``event_ids``, only events of
+    Pass an :class:`EventLogStats` to learn how many lines were malformed, of which kind and where.  A ``str``
+    is a path; to parse a text held in memory pass ``text.splitlines()``.  With ``event_ids``, only events of
     those types are parsed and yielded; the others are counted in ``stats.filtered`` (a line of another
-    type is recognised by its head, so a malformed tail on it goes unnoticed).
+    type is recognised by its head, so a malformed tail on it goes unnoticed).  With ``stray_days``, an event
+    dated more than that many days from the records around it is malformed (see :class:`FarOff`; the records
+    of types left out are neighbours too), and events come a day at a time, once the days that decide it are
+    read.  Reading a file may raise ``OSError``, ``EOFError`` or ``zlib.error`` (a corrupt or truncated gzip
+    file); nothing else is raised.
     """
     counters = stats if stats is not None else EventLogStats()
     match_line = _LINE_RE.match
@@ -194,6 +298,7 @@ def iter_event_log(
     wanted = None if event_ids is None else frozenset(str(e) for e in event_ids)
     timestamps = _Timestamps(tz)
     for name, lines in _sources(source):
+        runs = _Runs(name, stray_days, counters)
         pending: re.Match[str] | None = None
         pending_no = 0
         extra: list[str] = []
@@ -202,10 +307,11 @@ def iter_event_log(
         for line_no, raw in enumerate(lines, start=1):
             line = raw.rstrip("\r\n")
             if wanted is not None and (found := head(line)) is not None and found.group(1) not in wanted:
-                if pending is not None:
-                    event = _finish(pending, pending_no, extra, timestamps, name, counters)
-                    if event is not None:
-                        yield event
+                if pending is not None and runs.add(pending.string, _finish(pending, pending_no, extra, timestamps,
+                                                                            name, counters)):
+                    yield from runs.ready()
+                if runs.add(line, None):
+                    yield from runs.ready()
                 pending, extra, skipping = None, [], True
                 counters.filtered += 1
                 continue
@@ -213,25 +319,106 @@ def iter_event_log(
             if match is None:
                 if not line.strip():
                     counters.blank_lines += 1
-                elif (pending is not None or skipping) and starts_with_ts(line) is None:
+                elif (pending is not None or skipping) and line[0] in " \t" and _is_text(line):
                     if pending is not None:
                         extra.append(line)
                     counters.continuation_lines += 1
                 else:
-                    reason = "does not match the event.log line format"
-                    if pending is None and starts_with_ts(line) is None:
-                        reason = "no timestamp and no previous event to continue"
-                    counters.record_malformed(MalformedLine(name, line_no, reason, line))
+                    counters.record_malformed(_malformed(name, line_no, line, pending is not None or skipping,
+                                                         starts_with_ts(line) is not None))
                 continue
-            if pending is not None:
-                event = _finish(pending, pending_no, extra, timestamps, name, counters)
-                if event is not None:
-                    yield event
+            if pending is not None and runs.add(pending.string, _finish(pending, pending_no, extra, timestamps,
+                                                                        name, counters)):
+                yield from runs.ready()
             pending, pending_no, extra, skipping = match, line_no, [], False
         if pending is not None:
-            event = _finish(pending, pending_no, extra, timestamps, name, counters)
-            if event is not None:
-                yield event
+            runs.add(pending.string, _finish(pending, pending_no, extra, timestamps, name, counters))
+        yield from runs.end()
+
+
+_Record = tuple[Event, int, str]
+"""An event, its line number and its line."""
+
+
+class _Runs:
+    """The records of one file as they complete, passed on as events once they are known not to be far off.
+
+    With ``stray_days`` the records are grouped in runs of one date, and :class:`FarOff` judges each run as a
+    whole; without, every event is ready as soon as it is complete.
+    """
+
+    __slots__ = ("counters", "far_off", "name", "records", "run", "stray_days", "text", "verdicts")
+
+    def __init__(self, name: str, stray_days: int | None, counters: EventLogStats) -> None:
+        self.name, self.stray_days, self.counters = name, stray_days, counters
+        self.far_off = FarOff[list[_Record]](stray_days) if stray_days is not None else None
+        self.text = ""
+        """The date of the current run (the first ten characters of a record's line)."""
+        self.run: list[_Record] = []
+        """The events of the current run; ``records`` counts its records (events left out or malformed too)."""
+        self.records = 0
+        self.verdicts: list[tuple[list[_Record], bool]] = []
+
+    def add(self, line: str, record: _Record | None) -> bool:
+        """A record (None: one that yields no event) whose line is ``line`` is complete; True when events or far-off
+        verdicts are ready (``ready``)."""
+        if self.far_off is None:
+            if record is not None:
+                self.verdicts.append(([record], False))
+            return record is not None
+        if line.startswith(self.text) and self.records:  # the common case: one more record of the same date
+            self.records += 1
+            if record is not None:
+                self.run.append(record)
+            return False
+        ready = self._close()
+        self.text, self.run, self.records = line[:10], [] if record is None else [record], 1
+        return ready
+
+    def _close(self) -> bool:
+        if self.far_off is not None and self.records:
+            self.verdicts += self.far_off.push(_ordinal(self.text), self.run, self.records)
+            self.records = 0
+        return bool(self.verdicts)
+
+    def ready(self) -> Iterator[Event]:
+        verdicts, self.verdicts = self.verdicts, []
+        for records, far in verdicts:
+            for event, line_no, line in records:
+                if far:
+                    self.counters.record_malformed(MalformedLine(
+                        self.name, line_no, f"timestamp far from its neighbours (more than {self.stray_days} days "
+                        "from the records on either side)", line, FAR_OFF))
+                else:
+                    self.counters.parsed += 1
+                    yield event
+
+    def end(self) -> Iterator[Event]:
+        """The events still held, at the end of the file."""
+        self._close()
+        if self.far_off is not None:
+            self.verdicts += self.far_off.end()
+        return self.ready()
+
+
+def _ordinal(text: str) -> int | None:
+    try:
+        return date.fromisoformat(text).toordinal()
+    except ValueError:
+        return None
+
+
+def _malformed(name: str, line_no: int, line: str, after_event: bool, with_timestamp: bool) -> MalformedLine:
+    if not _is_text(line):
+        return MalformedLine(name, line_no, "not UTF-8 text (binary, or another encoding such as UTF-16)", line,
+                             NOT_TEXT)
+    if with_timestamp:
+        reason = "does not match the event.log line format"
+    elif after_event:
+        reason = "no timestamp, and not an indented continuation of the event before it"
+    else:
+        reason = "no timestamp and no previous event to continue"
+    return MalformedLine(name, line_no, reason, line)
 
 
 def _finish(
@@ -241,11 +428,10 @@ def _finish(
     tz: _Timestamps,
     name: str,
     counters: EventLogStats,
-) -> Event | None:
+) -> _Record | None:
     try:
         event = _build(match, tz, extra)
-    except ValueError as exc:  # e.g. month 13: the regex checks the form, not the calendar
-        counters.record_malformed(MalformedLine(name, line_no, f"bad timestamp: {exc}", match.string))
+    except (ValueError, OverflowError) as exc:  # month 13, say (the regex checks the form, not the calendar)
+        counters.record_malformed(MalformedLine(name, line_no, f"bad timestamp: {exc}", match.string, BAD_TIMESTAMP))
         return None
-    counters.parsed += 1
-    return event
+    return event, line_no, match.string

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from replay_support import Recording, record
 from typer.testing import CliRunner
 
@@ -82,11 +84,12 @@ def test_malformed_event_log_lines(flap: Recording, tmp_path: Path) -> None:
     path.write_text("\n".join(broken) + "\n")
     report = run_replay(flap.snapshot, path)
     summary = report.summary
-    # The line after the first event is read as a continuation of it (UFM writes multi-line entries).
-    assert summary["skipped_events"] == {"malformed line": 1, "bad timestamp": 1}
-    assert summary["events"] == flap.events + 1 == summary["signals"] + 2
-    assert summary["malformed"][0].startswith(f"{path}:3: bad timestamp")
-    assert summary["malformed"][1].startswith(f"{path}:4: does not match the event.log line format")
+    # Text at column 0 without a timestamp is no continuation of the event before it (those are indented).
+    assert summary["skipped_events"] == {"malformed line": 2, "bad timestamp": 1}
+    assert summary["events"] == flap.events + 2 == summary["signals"] + 3
+    assert summary["malformed"][0].startswith(f"{path}:2: no timestamp, and not an indented continuation")
+    assert summary["malformed"][1].startswith(f"{path}:3: bad timestamp")
+    assert summary["malformed"][2].startswith(f"{path}:4: does not match the event.log line format")
     assert report.would_act, "the rest of the log is still replayed"
 
 
@@ -144,7 +147,7 @@ def test_bad_inputs_exit_2(flap: Recording, tmp_path: Path) -> None:
         (["-a", flap.snapshot, "-e", all_bad], f"{all_bad}: not one event could be read (json)"),
         (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "1 minute"],
          "--interval: not a duration: '1 minute'"),
-        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "0s"], "--interval: must be longer"),
+        (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "0s"], "--interval: must be at least 1s"),
         (["-a", flap.snapshot, "-e", flap.files["event.log"], "--config", config],
          f"{config}: policy.storm_window: not a duration: '10 minutes'"),
         (["-a", tmp_path, "-e", flap.files["event.log"]], f"{tmp_path}/systems.json: file not found"),
@@ -160,3 +163,148 @@ def test_bad_inputs_exit_2(flap: Recording, tmp_path: Path) -> None:
 def test_the_loader_raises_input_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is a directory"):
         load_events(tmp_path)
+
+
+# --- input that used to crash replay or to vanish from its summary --------------------------------------------
+
+
+def events_file(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return path
+
+
+def test_unreadable_json_exits_2_naming_the_file(flap: Recording, tmp_path: Path) -> None:
+    first = flap.files["events.jsonl"].read_text().splitlines()[0]
+    cases = [
+        (events_file(tmp_path, "deep.json", "[" * 100_000), "invalid JSON: nested too deeply"),
+        (events_file(tmp_path, "long.json", "[" + "9" * 5000 + "]"), "invalid JSON: a number of more than 4300"),
+        (events_file(tmp_path, "deep.jsonl", first.replace("{", "{\"x\": " + "[" * 100_000, 1) + "\n"),
+         "invalid JSON: nested too deeply"),
+    ]
+    for path, message in cases:
+        code, _, err = invoke("-a", flap.snapshot, "-e", path)
+        assert code == 2 and err.startswith(f"fabricctl: error: {path}: {message}"), err
+
+
+def test_a_deep_or_long_json_line_is_counted(flap: Recording, tmp_path: Path) -> None:
+    lines = flap.files["events.jsonl"].read_text().splitlines()
+    path = events_file(tmp_path, "events.jsonl", "\n".join([lines[0], "[" * 100_000, "9" * 5000, *lines[1:]]) + "\n")
+    loaded = load_events(path)
+    assert len(loaded.events) == flap.events and loaded.skipped == {"invalid JSON": 2}
+    assert loaded.examples == [f"{path}:2: invalid JSON: nested too deeply",
+                               f"{path}:3: invalid JSON: a number of more than 4300 digits"]
+
+
+def test_corrupt_and_truncated_gzip_exit_2(flap: Recording, tmp_path: Path) -> None:
+    packed = gzip.compress(flap.files["event.log"].read_bytes())
+    corrupt = packed[:12] + bytes(b ^ 0x5A for b in packed[12:40]) + packed[40:]  # a broken deflate stream
+    for name, content in (("corrupt.log.gz", corrupt), ("cut.log.gz", packed[: len(packed) // 2]),
+                          ("not-gzip.gz", b"\x1f\x8b" + b"\x00garbage" * 10)):
+        path = events_file(tmp_path, name, content)
+        code, _, err = invoke("-a", flap.snapshot, "-e", path)
+        assert code == 2 and err.startswith(f"fabricctl: error: {path}: cannot read (a corrupt or truncated .gz "
+                                            "file): "), err
+        assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_garbage_and_utf16_blocks_are_counted_by_kind(flap: Recording, tmp_path: Path) -> None:
+    lines = flap.files["event.log"].read_text().splitlines()
+    content = ("\n".join(lines[:2]) + "\n").encode() + b"".join(f"garbage {i}\n".encode() for i in range(30))
+    content += ("\n".join(lines[2:4]) + "\n").encode("utf-16") + ("\n".join(lines[4:]) + "\n").encode()
+    report = run_replay(flap.snapshot, events_file(tmp_path, "event.log", content))
+    summary = report.summary
+    # UTF-16's line feed is two bytes: the UTF-8 line after the block starts with the second, a NUL.
+    assert summary["skipped_events"] == {"malformed line": 30, "not UTF-8 text": 3}
+    assert summary["events"] == flap.events - 3 + 33 == summary["signals"] + 33
+    assert summary["malformed"][0].startswith(f"{tmp_path / 'event.log'}:3: no timestamp, and not an indented")
+    assert any("not UTF-8 text" in example for example in summary["malformed"]), "one example of each kind"
+
+
+def test_a_line_dated_decades_away_is_skipped_with_an_example(flap: Recording, tmp_path: Path) -> None:
+    lines = flap.files["event.log"].read_text().splitlines()
+    for day in ("2099-12-31", "9999-12-31"):
+        stray = lines[3].replace(lines[3][:10], day, 1)
+        path = events_file(tmp_path, f"{day}.log", "\n".join([*lines[:3], stray, *lines[4:]]) + "\n")
+        report = run_replay(flap.snapshot, path)
+        assert report.summary["skipped_events"] == {"timestamp far from its neighbours": 1}
+        assert report.summary["malformed"] == [
+            f"{path}:4: timestamp far from its neighbours (more than 30 days from the records on either side): "
+            f"{stray[:160]!r}"]
+        assert report.summary["last_event"].startswith("2026-06-01")
+    items = json.loads(flap.files["rest-6.17.json"].read_text())
+    items[3]["timestamp"] = "2099-12-31 23:59:59"
+    loaded = load_events(events_file(tmp_path, "stray.json", json.dumps(items)))
+    assert loaded.skipped == {"timestamp far from its neighbours": 1}
+    assert loaded.examples[0].startswith(f"{tmp_path / 'stray.json'}: [3]: timestamp far from its neighbours: 2099")
+
+
+def test_timestamps_out_of_range_are_bad_or_refused(flap: Recording, tmp_path: Path) -> None:
+    items = json.loads(flap.files["rest-6.17.json"].read_text())
+    late = [{**items[0], "timestamp": "9999-12-31T23:59:59-07:00"}, {**items[1], "timestamp": 1e20}]
+    loaded = load_events(events_file(tmp_path, "late.json", json.dumps(late + items[2:])))
+    assert loaded.skipped == {"bad timestamp": 2} and len(loaded.events) == flap.events - 2
+    alone = events_file(tmp_path, "alone.json", json.dumps([{**items[0], "timestamp": "9999-12-31 23:59:59"}]))
+    code, _, err = invoke("-a", flap.snapshot, "-e", alone)
+    assert code == 2 and err.startswith(f"fabricctl: error: {alone}: the events run from 9999-12-31T23:59:59+00:00")
+    assert "dates out of range" in err
+
+
+def test_interval_bounds(flap: Recording, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[daemon]\ninterval = '500ms'\n")
+    cases = [
+        (["--interval", "0.001"], "--interval: must be at least 1s (got 0.001s)"),
+        (["--interval", "999999999999d"], "--interval: not a duration: '999999999999d' is longer than 3650 days"),
+        (["--config", config], f"{config}: daemon.interval: must be at least 1s (got 0.5s)"),
+    ]
+    for args, message in cases:
+        code, _, err = invoke("-a", flap.snapshot, "-e", flap.files["event.log"], *args)
+        assert code == 2 and err == f"fabricctl: error: {message}\n", err
+    assert run_replay(flap.snapshot, flap.files["event.log"], interval="1s").summary["interval_seconds"] == 1.0
+
+
+# --- fuzzing: whatever the file holds, events or an InputError naming it -------------------------------------
+
+
+@st.composite
+def event_files(draw: st.DrawFn, recording: Recording) -> bytes:
+    """One of the recording's files with lines replaced, cut, dropped or inserted, or bytes of any kind."""
+    form = draw(st.sampled_from(["event.log", "rest-6.17.json", "events.jsonl", "bytes"]))
+    if form == "bytes":
+        return draw(st.binary(max_size=300))
+    lines = recording.files[form].read_text().splitlines() if form != "rest-6.17.json" else json.dumps(
+        json.loads(recording.files[form].read_text()), indent=1).splitlines()
+    odd = st.sampled_from(["", "[" * 2000, "9" * 5000, '"timestamp": "9999-12-31T23:59:59-07:00",', "\x00\x01",
+                           "2099-01-01 00:00:00.000 [1] [329] WARNING [X] Link [a]: b", "  indented", "}", "{"])
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["replace", "cut", "drop", "insert"]))
+        if action == "replace":
+            lines[at] = draw(odd | st.text(max_size=30))
+        elif action == "cut":
+            lines[at] = lines[at][: draw(st.integers(0, len(lines[at])))]
+        elif action == "drop" and len(lines) > 1:
+            del lines[at]
+        else:
+            lines.insert(at, draw(odd))
+    content = ("\n".join(lines) + "\n").encode()
+    return gzip.compress(content) if draw(st.booleans()) else content
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_event_file_gives_events_or_an_input_error_naming_it(flap: Recording, tmp_path: Path,
+                                                                 data: st.DataObject) -> None:
+    path = tmp_path / "fuzz-events"
+    path.write_bytes(data.draw(event_files(flap)))
+    try:
+        loaded = load_events(path)
+    except InputError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+    else:
+        assert loaded.records >= len(loaded.events) and loaded.events == sorted(loaded.events,
+                                                                                key=lambda e: e.timestamp)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from bisect import bisect_right
+from dataclasses import replace as changed
 from datetime import datetime, timedelta
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +16,14 @@ from replay_support import FORMATS, SCENARIOS, Recording, fabricctl, record, rec
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
+from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
+from fabric.remediation.pipeline import Pipeline
+from fabric.remediation.policy import Breaker, PolicyConfig, PolicyState
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import DEFAULT_EVENT_KINDS
-from fabric.replay.events import load_events
-from fabric.replay.run import ReplayReport, load_model, replay, run_replay
+from fabric.replay.events import LoadedEvents, load_events
+from fabric.replay.run import ReplayModel, ReplayReport, _boundary, _idle, _wake, iso, load_model, replay, run_replay
+from topology.guard import GuardSettings
 
 FLAP = [{"at": "90s", "fault": "flap", "link": "pod01-spine01/1", "cycles": 5, "period": "20s", "down_for": "4s"}]
 REBOOT = [{"at": "2m", "fault": "switch_reboot", "switch": "pod01-spine02", "downtime": "3m"}]
@@ -57,6 +64,14 @@ def combined(tmp_path_factory: pytest.TempPathFactory) -> Recording:
     return record_file(tmp_path_factory.mktemp("combined"), SCENARIOS / "combined.toml", 7200)
 
 
+@pytest.fixture(scope="module")
+def gap(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    """Two faults hours apart; from the BER finding on, a deferred link waits for capacity to the end."""
+    return record(tmp_path_factory.mktemp("gap"), [
+        *FLAP, {"at": "5h", "fault": "ber", "port": "pod01-spine01/4", "escalate_after": "10m"},
+        {"at": "9h", "fault": "flap", "link": "pod01-spine02/1", "cycles": 3, "period": "1m"}], 10 * 3600)
+
+
 # --- what it decides -----------------------------------------------------------------------------------------
 
 
@@ -87,7 +102,7 @@ def test_a_switch_reboot_only_explains_link_downs(tmp_path: Path) -> None:
     assert len(report.explained) == 8 == report.summary["explained"], "spine02's 8 cables on tiny"
     assert all("pod01-spine02" in e["reason"] and e["component"].startswith("link:") for e in report.explained)
     assert all("link" in e for e in report.explained)
-    # The detectors' ticket-only rule for UFM 907 "Switch is Down" is the one decision (DESIGN.md: switch ticket).
+    # The detectors' ticket-only rule for UFM 907 "Switch is Down" is the one decision (docs/design.md: a switch that is down is ticketed).
     assert kinds(report) == [("ticket", "switch_down", "switch:pod01-spine02")]
 
 
@@ -176,13 +191,10 @@ def test_same_input_same_output_across_processes(combined: Recording) -> None:
     assert json.loads(outputs[0])["summary"]["disabled"] >= 1
 
 
-def test_skipping_idle_boundaries_changes_nothing(combined: Recording, tmp_path: Path) -> None:
+def test_skipping_idle_boundaries_changes_nothing(combined: Recording, gap: Recording) -> None:
     fast, slow = run(combined), run(combined, every_boundary=True)
     assert fast.to_dict() | {"summary": {}} == slow.to_dict() | {"summary": {}}
     # Two faults hours apart: the quiet hours between them are skipped, with the same outcome.
-    gap = record(tmp_path, [*FLAP, {"at": "5h", "fault": "ber", "port": "pod01-spine01/4", "escalate_after": "10m"},
-                            {"at": "9h", "fault": "flap", "link": "pod01-spine02/1", "cycles": 3, "period": "1m"}],
-                 10 * 3600)
     fast, slow = run(gap), run(gap, every_boundary=True)
     assert fast.decisions == slow.decisions and fast.explained == slow.explained
     # (from the BER finding on, a deferred link waits for capacity: every boundary is stepped again)
@@ -190,6 +202,86 @@ def test_skipping_idle_boundaries_changes_nothing(combined: Recording, tmp_path:
     assert {d["rule"] for d in fast.decisions} >= {"flap", "ber_high", "ber_critical"}
     shorter = run(gap, interval=timedelta(seconds=30), every_boundary=True)
     assert shorter.summary["steps"] > slow.summary["steps"]
+
+
+def stepping_clock(replay_model: ReplayModel, loaded: LoadedEvents, policy: PolicyConfig, guard: GuardSettings,
+                   interval: timedelta = timedelta(seconds=60)) -> tuple[int, list[tuple[str, str, str]]]:
+    """The virtual clock as it was before it jumped: a step at every boundary while anything waits (only idle
+    stretches were jumped). Its steps and actions, as ``(at, action, rule)``."""
+    rules, policy = RuleSettings(), changed(policy, dry_run=True)
+    pipeline = Pipeline(replay_model.view, policy, rules, guard)
+    events = loaded.events
+    at, end = _boundary(events[0].timestamp, interval), _boundary(events[-1].timestamp + rules.settle, interval)
+    start = steps = 0
+    actions: list[tuple[str, str, str]] = []
+    while True:
+        stop = bisect_right(events, at, lo=start, key=attrgetter("timestamp"))
+        step = pipeline.step(events[start:stop], at)
+        start, steps = stop, steps + 1
+        actions += [(iso(action.at), action.kind.value, action.rule) for action in step.decision.actions]
+        if start >= len(events) and at >= end:
+            return steps, actions
+        at += interval
+        if _idle(pipeline, policy):
+            at = max(at, _boundary(events[start].timestamp if start < len(events) else end, interval))
+
+
+@pytest.mark.parametrize("quiet", [None, timedelta(minutes=20)])
+def test_the_clock_jumps_but_counts_and_decides_as_stepping_each_boundary(
+        combined: Recording, gap: Recording, quiet: timedelta | None) -> None:
+    policy = PolicyConfig(storm_quiet_period=quiet)  # with a quiet period, the halted breaker resumes by itself
+    for recording in (combined, gap):
+        model = load_model(recording.snapshot)
+        loaded = load_events(recording.files["event.log"], used=frozenset(DEFAULT_EVENT_KINDS))
+        report = replay(model, loaded, policy=policy)
+        steps, actions = stepping_clock(model, loaded, policy, GuardSettings())
+        assert report.summary["steps"] == steps
+        assert [(d["at"], d["action"], d["rule"]) for d in report.decisions] == actions
+    assert report.summary["deferred"], "the gap recording has a link waiting for capacity"
+    # (tiny's blast-radius cap is one cable: a link deferred by the hourly rate, freed by time alone, cannot
+    # happen on it; test_wake_is_the_first_timer_of_whatever_waits covers that timer)
+
+
+def test_events_decades_later_cost_no_step_per_boundary(gap: Recording, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = gap.files["event.log"].read_text().splitlines()
+    late = [line.replace(line[:10], "2099-06-01", 1) for line in lines[-2:]]  # two lines of one day: not far off
+    path = tmp_path / "event.log"
+    path.write_text("\n".join([*lines, *late]) + "\n")
+    calls = []
+    real_step = Pipeline.step
+
+    def counted_step(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+        calls.append(None)
+        assert len(calls) < 100_000, "the clock steps through every boundary up to 2099"
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(Pipeline, "step", counted_step)
+    report = run_replay(gap.snapshot, path)
+    assert report.summary["last_event"].startswith("2099-06-01") and not report.summary["skipped_events"]
+    assert report.summary["steps"] > 70 * 365 * 24 * 60, "a daemon would have cycled every minute till then"
+    assert len(calls) < 2_000
+    before = run_replay(gap.snapshot, gap.files["event.log"])
+    assert report.decisions[: len(before.decisions)] == before.decisions
+
+
+def test_wake_is_the_first_timer_of_whatever_waits(flap: Recording) -> None:
+    model = load_model(flap.snapshot)
+    policy = PolicyConfig(storm_quiet_period=timedelta(minutes=30))
+    def starting_from(state: PolicyState) -> Pipeline:
+        return Pipeline(model.view, policy, RuleSettings(), GuardSettings(), state=state)
+
+    now = datetime.fromisoformat("2026-06-01T08:00:00+00:00")
+    link = ComponentId(ComponentKind.LINK, "a/1|b/1")
+    until = now + timedelta(days=2)
+    record = ComponentRecord(Lifecycle.PROBATION, now, "repair", "back in service", probation_until=until)
+    assert _wake(starting_from(PolicyState(components={link: record})), policy, now) == until, "a probation ends"
+    pipeline = starting_from(PolicyState(components={link: changed(record, lifecycle=Lifecycle.DEFERRED)}))
+    assert _wake(pipeline, policy, now) is None, "a deferred link waits for events only"
+    pipeline.guard.recent.append(now - timedelta(minutes=5))
+    assert _wake(pipeline, policy, now) == now, "unless the guard's hourly rate may free up"
+    pipeline = starting_from(PolicyState(breaker=Breaker(True, now - timedelta(minutes=10), "storm")))
+    assert _wake(pipeline, policy, now) == now + timedelta(minutes=20), "a breaker's quiet period ends"
 
 
 # --- the JSON shape and the command --------------------------------------------------------------------------

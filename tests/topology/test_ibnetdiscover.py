@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from topology.errors import InputError
 from topology.formats.ibnetdiscover import parse_ibnetdiscover, read_ibnetdiscover
@@ -299,6 +301,61 @@ def test_two_chassis_with_one_name(tmp_path: Path) -> None:
     error = error_of(tmp_path, lines)
     assert "two GUIDs" in error.message
     assert error.line == 26
+
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(("line", "text", "message"), [
+    (11, f'[{HUGE}]\t"H-00000000000000b1"[1](b1) \t\t# "host1 mlx5_0" lid 4 4xHDR', "port number"),
+    (11, f'[1]\t"H-00000000000000b1"[{HUGE}](b1) \t\t# "host1 mlx5_0" lid 4 4xHDR', "port number"),
+    (11, '[2000]\t"H-00000000000000b1"[1](b1) \t\t# "host1 mlx5_0" lid 4 4xHDR', "port number '2000'"),
+    (11, f'[1]\t"H-00000000000000b1"[1](b1) \t\t# "host1 mlx5_0" lid 4 {HUGE}xHDR', "unreadable link width"),
+    (19, f'Switch41 "S-00000000000000d1"# "MF0;dir-1:MCS8500/L{HUGE}/U1" base port 0 lid 6 lmc 0', "out of range"),
+])
+def test_numbers_out_of_range_name_the_line(tmp_path: Path, line: int, text: str, message: str) -> None:
+    error = error_of(tmp_path, replaced(SMALL, line, text))
+    assert error.line == line and message in error.message
+    assert "\n" not in str(error) and len(str(error)) < 400
+
+
+# --- fuzzing: whatever the text, a fabric or an InputError naming the dump ------------------------------------
+
+ODD_LINES = st.sampled_from([
+    f"[{HUGE}]", f'[1]"S-00000000000000a1"[{HUGE}]# "x" lid 1 4xHDR', 'Switch 41 "S-1"# "MF0;x:MQM/L99999/U1"',
+    "caguid=0xzz", "sysimgguid=", 'Ca 1 "H-00000000000000b9"# ""', '[1]"H-b9"[1]# "" lid 1 999xHDR', "\x00",
+    'Rt 2 "R-00000000000000c1"# "router"', '[1]"S-00000000000000a1"[77]# "leaf-1" lid 3 4xHDR',
+])
+
+
+@st.composite
+def mutated_dumps(draw: st.DrawFn) -> list[str]:
+    """The small dump with lines replaced, dropped, duplicated or inserted, and bits of them cut off."""
+    lines = list(SMALL)
+    for _ in range(draw(st.integers(0, 5))):
+        at = draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["replace", "drop", "duplicate", "cut", "insert"]))
+        if action == "replace":
+            lines[at] = draw(ODD_LINES | st.text(max_size=40))
+        elif action == "drop" and len(lines) > 1:
+            del lines[at]
+        elif action == "duplicate":
+            lines.insert(at, lines[at])
+        elif action == "cut":
+            lines[at] = lines[at][: draw(st.integers(0, len(lines[at])))]
+        else:
+            lines.insert(at, draw(ODD_LINES))
+    return lines
+
+
+@settings(max_examples=250, deadline=None)
+@given(mutated_dumps() | st.lists(st.text(max_size=60), max_size=12))
+def test_any_text_is_a_fabric_or_an_input_error_naming_the_dump(lines: list[str]) -> None:
+    try:
+        parse_ibnetdiscover(lines, "fuzz.txt")
+    except InputError as exc:
+        assert str(exc).startswith("fuzz.txt") and "\n" not in str(exc)
+
 
 
 # --- the published director dump (UFM NDT plugin test data) ------------------------------------------

@@ -4,6 +4,8 @@ import io
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from topology.errors import InputError
 from topology.formats.ndt import ndt_text, parse_ndt, read_ndt, write_ndt
@@ -174,3 +176,104 @@ def test_conformance_malformed_plans_fail_clearly(conformance: Path, name: str, 
     error = caught.value
     assert (error.source, error.line, error.column) == (str(path), line, column)
     assert str(error).startswith(f"{path}:{line}: column {column!r}: ")
+
+
+# --- input that used to crash the reader or pass as a plan ---------------------------------------------------
+
+HEADER = "StartDevice,StartPort,EndDevice,EndPort,Speed,Width\n"
+
+
+def error_of(text: str) -> InputError:
+    with pytest.raises(InputError) as caught:
+        parse(text)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 400, "one short line"
+    return caught.value
+
+
+def test_a_field_over_the_csv_limit_names_the_line() -> None:
+    error = error_of(HEADER + "a,Port 1,b,Port 1,,\n" + "x" * 200_000 + ",Port 2,b,Port 2,,\n")
+    assert (error.source, error.line) == ("plan.csv", 3) and "field larger than field limit" in error.message
+
+
+def test_header_in_a_later_column_then_a_short_row() -> None:
+    error = error_of("rack,StartDevice,StartPort,EndDevice,EndPort\nr1\n")
+    assert (error.line, error.column) == (2, "StartDevice")
+
+
+@pytest.mark.parametrize(("row", "column"), [
+    ("sw1,Port " + "9" * 5000 + ",sw2,Port 1", "StartPort"),
+    ("sw1,Port 1,sw2," + "9" * 5000, "EndPort"),
+    ("sw1,Port 1,sw2,Blade " + "9" * 5000 + "_Port 1/2", "EndPort"),
+    ("sw1,Port 1025,sw2,Port 1", "StartPort"),
+    ("node1 mlx5_0,HCA-1/" + "9" * 5000 + ",sw2,Port 1", "StartPort"),
+])
+def test_port_numbers_out_of_range(row: str, column: str) -> None:
+    error = error_of("StartDevice,StartPort,EndDevice,EndPort\n" + row + "\n")
+    assert (error.line, error.column) == (2, column) and "out of range (at most 1024)" in error.message
+
+
+@pytest.mark.parametrize(("speed", "width", "column"), [
+    ("fast", "4x", "Speed"), ("nan", "4x", "Speed"), ("-400G", "", "Speed"), ("0", "", "Speed"),
+    ("9" * 5000, "", "Speed"), ("HDR100", "", "Speed"),
+    ("400000", "-4x", "Width"), ("400000", "nan", "Width"), ("", "16x", "Width"), ("", "0", "Width"),
+    ("", "9" * 5000, "Width"), ("", "wide", "Width"),
+])
+def test_unreadable_speed_or_width_names_file_line_and_column(speed: str, width: str, column: str) -> None:
+    error = error_of(HEADER + "a,Port 1,b,Port 1,400000,4x\n" + f"a,Port 2,b,Port 2,{speed},{width}\n")
+    assert (error.source, error.line, error.column) == ("plan.csv", 3, column)
+    assert str(error).startswith(f"plan.csv:3: column {column!r}: unreadable {column.lower()} ")
+
+
+def test_what_plans_write_for_speed_and_width_still_reads() -> None:
+    fabric = parse(HEADER + "a,Port 1,b,Port 1,200000,4x\na,Port 2,b,Port 2,N/A,n/a\na,Port 3,b,Port 3,,\n"
+                   "a,Port 4,b,Port 4,200G HDR cable,IB_4x\na,Port 5,b,Port 5,ndr,2\na,Port 6,b,Port 6,400G,\n")
+    assert [(c.width, c.speed_gbps) for c in fabric.cables] == [
+        (4, 200.0), (None, None), (None, None), (4, 200.0), (2, 200.0), (None, 400.0)]
+
+
+# --- fuzzing: whatever the text, a plan or an InputError naming it ------------------------------------------
+
+PLAN_ROWS = [row.split(",") for row in ndt_text(fat_tree(PRESETS["tiny"])).splitlines()][:12]
+ODD_CELLS = st.sampled_from(["", " ", "#", "9" * 5000, "Port 99999", "-4x", "nan", "fast", "0", '"', "\x00",
+                             "Blade 1_Port 1/9999", "HCA-2/1", "mlx5_0", "x" * 200, "StartDevice", "1/3/1"])
+
+
+@st.composite
+def mutated_plans(draw: st.DrawFn) -> str:
+    """The tiny plan's first rows with cells replaced, rows cut short or dropped, and junk lines inserted."""
+    rows = [list(row) for row in PLAN_ROWS]
+    for _ in range(draw(st.integers(0, 6))):
+        row = draw(st.integers(0, len(rows) - 1))
+        action = draw(st.sampled_from(["cell", "cut", "drop", "insert"]))
+        if action == "cell" and rows[row]:
+            rows[row][draw(st.integers(0, len(rows[row]) - 1))] = draw(ODD_CELLS | st.text(max_size=12))
+        elif action == "cut":
+            rows[row] = rows[row][: draw(st.integers(0, len(rows[row])))]
+        elif action == "drop" and len(rows) > 1:
+            del rows[row]
+        else:
+            rows.insert(row, [draw(st.text(max_size=30))])
+    return "\n".join(",".join(row) for row in rows) + "\n"
+
+
+@settings(max_examples=250, deadline=None)
+@given(mutated_plans() | st.text(max_size=400))
+def test_any_text_is_a_plan_or_an_input_error_naming_the_file(text: str) -> None:
+    try:
+        fabric = parse(text, "fuzz.csv")
+    except InputError as exc:
+        assert str(exc).startswith("fuzz.csv") and "\n" not in str(exc)
+    else:
+        assert fabric.cables
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=300))
+def test_any_bytes_are_a_plan_or_an_input_error_naming_the_file(tmp_path_factory: pytest.TempPathFactory,
+                                                                 data: bytes) -> None:
+    path = tmp_path_factory.getbasetemp() / "fuzz-plan.csv"
+    path.write_bytes(b"StartDevice,StartPort,EndDevice,EndPort\n" + data)
+    try:
+        read_ndt(path)
+    except InputError as exc:
+        assert str(exc).startswith(str(path))

@@ -1,8 +1,21 @@
 from __future__ import annotations
 
-import pytest
+import contextlib
 
-from topology.ports import Kind, PortLabelError, display_port, parse_end, switch_port
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from topology.ports import (
+    Kind,
+    PortLabelError,
+    bounded_number,
+    director_asic,
+    display_port,
+    excerpt,
+    parse_end,
+    switch_port,
+)
 from topology.rates import lane_gbps, parse_total_gbps, parse_width, parse_width_speed
 
 
@@ -51,3 +64,67 @@ def test_rates() -> None:
     assert parse_width_speed("4xHDR") == (4, 200.0)
     assert parse_width_speed("1xNDR") == (1, 100.0)
     assert parse_width_speed("nonsense") == (None, None)
+
+
+# --- numbers out of range: refused before int() sees them -----------------------------------------------------
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize("label", [
+    "Port 1025", HUGE, f"Port {HUGE}", f"1/{HUGE}/1", f"{HUGE}/1/1", f"Blade {HUGE}_Port 1/1", "Port 0" + HUGE,
+])
+def test_port_numbers_out_of_range_are_no_labels(label: str) -> None:
+    assert switch_port(label) is None
+    with pytest.raises(PortLabelError, match=r"port number .* is out of range \(at most 1024\)"):
+        parse_end("leaf1", label)
+
+
+def test_port_numbers_up_to_the_bound_and_leading_zeros() -> None:
+    assert switch_port("Port 1024") == "1024"
+    assert switch_port("0" * 5000 + "7") == "7"
+    assert bounded_number("1024") == 1024 and bounded_number("1025") is None and bounded_number(HUGE) is None
+    with pytest.raises(PortLabelError, match="out of range"):
+        parse_end("luna-0001 mlx5_10", f"HCA-1/{HUGE}")
+
+
+def test_director_asic_numbers_out_of_range() -> None:
+    with pytest.raises(PortLabelError, match="out of range"):
+        director_asic(f"MCS8500/L{HUGE}/U1")
+    with pytest.raises(PortLabelError, match="out of range"):
+        director_asic("L1/U1/2000")
+
+
+def test_long_values_are_quoted_short() -> None:
+    with pytest.raises(PortLabelError) as caught:
+        parse_end("sw1", "x" * 5000)
+    assert len(str(caught.value)) < 300 and "(5000 characters)" in str(caught.value)
+    assert excerpt("short") == "'short'"
+
+
+def test_rates_out_of_range() -> None:
+    assert [parse_width(w) for w in ("12x", "13x", "16", HUGE, f"{HUGE}x", "-4x", "nan", 13, -1)] == [
+        12, None, None, None, None, None, None, None, None]
+    assert parse_total_gbps("2400G") == 2400.0
+    assert [parse_total_gbps(t) for t in ("2401G", HUGE, "0", "0.0G", "nan", "inf", "   ")] == [None] * 7
+    assert parse_width_speed(f"{HUGE}xHDR") == (None, None)
+    assert parse_width_speed("13xNDR") == (None, None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60) | st.from_regex(r"(?i)(port |blade )?\d{0,9}([/_]\d{0,9}){0,3}", fullmatch=True)
+       | st.sampled_from([f"Port {HUGE}", f"1/{HUGE}/1", "²/1/1", f"Blade 1_Port {HUGE}/1", f"L1/U{HUGE}", "4²x"]))
+def test_label_readers_return_or_raise_port_label_errors_only(text: str) -> None:
+    label = switch_port(text)
+    assert label is None or switch_port(label) == label, "a canonical label reads as itself"
+    try:
+        end = parse_end("sw1", text)
+    except PortLabelError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert end.port
+    with contextlib.suppress(PortLabelError):
+        director_asic(text)
+    parse_width(text)
+    parse_total_gbps(text)
+    parse_width_speed(text)

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from topology.errors import InputError
 from topology.formats.ufm_render import write_ufm_snapshot
@@ -352,6 +354,108 @@ def test_internal_spine_asic_linked_outside_its_chassis(tmp_path: Path) -> None:
     error = error_of(snapshot(tmp_path / "snap", links=links))
     assert error.column == "[6]"
     assert "internal spine ASIC" in error.message
+
+
+# --- input that used to crash the reader -------------------------------------------------------------------
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize("document", ["systems", "links", "ports"])
+def test_json_nested_too_deeply_or_with_too_long_a_number(tmp_path: Path, document: str) -> None:
+    error = error_of(snapshot(tmp_path / "deep", **{document: "[" * 100_000}))
+    assert error.source == str(tmp_path / "deep" / f"{document}.json")
+    assert error.message == "invalid JSON: nested too deeply"
+    error = error_of(snapshot(tmp_path / "long", **{document: f"[{HUGE}]"}))
+    assert error.source == str(tmp_path / "long" / f"{document}.json")
+    assert error.message == "invalid JSON: a number of more than 4300 digits"
+
+
+@pytest.mark.parametrize(("value", "column", "text"), [
+    (changed(LINKS, 0, source_port_dname=HUGE), "[0].source_port_dname", "port number '9999"),  # leaf end
+    (changed(LINKS, 0, source_port_dname="x", source_port=HUGE), "[0].source_port", "port number '9999"),
+    (changed(LINKS, 0, destination_port=HUGE), "[0].destination_port", "port number '9999"),  # adapter end
+    (changed(LINKS, 1, destination_port="x", destination_port_dname="HCA-1/" + HUGE), "[1].destination_port",
+     "out of range"),
+    (changed(LINKS, 2, destination_port_node_description=f"dir-1:L{HUGE}/U1/20"),
+     "[2].destination_port_node_description", "out of range"),
+    (changed(LINKS, 5, destination_port_node_description=f"spine-9:{HUGE}"), "[5].destination_port_node_description",
+     "out of range"),
+    (changed(LINKS, 0, width=f"{HUGE}x"), "[0].width", "unreadable link width"),
+    (changed(LINKS, 0, width="16x"), "[0].width", "unreadable link width"),
+])
+def test_numbers_out_of_range_name_the_field(tmp_path: Path, value: Any, column: str, text: str) -> None:
+    error = error_of(snapshot(tmp_path / "snap", links=value))
+    assert (error.source, error.column) == (str(tmp_path / "snap" / "links.json"), column)
+    assert text in error.message and "\n" not in str(error) and len(str(error)) < 400
+
+
+# --- fuzzing: whatever the documents hold, a fabric or an InputError naming one of them -----------------------
+
+ODD_VALUES = st.sampled_from([HUGE, f"Port {HUGE}", "-4x", "16x", "N/A", f"dir-1:L{HUGE}/U1/2", f"{LEAF}_{HUGE}",
+                              LEAF, "²", f"HCA-1/{HUGE}", f"leaf-1:{HUGE}"])
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20) | ODD_VALUES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+FIELDS = sorted({key for entries in (SYSTEMS, LINKS, PORTS) for entry in entries for key in entry})
+PORT_FIELDS = sorted(key for key in FIELDS if "port" in key or key in ("dname", "width"))
+
+
+@st.composite
+def mutated_documents(draw: st.DrawFn) -> dict[str, Any]:
+    """The small snapshot's documents with fields set to odd JSON, deleted, entries replaced or dropped."""
+    documents = {"systems": copy.deepcopy(SYSTEMS), "links": copy.deepcopy(LINKS), "ports": copy.deepcopy(PORTS)}
+    for _ in range(draw(st.integers(1, 4))):
+        entries = documents[draw(st.sampled_from(sorted(documents)))]
+        if not entries:
+            continue
+        at = draw(st.integers(0, len(entries) - 1))
+        action = draw(st.sampled_from(["set", "set", "delete", "replace", "drop"]))
+        entry = entries[at]
+        if action == "set" and isinstance(entry, dict):
+            entry[draw(st.sampled_from(PORT_FIELDS) | st.sampled_from(FIELDS))] = draw(ODD_VALUES | JSON_VALUES)
+        elif action == "delete" and isinstance(entry, dict) and entry:
+            del entry[draw(st.sampled_from(sorted(entry)))]
+        elif action == "replace":
+            entries[at] = draw(JSON_VALUES)
+        else:
+            del entries[at]
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(sorted(documents)))
+        documents[name] = draw(JSON_VALUES)
+    return documents
+
+
+@settings(max_examples=300, deadline=None)
+@given(mutated_documents())
+def test_any_documents_are_a_fabric_or_an_input_error_naming_one(documents: dict[str, Any]) -> None:
+    names = {name: f"snap/{name}.json" for name in documents}
+    try:
+        fabric_from_ufm(documents["systems"], documents["links"], documents["ports"], "snap", documents=names)
+    except InputError as exc:
+        assert exc.source in (*names.values(), "snap"), str(exc)
+        assert "\n" not in str(exc)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["systems", "links", "ports"]),
+       st.sampled_from([b"[" * 100_000, b"[" + HUGE.encode() + b"]", b'{"data": ' + b"{" * 50_000])
+       | st.binary(max_size=200))
+def test_any_bytes_in_a_document_are_an_input_error_naming_it(tmp_path_factory: pytest.TempPathFactory,
+                                                             document: str, data: bytes) -> None:
+    directory = tmp_path_factory.getbasetemp() / "fuzz-snapshot"
+    if not directory.exists():
+        snapshot(directory)
+    original = (directory / f"{document}.json").read_bytes()
+    (directory / f"{document}.json").write_bytes(data)
+    try:
+        read_ufm_snapshot(directory)
+    except InputError as exc:
+        assert exc.source is not None and exc.source.startswith(str(directory))
+    finally:
+        (directory / f"{document}.json").write_bytes(original)
 
 
 # --- UFM's own samples (Mellanox/ufm_sdk_3.0, NDT plugin) --------------------------------------------

@@ -47,7 +47,17 @@ from pathlib import Path
 
 from topology.errors import InputError
 from topology.model import Cable, End, Fabric, canonical_guid
-from topology.ports import DirectorAsic, Kind, director_asic, host_of, switch_port
+from topology.ports import (
+    MAX_PORT_NUMBER,
+    DirectorAsic,
+    Kind,
+    PortLabelError,
+    bounded_number,
+    director_asic,
+    excerpt,
+    host_of,
+    switch_port,
+)
 from topology.rates import parse_width_speed
 
 AGGREGATION_NODE = "mellanox technologies aggregation node"
@@ -130,7 +140,7 @@ def read_ibnetdiscover(path: Path) -> Fabric:
 def parse_ibnetdiscover(lines: Iterable[str], source: str) -> Fabric:
     """Build a ``Fabric`` from the lines of an ibnetdiscover dump; ``source`` names it in errors."""
     nodes = _scan(lines, source)
-    roles = _assign_roles(nodes)
+    roles = _assign_roles(nodes, source)
     fabric = Fabric(source)
     for node in nodes.values():
         role = roles[node.guid]
@@ -193,7 +203,7 @@ def _scan(lines: Iterable[str], source: str) -> dict[str, _Node]:
 def _header_guid(value: str, source: str, number: int) -> str:
     m = _GUID_VALUE.match(value)
     if not m:
-        raise InputError(f"unreadable GUID {value!r}", source=source, line=number)
+        raise InputError(f"unreadable GUID {excerpt(value)}", source=source, line=number)
     return canonical_guid(m.group(1))
 
 
@@ -219,8 +229,18 @@ def _parse_port(line: str, source: str, number: int) -> _Port:
     desc = quoted.group(1).strip() if quoted else ""
     rate = _WIDTH_SPEED.search(tail, quoted.end() if quoted else 0)
     width, speed = _width_speed(rate.group(0)) if rate else (None, None)
-    return _Port(int(m["port"]), canonical_guid(m["guid"]), _TYPE_BY_LETTER[m["letter"]],
-                 int(m["rport"]), desc, width, speed, number)
+    if rate and width is None:
+        raise InputError(f"unreadable link width {excerpt(rate.group(0))}", source=source, line=number)
+    return _Port(_port_number(m["port"], source, number), canonical_guid(m["guid"]), _TYPE_BY_LETTER[m["letter"]],
+                 _port_number(m["rport"], source, number), desc, width, speed, number)
+
+
+def _port_number(digits: str, source: str, number: int) -> int:
+    port = bounded_number(digits)
+    if port is None:
+        raise InputError(f"port number {excerpt(digits)} is out of range (at most {MAX_PORT_NUMBER})",
+                         source=source, line=number)
+    return port
 
 
 @functools.lru_cache(maxsize=64)
@@ -240,7 +260,7 @@ def _add_unseen_remotes(nodes: dict[str, _Node]) -> None:
 # --- pass 2: names -----------------------------------------------------------------------------------
 
 
-def _base_role(node: _Node) -> _Role:
+def _base_role(node: _Node, source: str) -> _Role:
     desc = " ".join(node.desc.split())
     if node.type == "Ca":
         if desc.casefold() == AGGREGATION_NODE:
@@ -252,17 +272,20 @@ def _base_role(node: _Node) -> _Role:
         return _Role(desc, Kind.SWITCH, skip=True)
     if node.type == "Switch" and desc.startswith("MF0;"):
         name, _, model = desc[4:].partition(":")
-        parsed = director_asic(model) if model else None
+        try:
+            parsed = director_asic(model) if model else None
+        except PortLabelError as exc:
+            raise InputError(f"{exc} in the node description {excerpt(desc)}", source=source, line=node.line) from None
         return _Role(name.strip() or desc, Kind.SWITCH, parsed[0] if parsed else None)
     return _Role(desc, Kind.SWITCH)
 
 
-def _assign_roles(nodes: dict[str, _Node]) -> dict[str, _Role]:
+def _assign_roles(nodes: dict[str, _Node], source: str) -> dict[str, _Role]:
     """Roles of all nodes, renaming nodes that would otherwise share a name (see the module docstring).
 
     All ASICs of one director chassis are one identity (the chassis name); any other node is its GUID.
     """
-    roles = {guid: _base_role(node) for guid, node in nodes.items()}
+    roles = {guid: _base_role(node, source) for guid, node in nodes.items()}
     identities: dict[str, set[str]] = {}
     for guid, role in roles.items():
         if not role.skip:

@@ -3,7 +3,7 @@
 The header row names ``StartDevice`` (also written ``#StartDevice`` or ``#Fields:StartDevice``), ``StartPort``,
 ``EndDevice`` and ``EndPort``; it need not be the first row nor the first column (site spreadsheets put rack
 and U-height columns in front). ``LinkType`` and any other column are ignored, except ``Speed`` and ``Width``
-which give the planned rate of a cable.
+which give the planned rate of a cable: empty (or ``N/A``) when not planned, and an error when unreadable.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TextIO
 
 from topology.errors import InputError
 from topology.model import Cable, End, Fabric
-from topology.ports import Kind, PortLabelError, display_port, parse_end
-from topology.rates import parse_total_gbps, parse_width
+from topology.ports import Kind, PortLabelError, display_port, excerpt, parse_end
+from topology.rates import MAX_LANES, NOT_GIVEN, parse_total_gbps, parse_width
 
 REQUIRED = ("StartDevice", "StartPort", "EndDevice", "EndPort")
 _ALIASES = {"#startdevice": "StartDevice", "#fields:startdevice": "StartDevice"}
@@ -38,25 +38,32 @@ def read_ndt(path: Path, *, lenient: bool = False) -> Fabric:
 
 def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False) -> Fabric:
     rows = csv.reader(lines)
-    columns, header_line = _find_header(rows, source)
+    try:
+        columns, header_line = _find_header(rows, source)
+    except csv.Error as exc:
+        raise InputError(f"unreadable CSV: {exc}", source=source, line=rows.line_num) from None
     fabric = Fabric(source)
     start_dev, start_port, end_dev, end_port = (columns[name] for name in REQUIRED)
     speed_col, width_col = columns.get("Speed"), columns.get("Width")
     needed = max(start_dev, start_port, end_dev, end_port)
-    for row in rows:
-        line = rows.line_num
-        if not any(cell.strip() for cell in row) or row[min(columns.values())].lstrip().startswith("#"):
-            continue
-        if len(row) <= needed:
-            missing = next(n for n in REQUIRED if columns[n] >= len(row))
-            raise InputError(f"row has {len(row)} cells, no value for this column", source=source,
-                             line=line, column=missing)
-        origin = f"{source}:{line}"
-        a = _end(fabric, row[start_dev], row[start_port], source, line, "StartPort", "StartDevice")
-        b = _end(fabric, row[end_dev], row[end_port], source, line, "EndPort", "EndDevice")
-        width = parse_width(_cell(row, width_col)) if width_col is not None else None
-        speed = parse_total_gbps(_cell(row, speed_col), width) if speed_col is not None else None
-        fabric.add_cable(Cable(a, b, width, speed, origin), lenient=lenient)
+    first = min(columns.values())
+    try:
+        for row in rows:
+            line = rows.line_num
+            if not any(cell.strip() for cell in row) or (len(row) > first and row[first].lstrip().startswith("#")):
+                continue
+            if len(row) <= needed:
+                missing = next(n for n in REQUIRED if columns[n] >= len(row))
+                raise InputError(f"row has {len(row)} cells, no value for this column", source=source,
+                                 line=line, column=missing)
+            origin = f"{source}:{line}"
+            a = _end(fabric, row[start_dev], row[start_port], source, line, "StartPort", "StartDevice")
+            b = _end(fabric, row[end_dev], row[end_port], source, line, "EndPort", "EndDevice")
+            width = _width(_cell(row, width_col), source, line) if width_col is not None else None
+            speed = _speed(_cell(row, speed_col), width, source, line) if speed_col is not None else None
+            fabric.add_cable(Cable(a, b, width, speed, origin), lenient=lenient)
+    except csv.Error as exc:  # a field over csv.field_size_limit(), say: the file is no wiring plan
+        raise InputError(f"unreadable CSV: {exc}", source=source, line=rows.line_num) from None
     if not fabric.cables:
         raise InputError(f"no cables after the header on line {header_line}", source=source)
     fabric.infer_tiers()
@@ -65,6 +72,22 @@ def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False) -> Fa
 
 def _cell(row: Sequence[str], index: int | None) -> str:
     return row[index].strip() if index is not None and index < len(row) else ""
+
+
+def _width(text: str, source: str, line: int) -> int | None:
+    width = parse_width(text)
+    if width is None and text.casefold() not in NOT_GIVEN:
+        raise InputError(f"unreadable width {excerpt(text)} (expected 1x to {MAX_LANES}x, e.g. 4x, or nothing)",
+                         source=source, line=line, column="Width")
+    return width
+
+
+def _speed(text: str, width: int | None, source: str, line: int) -> float | None:
+    speed = parse_total_gbps(text, width)
+    if speed is None and text.casefold() not in NOT_GIVEN:
+        raise InputError(f"unreadable speed {excerpt(text)} (expected a total such as 400000 (Mb/s) or 400G, "
+                         "a generation such as NDR, or nothing)", source=source, line=line, column="Speed")
+    return speed
 
 
 def _find_header(rows: Iterable[Sequence[str]], source: str) -> tuple[dict[str, int], int]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -44,16 +45,26 @@ from typing import Any
 
 from topology.errors import InputError
 from topology.model import Cable, End, Fabric, canonical_guid
-from topology.ports import Kind, director_asic, host_of, is_adapter_name, switch_port
-from topology.rates import lane_gbps, parse_width
+from topology.ports import (
+    MAX_PORT_NUMBER,
+    Kind,
+    PortLabelError,
+    bounded_number,
+    checked_switch_port,
+    director_asic,
+    excerpt,
+    host_of,
+    is_adapter_name,
+    switch_port,
+)
+from topology.rates import NOT_GIVEN, lane_gbps, parse_width
 
 AGGREGATION_NODE = "mellanox technologies aggregation node"
 DOCUMENTS = ("systems", "links", "ports")
 _GUID = re.compile(r"^(?:0x)?[0-9a-fA-F]{1,16}$")
 _PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,16})_(\S+)$")
-_TRAILING_NUMBER = re.compile(r"(\d+)$")
+_TRAILING_NUMBER = re.compile(r"(?<!\d)(\d+)$")  # (?<!\d): linear time on a long run of digits
 _WITH_PORT = re.compile(r"^(.*\S):(\d+)$")
-_UNKNOWN = {"", "n/a", "na", "none", "unknown"}
 
 
 def read_ufm_snapshot(directory: Path) -> Fabric:
@@ -85,6 +96,11 @@ def load_ufm_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path),
                          line=exc.lineno) from exc
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", source=str(path)) from None
+    except ValueError:  # the one other error of json.loads: an integer longer than Python reads
+        raise InputError(f"invalid JSON: a number of more than {sys.get_int_max_str_digits()} digits",
+                         source=str(path)) from None
 
 
 def fabric_from_ufm(
@@ -169,7 +185,7 @@ class _Document:
         if isinstance(raw, int):
             raise self.error(index, name, "expected a GUID string, found a number")
         value = self.required(index, name)
-        raise self.error(index, name, f"not a GUID: {value!r}")
+        raise self.error(index, name, f"not a GUID: {excerpt(value)}")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -244,7 +260,7 @@ class _Builder:
             name = doc.required(index, "name")
             m = _PORT_NAME.match(name)
             if not m:
-                raise doc.error(index, "name", f"not a UFM port name (<guid>_<port>): {name!r}")
+                raise doc.error(index, "name", f"not a UFM port name (<guid>_<port>): {excerpt(name)}")
             self.ports[f"{canonical_guid(m.group(1))}_{m.group(2)}"] = entry
 
     def read_systems(self, doc: _Document) -> None:
@@ -261,7 +277,8 @@ class _Builder:
             for k, port in enumerate(listed):
                 m = _PORT_NAME.match(port) if isinstance(port, str) else None
                 if m is None:
-                    raise doc.error(index, f"ports[{k}]", f"not a UFM port name (<guid>_<port>): {port!r}")
+                    raise doc.error(index, f"ports[{k}]",
+                                    f"not a UFM port name (<guid>_<port>): {excerpt(str(port))}")
                 self._own(doc, system, canonical_guid(m.group(1)), doc.path(index, f"ports[{k}]"))
             if system.switch:
                 device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
@@ -334,7 +351,10 @@ class _Builder:
             raise doc.error(index, f"{side}_guid", f"GUID {guid} belongs to no system in "
                             f"{self.names['systems']} and the link has no {side}_port_node_description "
                             "to name the device by")
-        name, asic_suffix = _switch_description(description)
+        try:
+            name, asic_suffix = _switch_description(description)
+        except PortLabelError as exc:
+            raise doc.error(index, f"{side}_port_node_description", str(exc)) from None
         if name is not None:
             device = self.switch_by_name.get(name.casefold())
             if device is None:
@@ -368,29 +388,41 @@ class _Builder:
     def _switch_label(self, doc: _Document, index: int, side: str, description: str | None,
                       dname: str | None, port: str) -> str | None:
         suffix = description.partition(":")[2] if description and ":" in description else ""
-        parsed = director_asic(suffix.replace(":", "/")) if "/" in suffix else None
+        try:
+            parsed = director_asic(suffix.replace(":", "/")) if "/" in suffix else None
+        except PortLabelError as exc:
+            raise doc.error(index, f"{side}_port_node_description", str(exc)) from None
         if parsed is not None and parsed[1] is not None:
             return parsed[0].port_label(parsed[1])
-        for text in (dname, port, suffix.rpartition(":")[2]):
-            if text and (label := switch_port(text)) is not None:
-                return label
-        raise doc.error(index, f"{side}_port", f"cannot read a switch port label from {side}_port {port!r}"
-                        + (f", {side}_port_dname {dname!r}" if dname else ""))
+        for field, text in ((f"{side}_port_dname", dname), (f"{side}_port", port),
+                            (f"{side}_port_node_description", suffix.rpartition(":")[2])):
+            try:
+                if text and (label := checked_switch_port(text)) is not None:
+                    return label
+            except PortLabelError as exc:
+                raise doc.error(index, field, str(exc)) from None
+        raise doc.error(index, f"{side}_port", f"cannot read a switch port label from {side}_port {excerpt(port)}"
+                        + (f", {side}_port_dname {excerpt(dname)}" if dname else ""))
 
     def _adapter_port(self, doc: _Document, index: int, side: str, port: str, dname: str | None) -> str:
-        if port.isdigit():
-            return str(int(port))
-        if dname and (m := _TRAILING_NUMBER.search(dname)):
-            return str(int(m.group(1)))
-        raise doc.error(index, f"{side}_port", f"not an adapter port number: {port!r}")
+        if port.isdecimal():
+            number = bounded_number(port)
+        elif dname and (m := _TRAILING_NUMBER.search(dname)):
+            number = bounded_number(m.group(1))
+        else:
+            raise doc.error(index, f"{side}_port", f"not an adapter port number: {excerpt(port)}")
+        if number is None:
+            raise doc.error(index, f"{side}_port", f"port number {excerpt(port if port.isdecimal() else dname or '')} "
+                            f"is out of range (at most {MAX_PORT_NUMBER})")
+        return str(number)
 
     def _width(self, doc: _Document, index: int, port_entries: list[dict[str, Any]]) -> int | None:
         text = doc.text(index, "width", required=False)
-        if text is not None and text.casefold() not in _UNKNOWN:
+        if text is not None and text.casefold() not in NOT_GIVEN:
             width = parse_width(text)
             if width is None:
                 raise doc.error(index, "width",
-                                f"unreadable link width {text!r} (expected e.g. '4x' or 'IB_4x')")
+                                f"unreadable link width {excerpt(text)} (expected e.g. '4x' or 'IB_4x')")
             return width
         for entry in port_entries:
             if isinstance(value := entry.get("active_width"), str) and (width := parse_width(value)):
@@ -483,13 +515,14 @@ class _Builder:
 
 def _switch_description(description: str) -> tuple[str | None, bool]:
     """``SSPINE1-13:2`` -> (``SSPINE1-13``, False); ``X:L16/U2/20`` -> (``X``, True); an adapter's
-    description (``luna-0001 mlx5_10``, no ``:<port>`` or a ``<host> <adapter>`` name) -> (None, False)."""
+    description (``luna-0001 mlx5_10``, no ``:<port>`` or a ``<host> <adapter>`` name) -> (None, False).
+    Raises ``PortLabelError`` for a port number out of range."""
     body = description.strip().removeprefix("MF0;")
     name, sep, rest = body.partition(":")
     if not sep or not name.strip() or not rest or is_adapter_name(" ".join(name.split())):
         return None, False
     if director_asic(rest.replace(":", "/")) is not None:
         return " ".join(name.split()), True
-    if switch_port(rest.rpartition(":")[2]) is not None:
+    if checked_switch_port(rest.rpartition(":")[2]) is not None:
         return " ".join(name.split()), False
     return None, False
