@@ -102,7 +102,7 @@ def test_a_switch_reboot_only_explains_link_downs(tmp_path: Path) -> None:
     assert len(report.explained) == 8 == report.summary["explained"], "spine02's 8 cables on tiny"
     assert all("pod01-spine02" in e["reason"] and e["component"].startswith("link:") for e in report.explained)
     assert all("link" in e for e in report.explained)
-    # The detectors' ticket-only rule for UFM 907 "Switch is Down" is the one decision (docs/design.md: a switch that is down is ticketed).
+    # The detectors' ticket-only rule for UFM 907 "Switch is Down" is the one decision (a switch down is ticketed).
     assert kinds(report) == [("ticket", "switch_down", "switch:pod01-spine02")]
 
 
