@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from topology.model import Cable, End, Fabric, Tier
-from topology.ports import Kind
+from topology.ports import MAX_PORT_NUMBER, Kind
 from topology.rates import lane_gbps
 
 
@@ -57,6 +57,8 @@ class FatTreeSpec:
         for tier, used in (("leaf", self.leaf_ports), ("spine", self.spine_ports), ("core", self.core_ports)):
             if used > self.radix:
                 found.append(f"a {tier} needs {used} ports but the radix is {self.radix}")
+        if self.radix > MAX_PORT_NUMBER:  # the plan readers refuse port numbers past it: so must the generator
+            found.append(f"radix {self.radix} is more ports than a switch has (at most {MAX_PORT_NUMBER})")
         return found
 
 

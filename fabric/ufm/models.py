@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from fabric.errors import quoted
 from fabric.ufm.objects import ObjectRef, PortEnd, normalize_guid, parse_object_path
 
 __all__ = [
@@ -108,22 +109,22 @@ def parse_ufm_timestamp(value: object, tz: tzinfo = UTC) -> datetime:
     offset, ``datetime`` objects and epoch seconds (or milliseconds).  A timestamp without a zone is
     taken to be in ``tz``.  Raises ``ValueError`` for anything else.
     """
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value) / 1000.0 if value > 1e11 else float(value)
-        return datetime.fromtimestamp(seconds, tz=UTC)
-    elif isinstance(value, str):
-        text = value.strip()
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError:
-            raise ValueError(f"not a UFM timestamp: {value!r}") from None
-    else:
-        raise ValueError(f"not a UFM timestamp: {value!r}")
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=tz)
-    return parsed.astimezone(UTC)
+    try:
+        if isinstance(value, datetime):
+            parsed = value
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            seconds = float(value) / 1000.0 if value > 1e11 else float(value)
+            return datetime.fromtimestamp(seconds, tz=UTC)
+        elif isinstance(value, str):
+            parsed = datetime.fromisoformat(value.strip())
+        else:
+            raise ValueError("not a string, a number or a datetime")
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=tz)
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError, OSError):
+        # Also a time that does not exist in UTC (9999-12-31T23:59:59-07:00) or past what the platform holds.
+        raise ValueError(f"not a UFM timestamp: {quoted(value)}") from None
 
 
 def _context_tz(info: ValidationInfo) -> tzinfo:

@@ -58,3 +58,12 @@ def test_unbuildable_specs_say_why() -> None:
         fat_tree(preset("tiny", pods=0))
     with pytest.raises(KeyError, match="unknown preset"):
         preset("h200")
+
+
+def test_a_radix_past_what_plans_may_say_is_refused() -> None:
+    """The plan readers refuse port numbers above MAX_PORT_NUMBER, so the generator must not write them."""
+    from topology.generate import FatTreeSpec
+    from topology.ports import MAX_PORT_NUMBER
+
+    assert any("at most" in p for p in FatTreeSpec(radix=MAX_PORT_NUMBER + 1).problems())
+    assert not any("at most" in p for p in FatTreeSpec(radix=MAX_PORT_NUMBER).problems())

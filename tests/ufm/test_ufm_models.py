@@ -309,3 +309,12 @@ class TestLists:
             parse_list(System, [self.ITEM, {"name": "no guid"}, self.ITEM])
         with pytest.raises(ShapeError, match="element 0"):
             parse_list(System, ["not an object"])
+
+
+@pytest.mark.parametrize("raw", ["9999-12-31T23:59:59-07:00", "0001-01-01T00:00:00+05:00", 1e20, -1e20, float("inf"),
+                                 10**400, None, [2024]])
+def test_timestamps_that_cannot_be_a_time_are_value_errors(raw: object) -> None:
+    """Whatever UFM (or a file claiming to be its) sends, a bad timestamp is a ValueError the caller counts,
+    never an OverflowError or OSError that ends the daemon's cycle."""
+    with pytest.raises(ValueError, match="not a UFM timestamp"):
+        parse_ufm_timestamp(raw)
