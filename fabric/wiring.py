@@ -13,7 +13,9 @@ from datetime import datetime
 from fabric.config import ServiceConfig
 from fabric.controller.engine import Engine, EngineSettings, UfmApi
 from fabric.store import Store
-from fabric.ufm.client import PortActionMethod
+from fabric.ufm.auth import UfmAuth
+from fabric.ufm.client import JobPollPolicy, PortActionMethod, RetryPolicy, UfmClient
+from fabric.ufm.http import SleepFn
 from tickets.base import TicketBackend
 from tickets.local import LocalTicketBackend
 from topology.model import Fabric
@@ -48,6 +50,13 @@ def ticket_backend(store: Store, *, clock: Clock | None = None) -> TicketBackend
 def local_tickets(store: Store) -> LocalTicketBackend:
     """The local backend's tickets in an existing store, for the commands that list and resolve them."""
     return LocalTicketBackend(store.engine)
+
+
+def ufm_client(url: str, auth: UfmAuth, *, retry: RetryPolicy, job_poll: JobPollPolicy,
+               sleep: SleepFn | None = None) -> UfmClient:
+    """A UFM client with explicit read-retry and job-poll policies (the daemon's come from ``[ufm]``; the demo's
+    and the tests' run on the simulator's clock through ``sleep``)."""
+    return UfmClient(url, auth, retry=retry, job_poll=job_poll, sleep=sleep)
 
 
 def build_engine(plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend, settings: EngineSettings,

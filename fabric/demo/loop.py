@@ -17,7 +17,8 @@ from fabric.remediation.policy import PolicyConfig
 from fabric.replay.render import line_table
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver, simulated_sleep
-from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
+from fabric.ufm.auth import BasicAuth
+from fabric.ufm.client import JobPollPolicy, RetryPolicy
 from tickets.base import TicketBackend, TicketStatus
 from topology.model import Fabric
 
@@ -58,8 +59,9 @@ async def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: 
     database.unlink(missing_ok=True)
     with wiring.open_store(f"sqlite:///{database}", fabric="demo", clock=state.now) as store:
         tickets = wiring.ticket_backend(store, clock=state.now)
-        async with UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=2),
-                             job_poll=JobPollPolicy(interval=1.0, deadline=60.0), sleep=simulated_sleep(url)) as client:
+        async with wiring.ufm_client(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=2),
+                                     job_poll=JobPollPolicy(interval=1.0, deadline=60.0),
+                                     sleep=simulated_sleep(url)) as client:
             # Live mode against the simulator: this is the demo's UFM, so automation may act on it.
             engine = wiring.build_engine(plan, client, store, tickets,
                                          EngineSettings(fabric="demo", policy=PolicyConfig(dry_run=False)),

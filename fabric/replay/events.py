@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from fabric.remediation.signals import EventLike
 from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, FarOff
-from fabric.ufm.models import Event
+from fabric.ufm.models import Event, TimestampRangeError
 from topology.errors import InputError
 
 NOT_USED = "event type not used"
@@ -219,9 +219,9 @@ def _validated(loaded: LoadedEvents, item: object, where: str) -> Event | None:
     except ValidationError as exc:
         first = exc.errors()[0]
         field_path = ".".join(str(part) for part in first["loc"]) or "event"
-        loaded.skip("invalid event", where, f"{field_path}: {first['msg']}")
-    except (OverflowError, OSError) as exc:  # datetime's, for a timestamp beyond year 1..9999 or time_t
-        loaded.skip(BAD_TIMESTAMP, where, f"timestamp out of range: {exc}")
+        # A date that is no time (past year 9999 in UTC, beyond the platform's range) is counted as such.
+        out_of_range = isinstance(first.get("ctx", {}).get("error"), TimestampRangeError)
+        loaded.skip(BAD_TIMESTAMP if out_of_range else "invalid event", where, f"{field_path}: {first['msg']}")
     return None
 
 

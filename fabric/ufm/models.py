@@ -102,6 +102,10 @@ def _str_list(value: object) -> object:
     return value
 
 
+class TimestampRangeError(ValueError):
+    """A timestamp that reads as a date but is no time this platform can hold (UTC beyond year 1..9999)."""
+
+
 def parse_ufm_timestamp(value: object, tz: tzinfo = UTC) -> datetime:
     """Parse a UFM timestamp into an aware UTC datetime.
 
@@ -122,8 +126,10 @@ def parse_ufm_timestamp(value: object, tz: tzinfo = UTC) -> datetime:
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=tz)
         return parsed.astimezone(UTC)
-    except (ValueError, OverflowError, OSError):
-        # Also a time that does not exist in UTC (9999-12-31T23:59:59-07:00) or past what the platform holds.
+    except (OverflowError, OSError):
+        # A time that does not exist in UTC (9999-12-31T23:59:59-07:00) or is past what the platform holds.
+        raise TimestampRangeError(f"not a UFM timestamp: {quoted(value)} is out of range") from None
+    except ValueError:
         raise ValueError(f"not a UFM timestamp: {quoted(value)}") from None
 
 
