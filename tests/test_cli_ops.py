@@ -202,3 +202,19 @@ def test_postgresql_refusing_us_is_one_line(change: str) -> None:
     wrong = parsed.set(username="no_such_role") if change == "user" else parsed.set(database="no_such_database")
     line = _one_error_line(runner.invoke(app, ["status", "--store", wrong.render_as_string(hide_password=False)]))
     assert ("no_such_role" if change == "user" else "no_such_database") in line
+
+
+def test_a_maintenance_window_is_a_silence_that_starts_later(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    Store.open(url).close()
+    added = runner.invoke(app, ["silence", "add", "switch:core03-*", "--duration", "4h", "--reason", "CHG-7 firmware",
+                                "--starts", "2031-01-05T01:00:00+00:00", "--store", url])
+    assert added.exit_code == 0, added.output
+    with Store.open(url) as store:
+        [window] = store.silences()
+        assert window.starts_at.isoformat() == "2031-01-05T01:00:00+00:00" and window.ends_at.hour == 5
+        assert store.active_silences(store.now()) == []  # not yet
+    for bad in ("tomorrow", "2031-01-05T01:00:00"):  # no zone: which one?
+        line = _one_error_line(runner.invoke(app, ["silence", "add", "link:*", "--duration", "1h", "--reason", "r",
+                                                   "--starts", bad, "--store", url]))
+        assert "--starts" in line

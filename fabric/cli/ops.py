@@ -8,6 +8,7 @@ a quarantine, resume after a storm) is recorded as a request the engine carries 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -163,11 +164,14 @@ def silence_add(
     matcher: Annotated[str, typer.Argument(help="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")],
     duration: Annotated[str, typer.Option(help="How long: 90m, 2h, 1d.")],
     reason: Annotated[str, typer.Option(help="Why (maintenance ticket, change number...).")],
+    starts: Annotated[str | None, typer.Option(
+        help="When it starts, with its zone (2026-12-02T01:00:00+00:00): a maintenance window. Default: now.")]
+    = None,
     created_by: ByOption = "operator",
     store_url: StoreOption = DEFAULT_STORE,
     fabric: FabricOption = DEFAULT_FABRIC,
 ) -> None:
-    """Silence components for a while (planned maintenance, a known-bad batch of optics)."""
+    """Silence components for a while, now or in a maintenance window (planned work, a known-bad batch of optics)."""
     from fabric.durations import parse_duration
     from fabric.remediation.muting import check_matcher
 
@@ -181,8 +185,10 @@ def silence_add(
         check_matcher(matcher)
     except ValueError as exc:
         fail(str(exc))
+    starts_at = _aware_time(starts, "--starts") if starts is not None else None
     with open_store(store_url, fabric, writes=True) as store:
-        silence = store.add_silence(matcher, reason=_reason(reason), created_by=created_by, duration=length)
+        silence = store.add_silence(matcher, reason=_reason(reason), created_by=created_by, duration=length,
+                                    starts_at=starts_at)
     typer.echo(f"silence {silence.id}: {silence.matcher} until {silence.ends_at.isoformat(timespec='seconds')}")
 
 
@@ -231,6 +237,16 @@ def store_migrate(
         typer.echo(f"migrated from version {report.found} to {report.now}")
     else:
         typer.echo(f"already at schema version {report.now}")
+
+
+def _aware_time(text: str, option: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        fail(f"{option}: not a time: {text!r} (write e.g. 2026-12-02T01:00:00+00:00)")
+    if when.tzinfo is None:
+        fail(f"{option}: {text!r} has no time zone (add +00:00 for UTC): which one was meant?")
+    return when
 
 
 def _reason(text: str) -> str:
