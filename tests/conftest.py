@@ -11,6 +11,18 @@ CONFORMANCE = REPO.parent / "shared" / "conformance" / "ufm_sdk"
 
 
 @pytest.fixture
+def tiny_plan(tmp_path: Path) -> Path:
+    """The ``tiny`` preset's wiring plan as an NDT file."""
+    from topology.formats.ndt import write_ndt
+    from topology.generate import PRESETS, fat_tree
+
+    path = tmp_path / "plan.csv"
+    with path.open("w", newline="") as handle:
+        write_ndt(fat_tree(PRESETS["tiny"]), handle)
+    return path
+
+
+@pytest.fixture
 def conformance() -> Path:
     """NVIDIA's UFM SDK payloads and wiring plans, found beside the repository as ``../shared``."""
     if not CONFORMANCE.is_dir():

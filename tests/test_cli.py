@@ -20,14 +20,6 @@ from topology.generate import PRESETS, fat_tree
 runner = CliRunner(env={"COLUMNS": "200"})
 
 
-@pytest.fixture
-def tiny_plan(tmp_path: Path) -> Path:
-    path = tmp_path / "plan.csv"
-    result = runner.invoke(app, ["plan", "generate", "--preset", "tiny", "--output", str(path)])
-    assert result.exit_code == 0, result.output
-    return path
-
-
 def test_plan_generate_h100_4k(tmp_path: Path) -> None:
     path = tmp_path / "plan.csv"
     result = runner.invoke(app, ["plan", "generate", "--preset", "h100-4k", "--output", str(path)])

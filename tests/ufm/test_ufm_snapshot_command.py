@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from fabric.cli.app import app
 from fabric.simulator import SimState, serve
 from topology.faults import FaultCounts, plant
-from topology.formats.ndt import write_ndt
 from topology.generate import PRESETS, fat_tree
 
 PLAN = fat_tree(PRESETS["tiny"])
@@ -24,28 +23,20 @@ def fabricctl(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-@pytest.fixture
-def plan_file(tmp_path: Path) -> Path:
-    path = tmp_path / "plan.csv"
-    with path.open("w") as handle:
-        write_ndt(PLAN, handle)
-    return path
-
-
-def test_the_saved_snapshot_is_what_verify_and_replay_read(tmp_path: Path, plan_file: Path) -> None:
+def test_the_saved_snapshot_is_what_verify_and_replay_read(tmp_path: Path, tiny_plan: Path) -> None:
     as_built = plant(PLAN, FaultCounts(swapped=1), seed=2).fabric
     snapshot, log = tmp_path / "snapshot", tmp_path / "event.log"
     with serve(SimState.from_plan(PLAN, as_built=as_built)) as server:
         code, output = fabricctl("ufm", "snapshot", "--ufm", server.url, "--output", str(snapshot))
         assert code == 0, output
         assert f"wrote {snapshot}: 20 systems, 48 links, 96 ports from {server.url}/ufmRest" in output
-        live_code, live = fabricctl("verify", "--plan", str(plan_file), "--ufm", server.url, "--format", "json")
+        live_code, live = fabricctl("verify", "--plan", str(tiny_plan), "--ufm", server.url, "--format", "json")
         httpx.post(f"{server.url}/simulator/faults", json={"fault": "flap", "link": "pod01-spine01/1",
                                                            "cycles": 3, "period": "20s"}).raise_for_status()
         httpx.post(f"{server.url}/simulator/clock/advance", json={"by": "2m"}).raise_for_status()
         log.write_text(httpx.get(f"{server.url}/simulator/event.log").text)
     assert sorted(p.name for p in snapshot.iterdir()) == ["links.json", "ports.json", "systems.json"]
-    saved_code, saved = fabricctl("verify", "--plan", str(plan_file), "--as-built", str(snapshot), "--format", "json")
+    saved_code, saved = fabricctl("verify", "--plan", str(tiny_plan), "--as-built", str(snapshot), "--format", "json")
     assert (saved_code, live_code) == (1, 1), saved
     assert json.loads(saved)["miswired"] == json.loads(live)["miswired"] != []
     code, output = fabricctl("replay", "--as-built", str(snapshot), "--events", str(log), "--format", "json")
