@@ -51,6 +51,8 @@ _QUEUE = {**dict.fromkeys(LINK_STATE, 0), **{rule.signal: n for n, rule in enume
 """Which of a track's queues a kind of the history goes to: link state (the flap rule), then one per counted rule
 (``fabric.remediation.rules.COUNTED_RULES``), in the table's order."""
 _QUEUES = 1 + len(COUNTED_RULES)
+_NO_SIGNALS: tuple[tuple[Signal, ...], ...] = ((),) * _QUEUES
+"""What a new track's queues start from (``map(deque, ...)`` builds them in C: a storm makes a track per port)."""
 _FRESH_LINK_STATE = 1 << 0
 _FRESH_COUNTED = sum(1 << n for n in range(1, _QUEUES))
 _new_finding: Callable[[tuple[object, ...]], Finding] = partial(tuple.__new__, Finding)
@@ -69,7 +71,7 @@ _ROUTE: dict[SignalKind, int] = {
 # Enum members bound once: on Python 3.11 reading ``SignalKind.X`` costs ten times a global, and these are
 # read for every signal.
 _LINK = ComponentKind.LINK
-_LINK_UP, _UNHEALTHY_PORT = SignalKind.LINK_UP, SignalKind.UNHEALTHY_PORT
+_LINK_UP, _LINK_DOWNED, _UNHEALTHY_PORT = SignalKind.LINK_UP, SignalKind.LINK_DOWNED, SignalKind.UNHEALTHY_PORT
 _PORT_LEVEL_DOWN = frozenset({SignalKind.PORT_DOWN, SignalKind.LINK_DOWNED})
 """Link-state signals one end reports: both ends must agree before they make an episode."""
 
@@ -93,6 +95,9 @@ class _Episode:
     down: datetime
     up: datetime | None
     evidence: list[int] = field(default_factory=list)
+    reported_down: bool = False
+    """A link or port down event (329, 276) is among its evidence, not only link-downed counters (112): only such
+    an episode, when it lasts, says the link is down now."""
 
 
 @dataclass(slots=True, eq=False)
@@ -100,7 +105,7 @@ class _Track:
     """One component's history and, in the same order, its link-state signals and those of each counted rule."""
 
     history: deque[Signal]
-    queues: tuple[deque[Signal], ...] = field(default_factory=lambda: tuple(deque() for _ in range(_QUEUES)))
+    queues: tuple[deque[Signal], ...] = field(default_factory=lambda: tuple(map(deque, _NO_SIGNALS)))
     fresh: int = 0
     """Bit ``1 << queue`` set: a counted signal of that queue arrived since the last evaluation."""
     unordered: int = 0
@@ -126,6 +131,9 @@ class Detectors:
         self.history: dict[ComponentId, deque[Signal]] = defaultdict(deque)
         self.attribution = Attribution(fabric, self.settings.attribution_window)
         self.muter = Muters(*(m for m in (muter,) if m is not None), self.attribution)
+        self._quiet = self.muter.for_signals()
+        """How a signal that is not a link-state change asks the muters (``None``: nothing could mute it)."""
+        self._explains = self.muter.for_links()
         # Ordered sets (dicts): components are evaluated in the order their signals arrived.
         self.dirty: dict[ComponentId, None] = {}
         self.pending: dict[ComponentId, None] = {}
@@ -178,7 +186,8 @@ class Detectors:
             else:
                 if signal.kind is _UNHEALTHY_PORT and "MANUAL" in signal.detail.upper():
                     continue  # isolated by hand or by us: not a new fault
-                if self.muter.mutes(signal.component, signal.at, devices=signal.devices) is not None:
+                quiet = self._quiet
+                if quiet is not None and quiet(signal.component, signal.at, signal.devices, False) is not None:
                     continue
                 findings += self._fire(signal.component, IMMEDIATE[signal.kind], signal.at,
                                        f"{signal.kind.value} reported by {signal.reporter or 'UFM'}: {signal.detail}",
@@ -186,7 +195,8 @@ class Detectors:
         return findings
 
     def _ticket_only(self, signal: Signal) -> list[Finding]:
-        if self.muter.mutes(signal.component, signal.at, devices=signal.devices) is not None:
+        quiet = self._quiet
+        if quiet is not None and quiet(signal.component, signal.at, signal.devices, False) is not None:
             return []
         return self._fire(signal.component, TICKET_ONLY[signal.kind], signal.at,
                           f"{signal.kind.value}: {signal.detail}".rstrip(": "), [signal.event], ticket_only=True)
@@ -256,7 +266,8 @@ class Detectors:
             recent = [s for s in hits if s.at >= start]
         if len(recent) < counted.count:
             return []
-        if self.muter.mutes(component, recent[-1].at, devices=track.devices) is not None:
+        quiet = self._quiet
+        if quiet is not None and quiet(component, recent[-1].at, track.devices, False) is not None:
             return []
         return self._fire(component, counted.rule, recent[-1].at, f"{len(recent)} {counted.reason}",
                           [s.event for s in recent])
@@ -281,7 +292,7 @@ class Detectors:
             episodes.append(episode)
         s = self.settings
         findings: list[Finding] = []
-        if episodes and episodes[-1].up is None:
+        if episodes and episodes[-1].up is None and episodes[-1].reported_down:
             findings += self._stays_down(component, episodes[-1], now)
         done = [e for e in episodes if e.up is not None]
         if not done:
@@ -342,9 +353,11 @@ class Detectors:
                 current = _Episode(signal.at, None, [signal.event])
             elif signal.event not in current.evidence:
                 current.evidence.append(signal.event)
+            if signal.kind is not _LINK_DOWNED:
+                current.reported_down = True
         if current is not None:
             episodes.append(current)
         return episodes
 
     def _explanation(self, component: ComponentId, at: datetime) -> str | None:
-        return self.muter.mutes(component, at, devices=self.devices_of.get(component, ()), link_state=True)
+        return self._explains(component, at, self.devices_of.get(component, ()), True)

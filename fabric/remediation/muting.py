@@ -24,9 +24,15 @@ from fabric.remediation.signals import Signal
 from topology.model import Fabric
 from topology.ports import Kind
 
+MuteCheck = Callable[[ComponentId, datetime, Sequence[str], bool], str | None]
+"""A ``Muter.mutes`` as the detectors call it, positionally (they ask for every immediate signal of a storm)."""
+
 
 class Muter(Protocol):
-    def mutes(self, component: ComponentId, at: datetime, *, devices: Sequence[str] = (),
+    link_state_only: bool
+    """True when it only ever explains link-state changes (then other signals need not ask it)."""
+
+    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
               link_state: bool = False) -> str | None:
         """Why a signal of ``component`` at ``at`` is not a fault (``None``: it may be). ``devices``: the devices
         the component sits on; ``link_state``: the signal is a link going down or up."""
@@ -36,16 +42,30 @@ class Muter(Protocol):
 class Muters:
     """Several muters as one: the first that mutes gives the reason."""
 
+    link_state_only = False
+
     def __init__(self, *muters: Muter) -> None:
         self.muters = muters
+        self._others = tuple(m for m in muters if not m.link_state_only)
 
-    def mutes(self, component: ComponentId, at: datetime, *, devices: Sequence[str] = (),
+    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
               link_state: bool = False) -> str | None:
-        for muter in self.muters:
-            reason = muter.mutes(component, at, devices=devices, link_state=link_state)
+        for muter in self.muters if link_state else self._others:
+            reason = muter.mutes(component, at, devices, link_state)
             if reason is not None:
                 return reason
         return None
+
+    def for_signals(self) -> MuteCheck | None:
+        """The check for signals that are not link-state changes: ``None`` when no muter could mute one, the one
+        muter's own ``mutes`` when only one could (no composition to pay for per signal)."""
+        if not self._others:
+            return None
+        return self._others[0].mutes if len(self._others) == 1 else self.mutes
+
+    def for_links(self) -> MuteCheck:
+        """The check for link-state changes: the one muter's own ``mutes`` when there is only one."""
+        return self.muters[0].mutes if len(self.muters) == 1 else self.mutes
 
 
 def check_matcher(matcher: str) -> str:
@@ -86,15 +106,17 @@ class SilenceMuter:
     """Silences and maintenance windows. Replaced whole each cycle (``load``): the detectors ask for every
     signal, and a storm must not mean a query each."""
 
+    link_state_only = False
+
     def __init__(self, windows: Iterable[SilenceWindow] = ()) -> None:
         self.windows: tuple[SilenceWindow, ...] = tuple(windows)
 
     def load(self, windows: Iterable[SilenceWindow]) -> None:
         self.windows = tuple(windows)
 
-    def mutes(self, component: ComponentId, at: datetime, *, devices: Sequence[str] = (),
+    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
               link_state: bool = False) -> str | None:
-        if any(window.covers(component, at) for window in self.windows):
+        if self.windows and any(window.covers(component, at) for window in self.windows):
             return "an active silence"
         return None
 
@@ -102,16 +124,20 @@ class SilenceMuter:
 class CallbackMuter:
     """A muter from a predicate (tests, and callers with a silence check of their own)."""
 
+    link_state_only = False
+
     def __init__(self, silenced: Callable[[ComponentId, datetime], bool], reason: str = "an active silence") -> None:
         self.silenced, self.reason = silenced, reason
 
-    def mutes(self, component: ComponentId, at: datetime, *, devices: Sequence[str] = (),
+    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
               link_state: bool = False) -> str | None:
         return self.reason if self.silenced(component, at) else None
 
 
 class Attribution:
     """Reboots and node down/up events, by the device they name, explaining link-state changes near them."""
+
+    link_state_only = True
 
     def __init__(self, fabric: Fabric, window: timedelta) -> None:
         self.fabric, self.window = fabric, window
@@ -121,7 +147,7 @@ class Attribution:
         """An attributing signal (switch rebooted/down/up, node down/up) on a device."""
         self.events[signal.component.name].append((signal.at, signal))
 
-    def mutes(self, component: ComponentId, at: datetime, *, devices: Sequence[str] = (),
+    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
               link_state: bool = False) -> str | None:
         if not link_state:
             return None
