@@ -29,7 +29,7 @@ class SignalKind(StrEnum):
     NODE_UP = "node_up"
 
 
-# UFM's event policy ids (docs/reference/ufm-rest-api.md) of every signal but the counted rules' (whose events
+# UFM's event policy ids (its policy.csv) of every signal but the counted rules' (whose events
 # are in their entries of fabric.remediation.rules.COUNTED_RULES).
 BASE_EVENT_KINDS: dict[int, SignalKind] = {
     329: SignalKind.LINK_DOWN, 328: SignalKind.LINK_UP,

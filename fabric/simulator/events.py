@@ -1,6 +1,6 @@
 """The simulator's event history: monotonic integer ids, both REST payload shapes, and ``event.log`` lines.
 
-REST shapes (docs/reference/ufm-rest-api.md §2):
+REST shapes (as UFM's REST API documents them):
 - up to UFM 6.16 (``LEGACY``): ``type`` is the event number as a string, ``counter`` null, timestamps with
   milliseconds (``2017-09-19 10:49:03.018``);
 - from 6.17 (``CURRENT``): ``type`` is the object type, ``event_type`` the number, ``counter`` ``"N/A"``,

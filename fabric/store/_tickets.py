@@ -1,6 +1,6 @@
 """The service's own record of tickets: claimed before the backend is called, so a ticket is never lost.
 
-The flow the engine follows (jira-and-scheduling.md §3):
+The flow the engine follows (claim, create, adopt by dedup key; docs/design.md):
 
 1. ``claim_ticket(dedup_key, ...)`` -> ``(row, created)``.  An ``INSERT ... ON CONFLICT DO NOTHING`` against
    the partial unique index "one active (creating/open) row per dedup key": of two racing callers exactly one

@@ -2,7 +2,7 @@
 
 Pure string handling, shared by the REST models and the ``event.log`` parser.
 
-Formats (see docs/reference/ufm-rest-api.md):
+Formats (as UFM writes them):
 - a port name is ``<guid>_<port number>`` with a lower-case 16-hex GUID and no ``0x``
   (e.g. ``1c34da0300728606_1``);
 - an IBPort object path looks like ``default(34) / Switch: leaf01 / NA / 16`` or

@@ -29,7 +29,7 @@ OPERATIONS = (
 
 
 def ensure_ticket(store: Store, backend: LocalTicketBackend, key: str) -> None:
-    """What the engine does to make sure ``key`` has a ticket (jira-and-scheduling.md §3)."""
+    """What the engine does to make sure ``key`` has a ticket (claim, create or adopt, record)."""
     row, _ = store.claim_ticket(key, backend=backend.name, summary=f"fault {key}")
     if row.state is TicketState.CREATING:
         ticket = backend.open(key, f"fault {key}", "details")
