@@ -108,13 +108,14 @@ def decisions(
                        f"  {row['reason']}\n  guard: {row['guard'] or '-'}")
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table("at", "action", "rule", "component", "reason")
+    from fabric.replay.render import line_table
+
+    table = line_table("Decisions, oldest first (UTC)", "at", "action", "rule", "component", "why")
     for row in rows:
-        action = f"{row['action']} (dry run)" if row["dry_run"] else str(row["action"])
-        table.add_row(str(row["at"])[:19], action, str(row["rule"]), str(row["component"]),
-                      one_line(str(row["reason"]), 60))
+        action = f"{row['action']} (dry)" if row["dry_run"] else str(row["action"])
+        table.add_row(str(row["at"])[5:19].replace("T", " "), action, str(row["rule"]), str(row["component"]),
+                      one_line(str(row["reason"]), 10_000))
     Console().print(table)
 
 

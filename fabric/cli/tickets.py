@@ -74,12 +74,13 @@ def tickets_list(
         print_json([_ticket_dict(t) for t in found])
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table("key", "status", "summary", "created")
+    from fabric.replay.render import line_table
+
+    table = line_table("Tickets, oldest first (UTC)", "key", "status", "created", "why")
     for ticket in found:
-        table.add_row(ticket.key, ticket.status.value, one_line(ticket.summary, 50),
-                      ticket.created_at.isoformat(timespec="seconds")[:19])
+        created = ticket.created_at.isoformat(timespec="seconds")[5:19].replace("T", " ")
+        table.add_row(ticket.key, ticket.status.value, created, one_line(ticket.summary, 10_000))
     Console().print(table)
 
 

@@ -20,7 +20,7 @@ def _target_text(entry: Mapping[str, Any]) -> str:
     return str(entry.get("device", "the fabric"))
 
 
-_WIDTHS = {"at": 14, "action": 10, "rule": 14}
+_WIDTHS = {"at": 14, "action": 10, "rule": 12, "key": 10, "status": 8, "created": 14}
 _RATIOS = {"component": 2, "why": 3}
 
 
