@@ -194,9 +194,10 @@ class Engine:
         return report
 
     async def _repaired(self) -> list[ComponentId]:
-        waiting = {c: r.since for c, r in self.state.components.items() if r.lifecycle in reconcile.WAITING}
-        if self.dry_run or not waiting:
+        """Components whose ticket was resolved (and every open ticket brought in line with the backend)."""
+        if self.dry_run:
             return []
+        waiting = {c: r.since for c, r in self.state.components.items() if r.lifecycle in reconcile.WAITING}
         return await asyncio.to_thread(self.ticketing.repaired, waiting)
 
     def _cleared(self, requests: Sequence[OperatorRequest]) -> list[ComponentId]:

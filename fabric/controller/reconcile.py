@@ -17,6 +17,7 @@ from fabric.remediation.domain import Action, ActionKind, ComponentId, Component
 from fabric.remediation.policy import PolicyState
 from fabric.remediation.view import FabricView
 from fabric.store import Store
+from fabric.store.records import TicketState
 from tickets.base import TicketError
 from topology.guard import CapacityGuard
 
@@ -77,4 +78,6 @@ async def reconcile_tickets(state: PolicyState, store: Store, ticketing: Ticketi
 
 
 def _resolved_since(store: Store, key: str, since: datetime) -> bool:
-    return any(t.resolved_at is not None and t.resolved_at >= since for t in store.tickets(dedup_key=key))
+    """A ticket of ``key`` was resolved (repaired, not merely closed) since ``since``."""
+    return any(t.state is TicketState.RESOLVED and t.resolved_at is not None and t.resolved_at >= since
+               for t in store.tickets(dedup_key=key))

@@ -64,16 +64,17 @@ class Ticketing:
     def repaired(self, waiting: Mapping[ComponentId, datetime]) -> list[ComponentId]:
         """Components among ``waiting`` (each with the time it started waiting) whose ticket was resolved.
 
+        First every open ticket the store holds is brought in line with the backend, whatever its component's
+        state (a ticket resolved while its component was quarantined must not stay "open" here forever): one
+        query for the backend's open tickets, and a ``status`` read to confirm each one missing from it (a search
+        may lag behind a ticket just created). A ticket closed without a repair is recorded as closed and is no
+        repair: its component stays out, and reconciliation opens it a new ticket.
+
         Level-triggered: a component stays "repaired" every cycle until the policy moved it on, so a repair that
         could not be acted on (automation halted) is not lost. Polling the backend makes a missed webhook harmless.
         """
+        self._sync_open_tickets()
         repaired: list[ComponentId] = []
-        for row in self.store.tickets(state=TicketState.OPEN):
-            if row.component is None or row.component not in waiting or not row.external_key:
-                continue
-            if self.backend.status(row.external_key).status is not TicketStatus.OPEN:
-                self.store.ticket_resolved(row.id)
-                repaired.append(row.component)
         for row in self.store.tickets(state=TicketState.RESOLVED):
             component = row.component
             if component is None or component not in waiting or component in repaired:
@@ -82,3 +83,19 @@ class Ticketing:
                     and self.store.active_ticket(row.dedup_key) is None:
                 repaired.append(component)
         return repaired
+
+    def _sync_open_tickets(self) -> None:
+        rows = [row for row in self.store.tickets(state=TicketState.OPEN) if row.external_key]
+        if not rows:
+            return
+        still_open = {ticket.key for ticket in self.backend.list(TicketStatus.OPEN)}
+        for row in rows:
+            if row.external_key in still_open or row.external_key is None:
+                continue
+            status = self.backend.status(row.external_key).status
+            if status is TicketStatus.RESOLVED:
+                self.store.ticket_resolved(row.id)
+            elif status is TicketStatus.CLOSED:
+                log.warning("ticket %s of %s was closed without a repair: it stays out of service, with a new "
+                            "ticket", row.external_key, row.component)
+                self.store.ticket_closed(row.id)

@@ -233,3 +233,46 @@ def test_the_engine_never_calls_the_ticket_backend_on_its_event_loop(tmp_path: P
         r.tickets.resolve(ticket.key, "replaced the transceiver")
         assert [a.kind for a in r.cycle().actions] == [ActionKind.ENABLE]  # found by polling the backend
         assert watched.on_loop == []
+
+
+def test_every_open_ticket_follows_the_backend_whatever_its_component(tmp_path: Path) -> None:
+    """A ticket resolved while its component is quarantined does not stay "open" in the store for ever."""
+    from engine_support import restart
+
+    from fabric.remediation.domain import ComponentRecord
+    from fabric.store.records import TicketState
+
+    with rig(TINY, tmp_path) as r:
+        cable = next(c for c in TINY.cables if c.a.device == "pod01-spine01" and c.b.device == "core01-01")
+        component = link_id(cable.key)
+        r.store.put_component(component,
+                              ComponentRecord(Lifecycle.QUARANTINED, r.state.now(), "flap", "3 strikes", strikes=3))
+        restart(r)
+        r.cycle()  # UFM converged (the cable disabled) and a ticket opened for the quarantine
+        [ticket] = r.tickets.list(TicketStatus.OPEN)
+        r.tickets.resolve(ticket.key, "replaced, but the operator has not cleared it")
+        r.cycle()
+        # The store follows the backend; the component stays quarantined (only a clear releases it), so it gets a
+        # ticket again: a held component always has one.
+        assert [t.state for t in r.store.tickets()] == [TicketState.RESOLVED, TicketState.OPEN]
+        record = r.store.get_component(component)
+        assert record is not None and record.lifecycle is Lifecycle.QUARANTINED
+
+
+def test_a_ticket_closed_without_a_repair_brings_nothing_back(tmp_path: Path) -> None:
+    from fabric.store.records import TicketState
+
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(300)
+        report = r.cycle()
+        [disabled] = [a.component for a in report.actions if a.kind is ActionKind.DISABLE]
+        [ticket] = r.tickets.list(TicketStatus.OPEN)
+        r.tickets.close(ticket.key, "duplicate of another ticket")
+        after = r.cycle()
+        assert not [a for a in after.actions if a.kind is ActionKind.ENABLE]  # closed is not repaired
+        port = r.engine.view.port_to_act_on(disabled) if r.engine.view and disabled else None
+        assert port is not None and r.port_state(port) == "Disabled"
+        states = [t.state for t in r.store.tickets()]
+        assert states == [TicketState.CLOSED, TicketState.OPEN]  # and it has a ticket again
+        assert len(r.tickets.list(TicketStatus.OPEN)) == 1

