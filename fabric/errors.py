@@ -69,8 +69,3 @@ def as_fabric_error(exc: BaseException) -> FabricError | None:
         return None
     adopted.__cause__ = exc
     return adopted
-
-
-def error_kind(exc: BaseException) -> ErrorKind | None:
-    error = as_fabric_error(exc)
-    return None if error is None else error.kind

@@ -109,7 +109,7 @@ class Engine:
         """Read UFM, settle unfinished intents, rebuild the desired state and the guard, restore the cursor."""
         now = self.clock()
         self._load_silences(now)
-        view, live = await self._read_fabric()
+        view, live = await self._read_fabric(await self._topology_versions())
         await recovery.settle_intents(self.store, self.ufm)
         s = self.settings
         self._pipeline = Pipeline(view, s.policy, s.rules, s.guard, state=self._load_state(), muter=self.silences)
@@ -136,9 +136,14 @@ class Engine:
         last_held = self.clock() if stored.halted else None
         return PolicyState(self.store.components(), Breaker(stored.halted, stored.since, stored.reason, last_held))
 
-    async def _read_fabric(self) -> tuple[FabricView, set[CableKey]]:
+    async def _topology_versions(self) -> dict[str, int]:
+        """UFM's change counters of what the view is built from."""
         versions = await self.ufm.versioning()
-        self._versions = {k: v for k, v in versions.versions().items() if k in _TOPOLOGY_VERSIONS}
+        return {k: v for k, v in versions.versions().items() if k in _TOPOLOGY_VERSIONS}
+
+    async def _read_fabric(self, versions: dict[str, int]) -> tuple[FabricView, set[CableKey]]:
+        """Systems, links and ports as of ``versions`` (UFM's counters, read just before)."""
+        self._versions = versions
         snapshot = await fetch_snapshot(self.ufm)
         actual = snapshot.fabric("UFM")
         self.disabled_ports = snapshot.disabled_ports()
@@ -155,11 +160,10 @@ class Engine:
 
     async def _refresh_fabric(self) -> None:
         """Re-read systems, links and ports, unless UFM's change counters say nothing moved since last time."""
-        versions = await self.ufm.versioning()
-        watched = {k: v for k, v in versions.versions().items() if k in _TOPOLOGY_VERSIONS}
+        watched = await self._topology_versions()
         if self.view is not None and watched and watched == self._versions:
             return
-        view, live = await self._read_fabric()
+        view, live = await self._read_fabric(watched)
         self.pipeline.rebase(view)
         self._sync_guard(view, live)
 
@@ -218,8 +222,9 @@ class Engine:
             tx.add_findings(findings)
             tx.record_decisions(actions)
             for request in requests:
-                tx.handle_request(request.id, _outcome(request, resumed=resumed, cleared=cleared,
-                                                       dry_run=self.dry_run))
+                outcome = _outcome(request, state, resumed=resumed, cleared=cleared, dry_run=self.dry_run)
+                if outcome is not None:
+                    tx.handle_request(request.id, outcome)
             if self.dry_run:
                 return
             changed = {a.component for a in actions if a.component is not None}
@@ -251,12 +256,17 @@ class Engine:
                 await self.effects.ticket_action(action, report)
 
 
-def _outcome(request: OperatorRequest, *, resumed: bool, cleared: Sequence[ComponentId], dry_run: bool) -> str:
-    """What came of an operator request this cycle, for the audit trail."""
+def _outcome(request: OperatorRequest, state: PolicyState, *, resumed: bool, cleared: Sequence[ComponentId],
+             dry_run: bool) -> str | None:
+    """What came of an operator request this cycle, for the audit trail; ``None`` while it waits (a clear the
+    policy could not carry out yet, automation being halted: it is asked again every cycle until it can)."""
     if request.kind is RequestKind.RESUME:
         return "automation resumed" if resumed else "automation was not halted: nothing to resume"
     if dry_run:
         return "dry run: quarantines are not kept, nothing to release"
-    if request.component in cleared:
-        return "released: back in service on probation, within the capacity guard"
-    return "not quarantined: nothing to release"
+    if request.component not in cleared:
+        return "not quarantined: nothing to release"
+    record = state.components.get(request.component) if request.component is not None else None
+    if record is not None and record.lifecycle is Lifecycle.QUARANTINED:
+        return None
+    return "released: back in service on probation, within the capacity guard"

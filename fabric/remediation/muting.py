@@ -121,19 +121,6 @@ class SilenceMuter:
         return None
 
 
-class CallbackMuter:
-    """A muter from a predicate (tests, and callers with a silence check of their own)."""
-
-    link_state_only = False
-
-    def __init__(self, silenced: Callable[[ComponentId, datetime], bool], reason: str = "an active silence") -> None:
-        self.silenced, self.reason = silenced, reason
-
-    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
-              link_state: bool = False) -> str | None:
-        return self.reason if self.silenced(component, at) else None
-
-
 class Attribution:
     """Reboots and node down/up events, by the device they name, explaining link-state changes near them."""
 

@@ -53,13 +53,6 @@ class RequestOps(OpsBase):
         with self._conn() as conn:
             return [_request(row) for row in conn.execute(query).mappings()]
 
-    def requests(self, *, limit: int = 100) -> list[OperatorRequest]:
-        """The newest ``limit`` requests, handled or not, newest first."""
-        query = (sa.select(operator_requests).where(operator_requests.c.fabric == self.fabric)
-                 .order_by(operator_requests.c.id.desc()).limit(limit))
-        with self._conn() as conn:
-            return [_request(row) for row in conn.execute(query).mappings()]
-
     def handle_request(self, request_id: int, outcome: str) -> bool:
         """Mark a pending request carried out, with what came of it. False when unknown or already handled."""
         with self._conn() as conn:

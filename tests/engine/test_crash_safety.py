@@ -129,6 +129,32 @@ def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
         assert again.exit_code == 2 and "not quarantined" in again.output
 
 
+def test_a_clear_requested_while_halted_waits_for_the_resume(tmp_path: Path) -> None:
+    """The policy cannot release a quarantine while the breaker is halted: the request stays pending, asked again
+    every cycle, and is carried out once automation resumes (it must not be marked done and forgotten)."""
+    from fabric.remediation.signals import link_id
+    from fabric.store.records import RequestKind
+
+    with rig(TINY, tmp_path) as r:
+        cable = next(c for c in TINY.cables if c.a.device == "pod01-spine01" and c.b.device == "core01-01")
+        component = link_id(cable.key)
+        r.store.put_component(component,
+                              ComponentRecord(Lifecycle.QUARANTINED, r.state.now(), "flap", "3 strikes", strikes=3))
+        r.store.halt("a storm")
+        restart(r)
+        r.store.request(RequestKind.CLEAR, component=component, reason="new optics", requested_by="alice")
+        for _ in range(2):
+            r.cycle()
+            assert [q.kind for q in r.store.pending_requests()] == [RequestKind.CLEAR]
+            record = r.store.get_component(component)
+            assert record is not None and record.lifecycle is Lifecycle.QUARANTINED
+        r.store.request(RequestKind.RESUME, reason="storm over", requested_by="alice")
+        r.cycle()
+        assert r.store.pending_requests() == []
+        record = r.store.get_component(component)
+        assert record is not None and record.lifecycle is Lifecycle.PROBATION
+
+
 def test_restart_re_applies_the_guard_to_what_ufm_shows_up(tmp_path: Path) -> None:
     from fabric.remediation.signals import link_id
 

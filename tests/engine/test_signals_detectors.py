@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -10,7 +11,6 @@ import pytest
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.kinds import SignalKind
-from fabric.remediation.muting import CallbackMuter
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import Resolver, SignalMapper, link_id
 from fabric.ufm.eventlog import parse_event_line
@@ -28,6 +28,18 @@ SPINE_CORE = next(c for c in PLAN.cables if c.a.device == "pod01-spine01" and c.
 LEAF_SPINE = next(c for c in PLAN.cables if c.a.device == "pod01-leaf01" and c.b.device == "pod01-spine01")
 HOST = next(c for c in PLAN.cables if c.a.device == "pod01-node01 mlx5_0")
 
+
+class CallbackMuter:
+    """A muter from a predicate: silences without a store."""
+
+    link_state_only = False
+
+    def __init__(self, silenced: Callable[[ComponentId, datetime], bool]) -> None:
+        self.silenced = silenced
+
+    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
+              link_state: bool = False) -> str | None:
+        return "an active silence" if self.silenced(component, at) else None
 
 def name(end: End) -> str:
     return VIEW.ports[end].name
