@@ -123,6 +123,8 @@ class _Cycle:
         self.new_recent: dict[ComponentId, datetime] = {}
         self.held = list(state.held)
         self.held_count = state.held_count
+        self.recorded_held: set[ComponentId] = set()
+        """Components whose held finding was recorded this cycle (one record per component per storm window)."""
         self.guard, self.context, self.config, self.now = guard, context, config, now
         self.actions: list[Action] = []
 
@@ -171,6 +173,7 @@ def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, co
     cycle = _Cycle(state, guard, context, config, cycle_input.now)
     _resume(cycle, cycle_input)
     _expire_probation(cycle)
+    _foresee_storm(cycle, cycle_input)
     for component in cycle_input.cleared:
         _clear(cycle, component)
     for component in cycle_input.repaired:
@@ -203,9 +206,26 @@ def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
                   f"automation resumed: {why}; {dropped} findings held during the storm were dropped")
 
 
+def _foresee_storm(cycle: _Cycle, cycle_input: CycleInput) -> None:
+    """Count this cycle's components toward the storm window before anything is acted on: a cycle whose findings
+    trip the breaker writes nothing (no disable, no enable, no ticket but the storm's), instead of spending the
+    blast radius on the first findings of the storm and halting after them."""
+    if cycle.breaker.halted:
+        return
+    repaired = set(cycle_input.repaired)  # back on probation this cycle, where a finding counts toward a storm
+    for finding in cycle_input.findings:
+        if finding.component in repaired or _holdable(cycle, finding.component):
+            cycle.note_recent(finding.component, finding.at)
+    _trip_if_storm(cycle)
+
+
 def _storm(cycle: _Cycle, finding: Finding) -> bool:
     """Count the component; trip the breaker when too many distinct components went bad at once."""
     cycle.note_recent(finding.component, finding.at)
+    return _trip_if_storm(cycle)
+
+
+def _trip_if_storm(cycle: _Cycle) -> bool:
     distinct = cycle.distinct_recent()
     if cycle.breaker.halted or distinct < cycle.config.storm_components:
         return cycle.breaker.halted
@@ -231,11 +251,11 @@ def _finding(cycle: _Cycle, finding: Finding) -> None:
     component = finding.component
     record = cycle.get(component)
     lifecycle = record.lifecycle if record else Lifecycle.HEALTHY
-    seen_in_storm = component in cycle.recent or component in cycle.new_recent
     if _holdable(cycle, component) and _storm(cycle, finding):
         cycle.hold(finding)
         # One record per component per storm window: a storm must not become a flood of decisions either.
-        if not seen_in_storm:
+        if component not in cycle.recent and component not in cycle.recorded_held:
+            cycle.recorded_held.add(component)
             cycle.act(ActionKind.RECORD, finding.rule, f"held, automation is halted: {finding.reason}", component)
         return
     if lifecycle is Lifecycle.HEALTHY:
