@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,7 +29,8 @@ from topology.model import TIER_RANK, End, Fabric, Tier
 
 CableKey = tuple[End, End]
 HARD_CEILING = 0.05
-_HOUR = timedelta(hours=1)
+RATE_WINDOW = timedelta(hours=1)
+"""The sliding window of the hourly rate limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,7 @@ class CapacityGuard:
         """May automation disable ``cable`` at ``now``? Nothing changes until ``take_out``."""
         if cable in self.disabled:
             return Verdict(True, None, "already disabled by automation: nothing changes")
-        self._forget_before(now - _HOUR)
+        self._forget_before(now - RATE_WINDOW)
         figures: dict[str, Any] = {
             "c": self.settings.c, "disabled": len(self.disabled), "cap": self.cap,
             "disables_last_hour": len(self.recent), "hourly_limit": self.settings.hourly_limit,
@@ -187,6 +189,16 @@ class CapacityGuard:
         if cable not in self.disabled:
             self.disabled.add(cable)
             self.recent.append(now)
+
+    def restore(self, cable: CableKey) -> None:
+        """After a restart: a cable automation already holds out counts against capacity and the blast radius; the
+        hourly rate counted it when it was decided (``remember_disables``)."""
+        self.mark_down(cable)
+        self.disabled.add(cable)
+
+    def remember_disables(self, times: Iterable[datetime]) -> None:
+        """After a restart: the disables decided before it (the decision log's), for the sliding hour."""
+        self.recent = deque(sorted([*self.recent, *times]))
 
     def put_back(self, cable: CableKey) -> None:
         self.disabled.discard(cable)

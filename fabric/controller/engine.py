@@ -132,9 +132,10 @@ class Engine:
         if self.dry_run:
             return PolicyState()
         stored = self.store.breaker_state()
-        # The findings held before a restart are not stored: a halted breaker's quiet period starts again now.
-        last_held = self.clock() if stored.halted else None
-        return PolicyState(self.store.components(), Breaker(stored.halted, stored.since, stored.reason, last_held))
+        breaker = Breaker(stored.halted, stored.since, stored.reason, stored.last_held)
+        # The storm window and the held findings' figures are stored: a restart mid-storm trips, holds and
+        # resumes exactly when an uninterrupted run would (the held findings themselves are only shown, not kept).
+        return PolicyState(self.store.components(), breaker, self.store.storm_window(), held_count=stored.held_count)
 
     async def _topology_versions(self) -> dict[str, int]:
         """UFM's change counters of what the view is built from."""
@@ -236,6 +237,9 @@ class Engine:
                 tx.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
             if not state.breaker.halted and previous.breaker.halted:
                 tx.resume("automation resumed")
+            if (state.recent is not previous.recent or state.held_count != previous.held_count
+                    or state.breaker.last_held != previous.breaker.last_held):
+                tx.save_storm(state.recent, last_held=state.breaker.last_held, held_count=state.held_count)
 
     # --- side effects --------------------------------------------------------------------------------
 

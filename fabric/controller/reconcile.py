@@ -13,7 +13,7 @@ from datetime import datetime
 from fabric.controller.effects import CycleReport, Effects
 from fabric.controller.ticketing import Ticketing
 from fabric.errors import ErrorKind
-from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
+from fabric.remediation.domain import CONVERGE_RULE, Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
 from fabric.remediation.policy import PolicyState
 from fabric.remediation.view import FabricView
 from fabric.store import Store
@@ -41,7 +41,7 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
         if want_out == is_out or (not want_out and record.lifecycle is not Lifecycle.PROBATION):
             continue
         kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
-        action = Action(kind, now, "reconcile", f"UFM shows {port} {'up' if want_out else 'disabled'}, "
+        action = Action(kind, now, CONVERGE_RULE, f"UFM shows {port} {'up' if want_out else 'disabled'}, "
                         f"the desired state is {record.lifecycle.value}: converging", component, dry_run=False)
         store.record_decision(action)
         report.actions.append(action)

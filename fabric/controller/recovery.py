@@ -14,7 +14,7 @@ from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import IntentState
 from fabric.ufm.errors import UfmError
-from topology.guard import CableKey, CapacityGuard
+from topology.guard import RATE_WINDOW, CableKey, CapacityGuard
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +40,20 @@ async def settle_intents(store: Store, ufm: UfmApi) -> None:
 def rebuild_guard(state: PolicyState, view: FabricView, context: FabricContext, guard: CapacityGuard,
                   disabled_ports: set[str], store: Store, ticketing: Ticketing,
                   now: datetime) -> dict[ComponentId, ComponentRecord]:
-    """Count what automation holds out of service; returns the records this changed.
+    """Count what automation holds out of service, and the disables of the last hour; returns the records this
+    changed.
 
-    A cable UFM already shows disabled is simply counted, all of them first. One UFM shows up (the action was
-    cut short by a crash, or someone enabled it by hand) will be disabled again by reconciliation, so it must then
-    pass the guard, against today's capacity and what is already counted: if it does not, it is kept up,
-    deferred like any finding the guard refuses, or still quarantined (only an operator releases a quarantine).
+    The hourly rate is rebuilt from the decision log, not from what is still out: a cable disabled and repaired
+    within the hour still counts, as it did before the restart. A cable UFM already shows disabled is simply
+    counted, all of them first. One UFM shows up (the action was cut short by a crash, or someone enabled it by
+    hand) will be disabled again by reconciliation, so it must then pass the guard, against today's capacity and
+    what is already counted: if it does, the decision is logged (a new disable unless one of the last hour already
+    counts it); if not, it is kept up, deferred like any finding the guard refuses, or still quarantined (only an
+    operator releases a quarantine).
     """
+    decided = store.disables_since(now - RATE_WINDOW)
+    guard.remember_disables(at for at, _ in decided)
+    counted = {component for _, component in decided}
     changed: dict[ComponentId, ComponentRecord] = {}
     recheck: list[tuple[ComponentId, ComponentRecord, CableKey]] = []
     for component, record in sorted(state.components.items()):
@@ -55,13 +62,19 @@ def rebuild_guard(state: PolicyState, view: FabricView, context: FabricContext, 
             continue
         port = view.port_to_act_on(component)
         if port is not None and port in disabled_ports:
-            guard.take_out(cable, record.since)
+            guard.restore(cable)
         else:
             recheck.append((component, record, cable))
     for component, record, cable in recheck:
         verdict = guard.verdict(cable, now)
         if verdict.allowed:
-            guard.take_out(cable, now)
+            if component in counted:
+                guard.restore(cable)
+            else:
+                guard.take_out(cable, now)
+                store.record_decision(Action(ActionKind.DISABLE, now, record.rule, (
+                    f"{record.reason}; after a restart UFM shows it up: taken out again, {verdict.reason}"),
+                    component, dict(verdict.figures), dry_run=False))
             continue
         reason = f"{record.reason}; after a restart UFM shows it up and the guard keeps it so: {verdict.reason}"
         quarantined = record.lifecycle is Lifecycle.QUARANTINED

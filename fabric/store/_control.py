@@ -1,4 +1,4 @@
-"""Operating state: the UFM event cursor, silences, webhook deliveries and the storm breaker."""
+"""Operating state: the UFM event cursor, silences and webhook deliveries."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from sqlalchemy.engine import RowMapping
 from fabric.remediation.domain import ComponentId
 from fabric.remediation.muting import check_matcher, silence_matches
 from fabric.store._base import OpsBase, dialect_insert
-from fabric.store.records import BreakerState, CursorRecord, Delivery, Silence
-from fabric.store.schema import breaker, event_cursor, silences, webhook_deliveries
+from fabric.store.records import CursorRecord, Delivery, Silence
+from fabric.store.schema import event_cursor, silences, webhook_deliveries
 from fabric.store.types import ensure_utc
 
 
@@ -225,56 +225,3 @@ class ControlOps(OpsBase):
                 )
             )
         return int(result.rowcount)
-
-    # -- storm breaker ------------------------------------------------------------------------------------
-
-    def breaker_state(self) -> BreakerState:
-        """This fabric's breaker (never halted when never written)."""
-        with self._conn() as conn:
-            row = conn.execute(sa.select(breaker).where(breaker.c.fabric == self.fabric)).mappings().first()
-        if row is None:
-            return BreakerState(fabric=self.fabric)
-        return BreakerState(
-            fabric=row["fabric"],
-            halted=bool(row["halted"]),
-            since=row["since"],
-            reason=row["reason"],
-            storm_dedup_key=row["storm_dedup_key"],
-            updated_at=row["updated_at"],
-        )
-
-    def halt(self, reason: str, *, storm_dedup_key: str | None = None) -> BreakerState:
-        """Trip the breaker: no UFM writes until ``resume``.  Halting a halted breaker keeps the first halt's time
-        and reason (it only fills in a storm ticket key that was missing)."""
-        now = self._now()
-        with self._conn() as conn:
-            conn.execute(
-                dialect_insert(conn, breaker)
-                .values(fabric=self.fabric, halted=False, since=None, reason="", storm_dedup_key=None, updated_at=now)
-                .on_conflict_do_nothing(index_elements=["fabric"])
-            )
-            mine = breaker.c.fabric == self.fabric
-            tripped = conn.execute(
-                sa.update(breaker)
-                .where(mine, sa.not_(breaker.c.halted))
-                .values(halted=True, since=now, reason=reason, storm_dedup_key=storm_dedup_key, updated_at=now)
-            )
-            if tripped.rowcount == 0 and storm_dedup_key is not None:
-                conn.execute(
-                    sa.update(breaker)
-                    .where(mine, breaker.c.storm_dedup_key.is_(None))
-                    .values(storm_dedup_key=storm_dedup_key, updated_at=now)
-                )
-        return self.breaker_state()
-
-    def resume(self, reason: str = "") -> BreakerState:
-        """Close the breaker again (``fabricctl resume`` or the quiet period).  Resuming a running breaker changes
-        nothing."""
-        now = self._now()
-        with self._conn() as conn:
-            conn.execute(
-                sa.update(breaker)
-                .where(breaker.c.fabric == self.fabric, breaker.c.halted)
-                .values(halted=False, since=now, reason=reason, storm_dedup_key=None, updated_at=now)
-            )
-        return self.breaker_state()

@@ -9,7 +9,15 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Finding, Lifecycle
+from fabric.remediation.domain import (
+    CONVERGE_RULE,
+    Action,
+    ActionKind,
+    ComponentId,
+    ComponentRecord,
+    Finding,
+    Lifecycle,
+)
 from fabric.store._base import OpsBase, dialect_insert, enum_values
 from fabric.store.records import DecisionRecord
 from fabric.store.schema import components, decisions, findings
@@ -204,6 +212,19 @@ class StateOps(OpsBase):
         query = _history(sa.select(decisions), decisions, self.fabric, component, since, until, limit)
         with self._conn() as conn:
             return [_decision_record(row) for row in conn.execute(query).mappings()]
+
+
+    def disables_since(self, since: datetime) -> list[tuple[datetime, ComponentId | None]]:
+        """Live disables automation decided since ``since`` (convergence writes re-asserting one are left out),
+        oldest first: what the guard's hourly rate counts, rebuilt after a restart."""
+        query = (sa.select(decisions.c.at, decisions.c.component)
+                 .where(decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind.DISABLE.value,
+                        sa.not_(decisions.c.dry_run), decisions.c.rule != CONVERGE_RULE,
+                        decisions.c.at >= ensure_utc(since))
+                 .order_by(decisions.c.at, decisions.c.id))
+        with self._conn() as conn:
+            return [(at, None if component is None else ComponentId.parse(component))
+                    for at, component in conn.execute(query)]
 
 
 def _history(query: sa.Select[Any], table: sa.Table, fabric: str, component: ComponentId | None,

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine
 
 from fabric.store._base import Clock
+from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
 from fabric.store._intents import IntentOps
 from fabric.store._requests import RequestOps
@@ -44,7 +45,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class _Operations(StateOps, IntentOps, TicketOps, ControlOps, RequestOps):
+class _Operations(StateOps, IntentOps, TicketOps, ControlOps, BreakerOps, RequestOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
 

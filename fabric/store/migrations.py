@@ -156,12 +156,24 @@ def _v4_fabric_scope(conn: Connection) -> None:
                          "WHERE state IN ('creating', 'open')")
 
 
+def _v5_storm_window(conn: Connection) -> None:
+    add_column(conn, "breaker", sa.Column("last_held", UTCDateTime, nullable=True))
+    add_column(conn, "breaker", sa.Column("held_count", sa.Integer, nullable=False, server_default="0"))
+    # A breaker halted before version 5 kept no held finding's time: its quiet period runs from its last update.
+    conn.exec_driver_sql("UPDATE breaker SET last_held = updated_at WHERE halted")
+    v5 = sa.MetaData()
+    sa.Table("storm_window", v5, sa.Column("fabric", sa.Text, primary_key=True),
+             sa.Column("component", sa.Text, primary_key=True), sa.Column("first_at", UTCDateTime, nullable=False))
+    v5.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
     Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
               _v3_component_rule),
     Migration(4, "every row is scoped by fabric (one database, several fabrics); operator requests are rows",
               _v4_fabric_scope),
+    Migration(5, "the storm breaker's window and held findings survive a restart", _v5_storm_window),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

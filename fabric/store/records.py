@@ -167,6 +167,10 @@ class BreakerState:
     reason: str = ""
     storm_dedup_key: str | None = None
     updated_at: datetime | None = None
+    last_held: datetime | None = None
+    """The newest finding held while halted: the quiet period runs from it."""
+    held_count: int = 0
+    """Findings held since the breaker tripped."""
 
 
 class StoreError(FabricError):

@@ -30,6 +30,7 @@ __all__ = [
     "operator_requests",
     "schema_version",
     "silences",
+    "storm_window",
     "tickets",
     "webhook_deliveries",
 ]
@@ -197,7 +198,19 @@ breaker = sa.Table(
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("storm_dedup_key", sa.Text, nullable=True),
     sa.Column("updated_at", UTCDateTime, nullable=False),
+    # added in version 5
+    sa.Column("last_held", UTCDateTime, nullable=True),
+    sa.Column("held_count", sa.Integer, nullable=False, server_default="0"),
 )
+
+storm_window = sa.Table(
+    "storm_window",
+    METADATA,
+    sa.Column("fabric", sa.Text, primary_key=True),
+    sa.Column("component", sa.Text, primary_key=True),
+    sa.Column("first_at", UTCDateTime, nullable=False),
+)
+"""The components counted toward the storm breaker's window (added in version 5): a restart mid-storm keeps them."""
 
 operator_requests = sa.Table(
     "operator_requests",

@@ -19,6 +19,7 @@ from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.store import Store
 from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
 from tickets.local import LocalTicketBackend
+from topology.guard import GuardSettings
 from topology.model import Fabric
 
 START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
@@ -65,7 +66,7 @@ def make_client(url: str) -> UfmClient:
 
 @contextmanager
 def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "test", store_url: str | None = None,
-        **policy: Any) -> Iterator[Rig]:
+        guard: GuardSettings | None = None, **policy: Any) -> Iterator[Rig]:
     """A simulated UFM of ``plan`` and a started engine of ``fabric`` on it, with the store at ``store_url`` (by
     default a file of its own): several rigs may share one database, one fabric each."""
     state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
@@ -75,7 +76,8 @@ def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "t
     # One event loop for the whole test: the client's connection pool belongs to it.
     with serve(state) as server, asyncio.Runner() as runner:
         client = make_client(server.url)
-        settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy))
+        settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy),
+                                  guard=guard or GuardSettings())
         engine = Engine(plan, client, store, tickets, settings, clock=state.now)
         runner.run(engine.start())
         try:

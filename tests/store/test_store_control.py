@@ -204,3 +204,33 @@ def test_breaker_in_a_transaction(store: Store) -> None:
         assert state.halted
         tx.claim_ticket("ibdedup-storm", backend="local", summary="storm")
     assert store.breaker_state().halted
+
+
+def test_storm_window_and_held_figures_are_per_fabric_and_replaced_whole(db: Db, clock: FakeClock) -> None:
+    a = db.open(fabric="a", clock=clock)
+    b = db.open(fabric="b", clock=clock)
+    assert a.storm_window() == {} and a.breaker_state().held_count == 0
+    with a.transaction() as tx:
+        tx.save_storm({LINK: T0, PORT: T0 + timedelta(seconds=5)}, last_held=None, held_count=0)
+    a.halt("storm")
+    a.save_storm({LINK: T0, OTHER_LINK: T0 + timedelta(minutes=2)}, last_held=T0 + timedelta(minutes=3), held_count=7)
+    assert a.storm_window() == {LINK: T0, OTHER_LINK: T0 + timedelta(minutes=2)}  # PORT left the window
+    assert b.storm_window() == {}
+    a.close()
+    reopened = db.open(fabric="a", clock=clock).breaker_state()
+    assert (reopened.halted, reopened.last_held, reopened.held_count) == (True, T0 + timedelta(minutes=3), 7)
+    resumed = db.open(fabric="a", clock=clock).resume("quiet")
+    assert (resumed.last_held, resumed.held_count) == (None, 0)
+
+
+def test_disables_since_leaves_out_dry_runs_and_convergence_writes(store: Store) -> None:
+    from fabric.remediation.domain import CONVERGE_RULE, Action, ActionKind
+
+    def decision(kind: ActionKind, minutes: int, rule: str = "flap", dry_run: bool = False) -> Action:
+        return Action(kind, T0 + timedelta(minutes=minutes), rule, "why", LINK, {}, dry_run)
+
+    store.record_decisions([decision(ActionKind.DISABLE, 0), decision(ActionKind.DISABLE, 10, dry_run=True),
+                            decision(ActionKind.DISABLE, 20, CONVERGE_RULE), decision(ActionKind.ENABLE, 30),
+                            decision(ActionKind.DISABLE, 40), decision(ActionKind.DEFER, 50)])
+    assert store.disables_since(T0) == [(T0, LINK), (T0 + timedelta(minutes=40), LINK)]
+    assert store.disables_since(T0 + timedelta(minutes=1)) == [(T0 + timedelta(minutes=40), LINK)]

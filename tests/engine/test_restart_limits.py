@@ -1,0 +1,84 @@
+"""The guard's hourly rate and the storm breaker hold across a restart exactly as in an uninterrupted run."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from engine_support import Rig, restart, rig
+
+from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
+from tickets.base import TicketStatus
+from topology.generate import PRESETS, fat_tree
+from topology.guard import GuardSettings
+
+TINY = fat_tree(PRESETS["tiny"])
+# Capacity and the blast radius out of the way (the tiny fabric's cap is one cable), so that the rate decides.
+RATE_OF_TWO = GuardSettings(c=0.0, cap_fraction=0.05, cap_floor=10, hourly_limit=2)
+LEAF_SPINE = ["pod01-leaf01/5", "pod01-leaf02/5", "pod02-leaf01/5"]
+
+
+def _ber(r: Rig, port: str) -> ComponentId:
+    """A critical BER on ``port``'s cable; the cycle that sees it returns the component it acted on."""
+    r.inject(fault="ber", port=port, escalate_after=0)
+    r.advance(30)
+    report = r.cycle()
+    acted = {a.component for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)}
+    assert len(acted) == 1, report.actions
+    component = acted.pop()
+    assert component is not None
+    return component
+
+
+def _repair(r: Rig, component: ComponentId) -> None:
+    ticket = next(t for t in r.tickets.list(TicketStatus.OPEN) if str(component) in t.summary)
+    r.tickets.resolve(ticket.key, "replaced the optic")
+    r.advance(30)
+    assert [a.kind for a in r.cycle().actions if a.component == component] == [ActionKind.ENABLE]
+
+
+def test_disables_of_repaired_cables_still_count_against_the_hourly_rate_after_a_restart(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path, guard=RATE_OF_TWO) as r:
+        for port in LEAF_SPINE[:2]:
+            component = _ber(r, port)
+            assert r.store.get_component(component).lifecycle is Lifecycle.AWAITING_REPAIR  # type: ignore[union-attr]
+            _repair(r, component)  # back in service: nothing automation holds is out any more
+        restart(r)
+        third = _ber(r, LEAF_SPINE[2])
+        decision = r.store.decisions(component=third)[0].action
+        # Two disables in the last hour, the limit is two: the third waits, as it would without the restart.
+        assert decision.kind is ActionKind.DEFER, decision
+        assert decision.guard["disables_last_hour"] == 2 and "disables in the last hour" in decision.reason
+
+
+def test_a_restart_mid_storm_trips_the_breaker_when_an_uninterrupted_run_would(tmp_path: Path) -> None:
+    hosts = ["pod01-node01 mlx5_0", "pod01-node02 mlx5_0", "pod01-node03 mlx5_0", "pod02-node01 mlx5_0",
+             "pod02-node02 mlx5_0"]
+    with rig(TINY, tmp_path, storm_components=5, storm_window=timedelta(minutes=15),
+             storm_quiet_period=timedelta(minutes=20)) as r:
+        for host in hosts[:3]:
+            r.inject(fault="ber", port=host, escalate_after=0)
+        r.advance(30)
+        assert not r.cycle().failed and not r.store.breaker_state().halted
+        restart(r)
+        for host in hosts[3:]:
+            r.inject(fault="ber", port=host, escalate_after=0)
+        r.advance(30)
+        tripped = r.cycle()
+        assert [a.kind for a in tripped.actions][:1] == [ActionKind.HALT], tripped.actions
+        assert r.store.breaker_state().halted
+        # Still in the storm after another restart: a held finding moves the quiet period's start, and it
+        # survives the restart too.
+        r.advance(600)
+        r.inject(fault="ber", port="pod02-node03 mlx5_0", escalate_after=0)
+        r.advance(30)
+        r.cycle()
+        held_at = r.store.breaker_state().last_held
+        assert held_at is not None and r.store.breaker_state().held_count >= 1
+        restart(r)
+        assert r.engine.state.breaker.last_held == held_at
+        r.advance(20 * 60 - 60)
+        assert r.store.breaker_state().halted and r.cycle() and r.store.breaker_state().halted
+        r.advance(120)
+        r.cycle()
+        assert not r.store.breaker_state().halted
