@@ -145,6 +145,7 @@ class _FixedRules(_Section):
     attribution_window: Duration = timedelta(minutes=10)
     settle: Duration = timedelta(seconds=60)
     down_ticket_after: PositiveDuration = timedelta(minutes=10)
+    own_action_window: Duration = timedelta(minutes=2)
 
     def build(self) -> RuleSettings:
         fixed = {name: getattr(self, name) for name in _FixedRules.model_fields}

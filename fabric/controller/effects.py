@@ -8,6 +8,7 @@ they run in a worker thread, so the event loop the engine shares with the API an
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -69,27 +70,39 @@ def ticket_summary(action: Action) -> str:
     return f"[fabric-remediation] {action.rule} on {target}"
 
 
+PortWrite = Callable[[ComponentId, ActionKind], None]
+"""Told of every port write as it starts and as it ends, whatever its outcome (the detectors' own-action window)."""
+
+
 class Effects:
     def __init__(self, store: Store, ufm: UfmApi, ticketing: Ticketing, *, epoch: int,
-                 method: PortActionMethod) -> None:
+                 method: PortActionMethod, on_port_write: PortWrite) -> None:
         self.store, self.ufm, self.ticketing, self.epoch, self.method = store, ufm, ticketing, epoch, method
+        self.on_port_write = on_port_write
 
     async def port_action(self, action: Action, port: str, report: CycleReport) -> bool:
         """Disable or enable ``port`` for ``action``; True when UFM confirmed it."""
+        assert action.component is not None
         intent = self.store.begin_intent(self.epoch, action.kind, action.component,
                                          {"port": port, "method": self.method.value})
+        self.on_port_write(action.component, action.kind)
         try:
-            if action.kind is ActionKind.DISABLE:
-                await self.ufm.take_out(port, self.method)
-            else:
-                await self.ufm.put_back(port, self.method)
+            await self._write(action, port)
         except UfmError as exc:
             self.store.finish_intent(intent, IntentState.FAILED, str(exc))
             report.fail(ErrorKind.UFM, action.kind.value, action.component, exc)
             return False
+        finally:
+            self.on_port_write(action.component, action.kind)
         self.store.finish_intent(intent, IntentState.DONE, f"{action.kind.value} {port}")
         report.executed += 1
         return True
+
+    async def _write(self, action: Action, port: str) -> None:
+        if action.kind is ActionKind.DISABLE:
+            await self.ufm.take_out(port, self.method)
+        else:
+            await self.ufm.put_back(port, self.method)
 
     async def ticket_action(self, action: Action, report: CycleReport) -> None:
         intent = self.store.begin_intent(self.epoch, action.kind, action.component, {"rule": action.rule})

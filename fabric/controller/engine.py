@@ -66,7 +66,8 @@ class Engine:
                              "use 'disable'")
         self.plan, self.ufm, self.store, self.settings, self.clock = plan, ufm, store, settings, clock
         self.ticketing = Ticketing(store, tickets, settings.fabric)
-        self.effects = Effects(store, ufm, self.ticketing, epoch=settings.epoch, method=settings.method)
+        self.effects = Effects(store, ufm, self.ticketing, epoch=settings.epoch, method=settings.method,
+                               on_port_write=self._own_action)
         self.context = fabric_context(plan)
         self.silences = SilenceMuter()
         self.cursor = EventCursor()
@@ -116,6 +117,12 @@ class Engine:
         self._sync_guard(view, live)
         self.pipeline.amend(recovery.rebuild_guard(self.state, view, self.context, self.guard, self.disabled_ports,
                                                    self.store, self.ticketing, now))
+        # Before any past event reaches the detectors: which of them were our own writes' effects.
+        for intent in self.store.port_writes_since(now - s.rules.history):
+            if intent.component is not None:
+                for at in (intent.created_at, intent.finished_at):
+                    if at is not None:
+                        self.pipeline.own_action(intent.component, at, intent.kind)
         saved = self.store.load_cursor()
         events = await self.ufm.events()
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
@@ -127,6 +134,9 @@ class Engine:
             self.cursor = EventCursor(CursorState(saved.high_water_id, saved.last_event_time, saved.restart_count))
             mark = saved.high_water_id or 0
             self.pipeline.warm([e for e in events if e.id <= mark], self.clock())
+
+    def _own_action(self, component: ComponentId, kind: ActionKind) -> None:
+        self.pipeline.own_action(component, self.clock(), kind)
 
     def _load_state(self) -> PolicyState:
         if self.dry_run:

@@ -23,7 +23,7 @@ from functools import partial
 
 from fabric.remediation.domain import ComponentId, ComponentKind, Finding
 from fabric.remediation.kinds import SignalKind
-from fabric.remediation.muting import Attribution, Muter, Muters
+from fabric.remediation.muting import Attribution, Muter, Muters, OwnActions
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings
 from fabric.remediation.signals import Signal
 from topology.model import Fabric
@@ -61,11 +61,11 @@ _new_finding: Callable[[tuple[object, ...]], Finding] = partial(tuple.__new__, F
 
 # What ``observe`` does with a kind of signal, found with one lookup instead of a membership test per rule
 # table: into the component's history (windowed rules); an attribution (reboots, node down/up; a switch-down
-# also opens a ticket); a ticket-only finding; an immediate finding.
-_HISTORY, _ATTRIBUTION, _TICKET_ONLY, _IMMEDIATE = range(4)
+# also opens a ticket); a ticket-only finding; an immediate finding; a port action UFM carried out.
+_HISTORY, _ATTRIBUTION, _TICKET_ONLY, _IMMEDIATE, _PORT_ACTION = range(5)
 _ROUTE: dict[SignalKind, int] = {
     kind: _ATTRIBUTION if kind in ATTRIBUTING else _TICKET_ONLY if kind in TICKET_ONLY
-    else _IMMEDIATE if kind in IMMEDIATE else _HISTORY
+    else _IMMEDIATE if kind in IMMEDIATE else _PORT_ACTION if kind is SignalKind.PORT_ACTION else _HISTORY
     for kind in SignalKind
 }
 # Enum members bound once: on Python 3.11 reading ``SignalKind.X`` costs ten times a global, and these are
@@ -130,7 +130,8 @@ class Detectors:
         self.settings = settings or RuleSettings()
         self.history: dict[ComponentId, deque[Signal]] = defaultdict(deque)
         self.attribution = Attribution(fabric, self.settings.attribution_window)
-        self.muter = Muters(*(m for m in (muter,) if m is not None), self.attribution)
+        self.own = OwnActions(self.settings.own_action_window)
+        self.muter = Muters(*(m for m in (muter,) if m is not None), self.own, self.attribution)
         self._quiet = self.muter.for_signals()
         """How a signal that is not a link-state change asks the muters (``None``: nothing could mute it)."""
         self._explains = self.muter.for_links()
@@ -145,6 +146,9 @@ class Detectors:
         UFM restarts its event ids from 1 and the ids alone would hide every new fault after a restart."""
         self.explained: list[Explained] = []
         self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
+        self.fresh_since: dict[ComponentId, datetime] = {}
+        """Components given back to service by our own enable (a repair, a cleared quarantine): their signals from
+        before it are of the old hardware and never counted again (``own_action``)."""
         settings = self.settings
         self._kept = settings.history
         self._counted_rules = tuple(
@@ -154,14 +158,28 @@ class Detectors:
 
     # --- intake --------------------------------------------------------------------------------------
 
+    def own_action(self, component: ComponentId, at: datetime, what: str, *, afresh: bool = False) -> None:
+        """The engine wrote to ``component``'s port at ``at``: its link events within the own-action window are
+        the write's effect. ``afresh``: it was given back to service (an enable), so its history starts again
+        from here, and a repaired link's old faults cannot add up with a new one into a strike."""
+        self.own.note(component, at, what)
+        if afresh:
+            self.fresh_since[component] = at
+            self.tracks.pop(component, None)
+            self.history.pop(component, None)
+            self.dirty.pop(component, None)
+            self.pending.pop(component, None)
+
     def observe(self, signals: Iterable[Signal]) -> list[Finding]:
         """Record signals; immediate and ticket-only rules fire here, windowed rules in ``evaluate``."""
         findings: list[Finding] = []
-        tracks, dirty = self.tracks, self.dirty
+        tracks, dirty, fresh_since = self.tracks, self.dirty, self.fresh_since
         for signal in signals:
             route = _ROUTE[signal.kind]
             if route == _HISTORY:
                 component = signal.component
+                if fresh_since and (since := fresh_since.get(component)) is not None and signal.at < since:
+                    continue  # from before our enable gave it back to service
                 track = tracks.get(component)
                 if track is None:
                     track = tracks[component] = _Track(self.history[component])
@@ -183,6 +201,8 @@ class Detectors:
                     findings += self._ticket_only(signal)
             elif route == _TICKET_ONLY:
                 findings += self._ticket_only(signal)
+            elif route == _PORT_ACTION:
+                self.own.note(signal.component, signal.at, f"a port action UFM reports (336, event {signal.event})")
             else:
                 if signal.kind is _UNHEALTHY_PORT and "MANUAL" in signal.detail.upper():
                     continue  # isolated by hand or by us: not a new fault

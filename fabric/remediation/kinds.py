@@ -27,6 +27,8 @@ class SignalKind(StrEnum):
     SWITCH_REBOOTED = "switch_rebooted"
     NODE_DOWN = "node_down"
     NODE_UP = "node_up"
+    PORT_ACTION = "port_action"
+    """UFM carried out a port action (disable, enable, reset), whoever asked for it."""
 
 
 # UFM's event policy ids (its policy.csv) of every signal but the counted rules' (whose events
@@ -47,4 +49,5 @@ BASE_EVENT_KINDS: dict[int, SignalKind] = {
     1503: SignalKind.DUPLICATE_CABLE,
     1312: SignalKind.SWITCH_REBOOTED,
     331: SignalKind.NODE_DOWN, 332: SignalKind.NODE_UP,
+    336: SignalKind.PORT_ACTION,
 }

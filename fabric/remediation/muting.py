@@ -6,6 +6,8 @@ reason wins) and know nothing of what is behind it:
 
 - ``SilenceMuter``: operator silences and scheduled maintenance windows (a silence that starts later), on
   every signal of the components they match;
+- ``OwnActions``: a port write the engine made, or a port action UFM reports (event 336, an operator's
+  disable, enable or reset), explains the link-state changes of its component within the own-action window;
 - ``Attribution``: a switch reboot or a host's node down/up explains the link-state changes of the cables on
   it, within the attribution window (a reboot does not explain a high BER, so other signals are not muted).
 """
@@ -118,6 +120,37 @@ class SilenceMuter:
               link_state: bool = False) -> str | None:
         if self.windows and any(window.covers(component, at) for window in self.windows):
             return "an active silence"
+        return None
+
+
+OWN_ACTION_LEAD = timedelta(seconds=5)
+"""How long before an own action its window opens: UFM's clock and ours are not the same clock."""
+_OWN_ACTIONS_KEPT = 8
+"""Own actions remembered per component: more than any window holds (a write, its retry, UFM's 336)."""
+
+
+class OwnActions:
+    """Port writes of the engine and port actions UFM reports, by component: the link going down after a disable
+    and coming up after an enable are their effects, not a fault of the link."""
+
+    link_state_only = True
+
+    def __init__(self, window: timedelta) -> None:
+        self.window = window
+        self.actions: dict[ComponentId, list[tuple[datetime, str]]] = {}
+
+    def note(self, component: ComponentId, at: datetime, what: str) -> None:
+        actions = self.actions.setdefault(component, [])
+        actions.append((at, what))
+        del actions[:-_OWN_ACTIONS_KEPT]
+
+    def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
+              link_state: bool = False) -> str | None:
+        if not link_state:
+            return None
+        for when, what in reversed(self.actions.get(component, ())):
+            if when - OWN_ACTION_LEAD <= at <= when + self.window:
+                return f"own action: {what} at {when.isoformat()}"
         return None
 
 

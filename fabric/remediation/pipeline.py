@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from fabric.remediation.detectors import Detectors
-from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
+from fabric.remediation.domain import ActionKind, ComponentId, ComponentRecord, Finding
 from fabric.remediation.muting import Muter
 from fabric.remediation.policy import CycleInput, Decision, PolicyConfig, PolicyState, decide
 from fabric.remediation.rules import RuleSettings
@@ -54,6 +54,11 @@ class Pipeline:
         """Records that changed outside ``decide`` (the controller's own transitions), merged into the state."""
         if records:
             self._state = replace(self._state, components={**self._state.components, **records}, waiting=None)
+
+    def own_action(self, component: ComponentId, at: datetime, kind: ActionKind) -> None:
+        """The controller wrote ``kind`` to ``component``'s port at ``at`` (or is about to): its link events in the
+        own-action window are not faults, and an enable gives the component a fresh history."""
+        self.detectors.own_action(component, at, f"our {kind.value}", afresh=kind is ActionKind.ENABLE)
 
     def warm(self, history: Sequence[EventLike], now: datetime) -> None:
         """Fill the detectors' windows with past events without deciding anything on them."""

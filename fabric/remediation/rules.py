@@ -75,6 +75,9 @@ class RuleSettings:
     settle: timedelta = timedelta(seconds=60)
     down_ticket_after: timedelta = timedelta(minutes=10)
     """A link down this long without coming back is a finding of its own (disabled, ticketed)."""
+    own_action_window: timedelta = timedelta(minutes=2)
+    """Link events on a component this long after a port write of ours (or a port action UFM reports, 336) are
+    its effect, never counted: it covers the UFM job and UFM's delay in reporting the link's change."""
     counted: Mapping[str, Threshold] = field(default_factory=_default_thresholds)
     """Per counted rule (``COUNTED_RULES``), its count and window; rules not named keep their defaults."""
 

@@ -9,6 +9,7 @@ in the log is refused (``StaleEpochError``), which fences a deposed leader that 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,6 +25,7 @@ from fabric.store.records import (
     StaleEpochError,
 )
 from fabric.store.schema import intents
+from fabric.store.types import ensure_utc
 
 _INTENT_LOCK = sa.text(
     "SELECT pg_advisory_xact_lock(hashtextextended('fabric-remediation:intents:' || current_schema() || ':' "
@@ -132,6 +134,17 @@ class IntentOps(OpsBase):
         query = sa.select(intents).where(intents.c.fabric == self.fabric).order_by(intents.c.id.desc()).limit(limit)
         if component is not None:
             query = query.where(intents.c.component == str(component))
+        with self._conn() as conn:
+            return [_intent(row) for row in conn.execute(query).mappings()]
+
+    def port_writes_since(self, since: datetime) -> list[IntentRecord]:
+        """Disables and enables attempted since ``since``, oldest first: after a restart the detectors must know
+        which link events were the effect of our own writes."""
+        query = (sa.select(intents)
+                 .where(intents.c.fabric == self.fabric,
+                        intents.c.kind.in_([ActionKind.DISABLE.value, ActionKind.ENABLE.value]),
+                        intents.c.created_at >= ensure_utc(since))
+                 .order_by(intents.c.id))
         with self._conn() as conn:
             return [_intent(row) for row in conn.execute(query).mappings()]
 

@@ -1,0 +1,104 @@
+"""The engine's own disables and enables, and port actions UFM reports, are never counted as faults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine_support import Rig, restart, rig
+
+from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
+from fabric.remediation.kinds import SignalKind
+from tickets.base import TicketStatus
+from topology.generate import PRESETS, fat_tree
+
+TINY = fat_tree(PRESETS["tiny"])
+LINK_EVENTS = frozenset({329, 328, 276, 112})
+
+
+def _flap_disable_repair(r: Rig) -> ComponentId:
+    """A flapping cable disabled, ticketed and repaired: returns it, back in service on probation."""
+    r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+    r.advance(300)
+    report = r.cycle()
+    disabled = [a.component for a in report.actions if a.kind is ActionKind.DISABLE]
+    assert len(disabled) == 1 and disabled[0] is not None
+    ticket = r.tickets.list(TicketStatus.OPEN)[0]
+    r.advance(600)
+    r.cycle()
+    r.tickets.resolve(ticket.key, "replaced the cable")
+    r.advance(30)
+    assert [a.kind for a in r.cycle().actions] == [ActionKind.ENABLE]
+    return disabled[0]
+
+
+def _strikes_after(r: Rig, component: ComponentId, minutes: int) -> list[str]:
+    """Cycle every 30 s for ``minutes``: the rules of findings on ``component``."""
+    rules: list[str] = []
+    for _ in range(minutes * 2):
+        r.advance(30)
+        rules += [f.rule for f in r.cycle().findings if f.component == component]
+    return rules
+
+
+def test_a_repaired_link_gets_no_strike_from_our_own_disable_and_enable(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        link = _flap_disable_repair(r)
+        # UFM reported the link down after our disable and up after our enable: neither is a fault, and the
+        # flaps from before the repair belong to the old cable.
+        assert _strikes_after(r, link, 20) == []
+        record = r.store.get_component(link)
+        assert record is not None and (record.lifecycle, record.strikes) == (Lifecycle.PROBATION, 1)
+        explained = [e for e in r.engine.detectors.explained if e.component == link]
+        assert explained and all(e.reason.startswith("own action: ") for e in explained)
+        # One flap after the repair is one episode, not a strike: the old episodes do not add up with it.
+        r.inject(fault="flap", link="core01-01/1", cycles=1, period="20s")
+        assert _strikes_after(r, link, 5) == []
+
+
+class WithoutPortActionEvents:
+    """UFM as the engine reads it, without event 336: the engine must know its own writes by itself."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def events(self, **filters: str) -> list[Any]:
+        return [e for e in await self.inner.events(**filters) if e.event_id != 336]
+
+
+def test_own_actions_are_remembered_across_a_restart(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        r.client = WithoutPortActionEvents(r.client)  # type: ignore[assignment]
+        r.engine.ufm = r.engine.effects.ufm = r.client
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(300)
+        link = next(a.component for a in r.cycle().actions if a.kind is ActionKind.DISABLE)
+        assert link is not None
+        ticket = r.tickets.list(TicketStatus.OPEN)[0]
+        r.tickets.resolve(ticket.key, "replaced the cable")
+        r.advance(30)
+        assert [a.kind for a in r.cycle().actions] == [ActionKind.ENABLE]
+        # Killed right after the enable: the link-up UFM reports is read by a new process, which knows of the
+        # enable from its intent.
+        restart(r)
+        assert _strikes_after(r, link, 20) == []
+
+
+def test_a_port_action_ufm_reports_explains_the_link_events_after_it(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path, dry_run=True) as r:
+        component = r.engine.view.context.cables and next(  # type: ignore[union-attr]
+            c for c in r.engine.view.context.cables if "core01-01/1" in c.name)  # type: ignore[union-attr]
+        port = r.engine.view.port_to_act_on(component)  # type: ignore[union-attr]
+        assert port is not None
+        # An operator disables and re-enables the port through UFM, three times: 336 then the link events.
+        for _ in range(3):
+            assert r.runner.run(r.client.take_out(port, r.engine.settings.method))
+            r.advance(20)
+            r.runner.run(r.client.put_back(port, r.engine.settings.method))
+            r.advance(20)
+        assert _strikes_after(r, component, 5) == []
+        assert any(e.component == component and "(336, event" in e.reason for e in r.engine.detectors.explained)
+        assert SignalKind.PORT_ACTION in {s.kind for s in r.engine.pipeline.mapper.map(r.runner.run(r.client.events()))}
