@@ -36,10 +36,10 @@ from fabric.ufm.address import DEFAULT_TIMEOUT_S
 from fabric.ufm.auth import UfmAuth
 from fabric.ufm.errors import (
     UfmActionNotConfirmedError,
+    UfmError,
     UfmJobFailedError,
     UfmJobTimeoutError,
     UfmMalformedResponseError,
-    UfmError,
     UfmNotFoundError,
     UfmOutcomeUnknownError,
     UfmTransportError,
