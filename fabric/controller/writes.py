@@ -252,6 +252,6 @@ class PortWrites:
                                               {"attempts": limit}, dry_run=False))
         else:
             report.writes_backing_off += 1
-            due = f" not before {state.due_at.isoformat()}" if state.due_at else ""
-            log.warning("%s of %s: attempt %d of %d not confirmed (%s); the next%s", kind.value, component,
-                        state.failed, limit, outcome, due)
+            due = state.due_at.isoformat() if state.due_at else "now"
+            log.warning("%s of %s: attempt %d of %d not confirmed: %s; the next attempt is due at %s", kind.value,
+                        component, state.failed, limit, outcome, due)
