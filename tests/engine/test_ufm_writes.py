@@ -94,7 +94,7 @@ def test_jobs_that_never_complete_are_bounded_backed_off_and_never_block_a_cycle
 
         assert posts(r) == ATTEMPTS * len(links)
         assert report.writes_given_up == len(links) and report.writes_pending == 0
-        for (port, link), cable in zip(links, cables, strict=True):
+        for (_, link), cable in zip(links, cables, strict=True):
             record = r.store.get_component(link)
             assert record is not None and record.lifecycle is Lifecycle.DISABLED, record  # not awaiting repair
             assert r.port_state(r.engine.view.port_to_act_on(link)) == "Link Up"  # type: ignore[union-attr]
