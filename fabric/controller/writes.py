@@ -187,7 +187,8 @@ class PortWrites:
         """Settle every pending write by reading UFM; the jobs posted since the last call are waited for
         together, at most ``job_wait``. ``disabled_ports`` follows the ports read."""
         posted, self._posted = self._posted, []
-        await self._settle(now, records, disabled_ports, report, posted, self.settings.job_wait, final=False)
+        await self._settle(self._pending(), now, records, disabled_ports, report, posted, self.settings.job_wait,
+                           final=False)
 
     async def recover(self, now: datetime, records: Mapping[ComponentId, ComponentRecord],
                       disabled_ports: set[str]) -> None:
@@ -197,14 +198,15 @@ class PortWrites:
         wait = max((self.settings.job_deadline - (now - i.created_at) for i in pending if JOB in i.payload),
                    default=timedelta())
         jobs = [str(i.payload[JOB]) for i in pending if JOB in i.payload]
-        await self._settle(now, records, disabled_ports, CycleReport(now), jobs, max(wait, timedelta()), final=True)
+        await self._settle(pending, now, records, disabled_ports, CycleReport(now), jobs, max(wait, timedelta()),
+                           final=True)
 
     def _pending(self) -> list[IntentRecord]:
         return [i for i in self.store.unfinished_intents() if i.kind in UFM_WRITES and i.payload.get("port")]
 
-    async def _settle(self, now: datetime, records: Mapping[ComponentId, ComponentRecord], disabled_ports: set[str],
-                      report: CycleReport, awaited: Sequence[str], wait: timedelta, *, final: bool) -> None:
-        pending = self._pending()
+    async def _settle(self, pending: Sequence[IntentRecord], now: datetime,
+                      records: Mapping[ComponentId, ComponentRecord], disabled_ports: set[str], report: CycleReport,
+                      awaited: Sequence[str], wait: timedelta, *, final: bool) -> None:
         if not pending:
             return
         jobs = await self.ufm.await_jobs(awaited, within=wait.total_seconds()) if awaited else {}
@@ -225,6 +227,8 @@ class PortWrites:
                             self.settings.job_deadline, final=final)
             if settled.state is None:
                 report.writes_pending += 1
+                if final:
+                    log.warning("cannot settle intent %s yet: %s", intent.id, settled.outcome)
                 continue
             self.store.finish_intent(intent.id, settled.state, settled.outcome)
             if settled.state is IntentState.DONE:
