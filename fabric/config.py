@@ -209,6 +209,14 @@ class UfmSection(_Section):
     method: Literal["disable"] = "disable"
     """How a port is taken out. Only ``disable`` is supported: isolating (``/app/unhealthy_ports``) would hide the
     port from recovery, the guard's rebuild and reconciliation, which read what UFM shows disabled."""
+    write_attempts: int = Field(3, ge=1)
+    """Port writes of one component UFM may leave unconfirmed before automation stops sending them."""
+    write_backoff: PositiveDuration = timedelta(minutes=1)
+    """The wait before a second attempt; doubled before each further one."""
+    job_wait: Duration = timedelta(seconds=10)
+    """How long a cycle waits for the jobs it posted; the rest are read again in later cycles."""
+    job_deadline: PositiveDuration = timedelta(minutes=5)
+    """A job unfinished (or a POST unanswered) this long after it was sent is an attempt UFM did not confirm."""
 
     @field_validator("url")
     @classmethod

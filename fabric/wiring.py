@@ -12,6 +12,7 @@ from datetime import datetime
 
 from fabric.config import ServiceConfig
 from fabric.controller.engine import Engine, EngineSettings, UfmApi
+from fabric.controller.writes import WriteSettings
 from fabric.store import Store
 from fabric.ufm.auth import UfmAuth
 from fabric.ufm.client import JobPollPolicy, PortActionMethod, RetryPolicy, UfmClient
@@ -25,8 +26,12 @@ Clock = Callable[[], datetime]
 
 def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
     """The engine's settings from the service configuration; ``epoch`` is the leader's fencing token."""
+    ufm = config.ufm
+    writes = WriteSettings(attempts=ufm.write_attempts, backoff=ufm.write_backoff, job_wait=ufm.job_wait,
+                           job_deadline=ufm.job_deadline)
     return EngineSettings(fabric=config.fabric.name, policy=config.policy_config(), rules=config.rule_settings(),
-                          guard=config.guard_settings(), method=PortActionMethod(config.ufm.method), epoch=epoch)
+                          guard=config.guard_settings(), method=PortActionMethod(ufm.method), writes=writes,
+                          epoch=epoch)
 
 
 def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:

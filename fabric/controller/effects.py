@@ -1,26 +1,27 @@
-"""Side effects on UFM and the ticket system, each logged as an intent before it is attempted.
+"""Side effects on the ticket system, each logged as an intent before it is attempted; what a cycle reports.
 
 An intent is written (committed) before the write, and marked done or failed after it; a crash in between
-leaves it pending, for ``recovery`` to settle by reading UFM. Ticket backends are blocking (``tickets.base``):
-they run in a worker thread, so the event loop the engine shares with the API and webhooks never waits on them.
+leaves it pending, for ``recovery`` to settle. Ticket backends are blocking (``tickets.base``): they run in a
+worker thread, so the event loop the engine shares with the API and webhooks never waits on them. UFM's port
+writes are ``writes``'.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from fabric.controller.ticketing import Ticketing
 from fabric.errors import ErrorKind
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding
 from fabric.store import Store
 from fabric.store.records import IntentState
-from fabric.ufm.client import PortActionMethod
+from fabric.ufm.client import PostedAction
 from fabric.ufm.errors import UfmError
-from fabric.ufm.models import Event, Port, Versioning
+from fabric.ufm.models import Event, Job, Port, Versioning
 from fabric.ufm.snapshot import TopologySource
 from tickets.base import TicketError
 
@@ -34,8 +35,8 @@ class UfmApi(TopologySource, Protocol):
     async def port(self, name: str) -> Port: ...
     async def events(self, **filters: str) -> list[Event]: ...
     async def versioning(self) -> Versioning: ...
-    async def take_out(self, port: str | Port, method: PortActionMethod) -> Any: ...
-    async def put_back(self, port: str | Port, method: PortActionMethod) -> Any: ...
+    async def post_port_action(self, port_name: str, action: str) -> PostedAction: ...
+    async def await_jobs(self, job_ids: Sequence[str], within: float) -> dict[str, Job | UfmError]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,12 @@ class CycleReport:
     actions: list[Action] = field(default_factory=list)
     executed: int = 0
     failed: list[CycleFailure] = field(default_factory=list)
+    writes_pending: int = 0
+    """UFM port writes sent and not settled at the end of the cycle: the job runs, or the POST got no answer."""
+    writes_backing_off: int = 0
+    """Components whose last write UFM did not confirm, waiting for their next attempt."""
+    writes_given_up: int = 0
+    """Components whose write UFM did not confirm in ``[ufm] write_attempts`` tries: nothing more is sent."""
 
     def fail(self, kind: ErrorKind, action: str, component: ComponentId | None, cause: object) -> None:
         self.failed.append(CycleFailure(kind, action, component, str(cause)))
@@ -70,39 +77,9 @@ def ticket_summary(action: Action) -> str:
     return f"[fabric-remediation] {action.rule} on {target}"
 
 
-PortWrite = Callable[[ComponentId, ActionKind], None]
-"""Told of every port write as it starts and as it ends, whatever its outcome (the detectors' own-action window)."""
-
-
 class Effects:
-    def __init__(self, store: Store, ufm: UfmApi, ticketing: Ticketing, *, epoch: int,
-                 method: PortActionMethod, on_port_write: PortWrite) -> None:
-        self.store, self.ufm, self.ticketing, self.epoch, self.method = store, ufm, ticketing, epoch, method
-        self.on_port_write = on_port_write
-
-    async def port_action(self, action: Action, port: str, report: CycleReport) -> bool:
-        """Disable or enable ``port`` for ``action``; True when UFM confirmed it."""
-        assert action.component is not None
-        intent = self.store.begin_intent(self.epoch, action.kind, action.component,
-                                         {"port": port, "method": self.method.value})
-        self.on_port_write(action.component, action.kind)
-        try:
-            await self._write(action, port)
-        except UfmError as exc:
-            self.store.finish_intent(intent, IntentState.FAILED, str(exc))
-            report.fail(ErrorKind.UFM, action.kind.value, action.component, exc)
-            return False
-        finally:
-            self.on_port_write(action.component, action.kind)
-        self.store.finish_intent(intent, IntentState.DONE, f"{action.kind.value} {port}")
-        report.executed += 1
-        return True
-
-    async def _write(self, action: Action, port: str) -> None:
-        if action.kind is ActionKind.DISABLE:
-            await self.ufm.take_out(port, self.method)
-        else:
-            await self.ufm.put_back(port, self.method)
+    def __init__(self, store: Store, ticketing: Ticketing, *, epoch: int) -> None:
+        self.store, self.ticketing, self.epoch = store, ticketing, epoch
 
     async def ticket_action(self, action: Action, report: CycleReport) -> None:
         intent = self.store.begin_intent(self.epoch, action.kind, action.component, {"rule": action.rule})

@@ -20,6 +20,7 @@ from datetime import datetime
 from fabric.controller import reconcile, recovery
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.ticketing import Ticketing
+from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
@@ -51,6 +52,7 @@ class EngineSettings:
     rules: RuleSettings = field(default_factory=RuleSettings)
     guard: GuardSettings = field(default_factory=GuardSettings)
     method: PortActionMethod = PortActionMethod.DISABLE
+    writes: WriteSettings = field(default_factory=WriteSettings)
     epoch: int = 1
     """The leader's fencing token, written with every intent."""
 
@@ -66,8 +68,9 @@ class Engine:
                              "use 'disable'")
         self.plan, self.ufm, self.store, self.settings, self.clock = plan, ufm, store, settings, clock
         self.ticketing = Ticketing(store, tickets, settings.fabric)
-        self.effects = Effects(store, ufm, self.ticketing, epoch=settings.epoch, method=settings.method,
-                               on_port_write=self._own_action)
+        self.effects = Effects(store, self.ticketing, epoch=settings.epoch)
+        self.writes = PortWrites(store, ufm, settings.writes, epoch=settings.epoch, method=settings.method,
+                                 on_port_write=self._own_action)
         self.context = fabric_context(plan)
         self.silences = SilenceMuter()
         self.cursor = EventCursor()
@@ -75,6 +78,8 @@ class Engine:
         self._pipeline: Pipeline | None = None
         self.disabled_ports: set[str] = set()
         """UFM ports whose physical state is Disabled, as of the last read."""
+        self.live: set[CableKey] = set()
+        """Planned cables UFM shows up, as of the last read of its links."""
         self._versions: dict[str, int] = {}
 
     @property
@@ -111,7 +116,7 @@ class Engine:
         now = self.clock()
         self._load_silences(now)
         view, live = await self._read_fabric(await self._topology_versions())
-        await recovery.settle_intents(self.store, self.ufm)
+        await recovery.settle_intents(self.store, self.writes, self.disabled_ports, now)
         s = self.settings
         self._pipeline = Pipeline(view, s.policy, s.rules, s.guard, state=self._load_state(), muter=self.silences)
         self._sync_guard(view, live)
@@ -136,7 +141,10 @@ class Engine:
             self.pipeline.warm([e for e in events if e.id <= mark], self.clock())
 
     def _own_action(self, component: ComponentId, kind: ActionKind) -> None:
-        self.pipeline.own_action(component, self.clock(), kind)
+        # Writes settled during start-up, before the pipeline exists, are read back from the intents log once
+        # it does (``start``).
+        if self._pipeline is not None:
+            self._pipeline.own_action(component, self.clock(), kind)
 
     def _load_state(self) -> PolicyState:
         if self.dry_run:
@@ -159,7 +167,8 @@ class Engine:
         actual = snapshot.fabric("UFM")
         self.disabled_ports = snapshot.disabled_ports()
         view = self.view = build_view(self.plan, actual, self.context)
-        return view, view.live_cables(actual)
+        self.live = view.live_cables(actual)
+        return view, self.live
 
     def _sync_guard(self, view: FabricView, live: set[CableKey]) -> None:
         """The guard counts planned cables UFM does not show up as down, and those it shows again as up."""
@@ -197,12 +206,15 @@ class Engine:
         self._record(step.findings, decision.actions, previous, decision.state, requests, resumed=resume,
                      cleared=cleared)
         if not self.dry_run:
+            assert self.view is not None
             await self._execute(decision.actions, report)
             if not self.state.breaker.halted:
-                assert self.view is not None
-                await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports, self.store,
-                                                self.effects, now, report)
-            self.pipeline.amend(await reconcile.reconcile_tickets(self.state, self.store, self.ticketing, report))
+                await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports, self.live,
+                                                self.store, self.writes, now, report)
+            await self.writes.settle(now, self.state.components, self.disabled_ports, report)
+            self.pipeline.amend(await reconcile.reconcile_tickets(self.state, self.view, self.disabled_ports,
+                                                                  self.store, self.ticketing, report))
+            self._warn_unconfirmed(report)
         cursor = self.cursor.state
         self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
                                restart_count=cursor.restart_count)
@@ -261,13 +273,20 @@ class Engine:
                 port = self.view.port_to_act_on(action.component)
                 if port is None:
                     report.fail(ErrorKind.UFM, action.kind.value, action.component, "UFM shows no port for it")
-                elif await self.effects.port_action(action, port, report):
+                elif await self.writes.post(action, port, report):
                     if action.kind is ActionKind.DISABLE:
                         self.disabled_ports.add(port)
                     else:
                         self.disabled_ports.discard(port)
             elif action.kind in TICKET_WRITES:
                 await self.effects.ticket_action(action, report)
+
+    @staticmethod
+    def _warn_unconfirmed(report: CycleReport) -> None:
+        """One line a cycle while writes wait for UFM (each failed attempt and each give-up had its own line)."""
+        if report.writes_pending or report.writes_backing_off:
+            log.warning("UFM has not confirmed %d port write(s) yet, %d are waiting to be tried again, %d were "
+                        "given up", report.writes_pending, report.writes_backing_off, report.writes_given_up)
 
 
 def _outcome(request: OperatorRequest, state: PolicyState, *, resumed: bool, cleared: Sequence[ComponentId],

@@ -10,8 +10,9 @@ import asyncio
 from dataclasses import replace
 from datetime import datetime
 
-from fabric.controller.effects import CycleReport, Effects
+from fabric.controller.effects import CycleReport
 from fabric.controller.ticketing import Ticketing
+from fabric.controller.writes import PortWrites, Progress
 from fabric.errors import ErrorKind
 from fabric.remediation.domain import CONVERGE_RULE, Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
 from fabric.remediation.policy import PolicyState
@@ -19,16 +20,22 @@ from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import TicketState
 from tickets.base import TicketError
-from topology.guard import CapacityGuard
+from topology.guard import CableKey, CapacityGuard
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 """Lifecycles in which a component waits for its ticket to be resolved."""
 
 
 async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityGuard, disabled_ports: set[str],
-                          store: Store, effects: Effects, now: datetime, report: CycleReport) -> None:
+                          live: set[CableKey], store: Store, writes: PortWrites, now: datetime,
+                          report: CycleReport) -> None:
     """A cable automation holds out must be disabled in UFM (a crash may have cut the action short, or someone
-    enabled it by hand), and one it released must not be. ``disabled_ports`` is kept in step."""
+    enabled it by hand), and one it released must not be. ``disabled_ports`` is kept in step.
+
+    Each write is sent only when due (``writes.progress``): never while one is in flight, after a backoff once
+    UFM left one unconfirmed, and not at all once ``attempts`` were. A disable given up stops counting against
+    capacity while UFM shows the cable up (``live``); it still counts against the blast radius and the rate.
+    """
     for component, record in list(state.components.items()):
         cable = view.context.cables.get(component)
         port = view.port_to_act_on(component)
@@ -41,21 +48,30 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
         if want_out == is_out or (not want_out and record.lifecycle is not Lifecycle.PROBATION):
             continue
         kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
+        status = writes.progress(component, kind, record.since, now).status
+        if status is Progress.IN_FLIGHT:
+            continue
+        if status is Progress.BACKING_OFF:
+            report.writes_backing_off += 1
+            continue
+        if status is Progress.GIVEN_UP:
+            report.writes_given_up += 1
+            if want_out and cable in live:
+                guard.mark_up(cable)  # capacity counts what UFM shows
+            continue
         action = Action(kind, now, CONVERGE_RULE, f"UFM shows {port} {'up' if want_out else 'disabled'}, "
                         f"the desired state is {record.lifecycle.value}: converging", component, dry_run=False)
         store.record_decision(action)
         report.actions.append(action)
-        if await effects.port_action(action, port, report):
-            if want_out:
-                disabled_ports.add(port)
-            else:
-                disabled_ports.discard(port)
+        if await writes.post(action, port, report):
+            (disabled_ports.add if want_out else disabled_ports.discard)(port)
 
 
-async def reconcile_tickets(state: PolicyState, store: Store, ticketing: Ticketing,
-                            report: CycleReport) -> dict[ComponentId, ComponentRecord]:
-    """Every component automation holds needs an open ticket; a disabled one with its ticket awaits repair.
-    Returns the records this changed."""
+async def reconcile_tickets(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
+                            ticketing: Ticketing, report: CycleReport) -> dict[ComponentId, ComponentRecord]:
+    """Every component automation holds needs an open ticket; a disabled one with its ticket awaits repair once
+    UFM shows its port disabled (until then UFM has not confirmed it is out of service). Returns the records this
+    changed."""
     changed: dict[ComponentId, ComponentRecord] = {}
     for component, record in state.components.items():
         if record.lifecycle not in WAITING and record.lifecycle is not Lifecycle.QUARANTINED:
@@ -71,7 +87,7 @@ async def reconcile_tickets(state: PolicyState, store: Store, ticketing: Ticketi
             except TicketError as exc:
                 report.fail(ErrorKind.TICKET, "ticket", component, exc)
                 continue
-        if record.lifecycle is Lifecycle.DISABLED:
+        if record.lifecycle is Lifecycle.DISABLED and view.port_to_act_on(component) in disabled_ports:
             changed[component] = replace(record, lifecycle=Lifecycle.AWAITING_REPAIR)
             store.put_component(component, changed[component], ticket_dedup_key=key)
     return changed

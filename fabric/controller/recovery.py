@@ -6,35 +6,27 @@ import logging
 from dataclasses import replace
 from datetime import datetime
 
-from fabric.controller.effects import UFM_WRITES, UfmApi
+from fabric.controller.effects import UFM_WRITES
 from fabric.controller.ticketing import Ticketing
+from fabric.controller.writes import PortWrites
 from fabric.remediation.domain import OUT_OF_SERVICE, Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
 from fabric.remediation.policy import FabricContext, PolicyState
 from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import IntentState
-from fabric.ufm.errors import UfmError
 from topology.guard import RATE_WINDOW, CableKey, CapacityGuard
 
 log = logging.getLogger(__name__)
 
 
-async def settle_intents(store: Store, ufm: UfmApi) -> None:
-    """Settle side effects a crash left pending: UFM says whether a port action happened."""
+async def settle_intents(store: Store, writes: PortWrites, disabled_ports: set[str], now: datetime) -> None:
+    """Settle side effects a crash left pending. A port write is settled from UFM: its job is waited for until
+    its deadline (a job still running is not a write that did not happen), then the port read (``writes``)."""
     for intent in store.unfinished_intents():
-        port_name = (intent.payload or {}).get("port")
-        if intent.kind in UFM_WRITES and port_name:
-            try:
-                port = await ufm.port(port_name)
-            except UfmError as exc:
-                log.warning("cannot settle intent %s yet: %s", intent.id, exc)
-                continue
-            happened = port.is_disabled == (intent.kind is ActionKind.DISABLE)
-            store.finish_intent(intent.id, IntentState.DONE if happened else IntentState.ROLLED_BACK,
-                                f"recovered after a restart: UFM shows {port.physical_state}")
-        else:
+        if intent.kind not in UFM_WRITES or not (intent.payload or {}).get("port"):
             # Ticket writes are settled by the ticket reconciliation (claims are adopted, not redone).
             store.finish_intent(intent.id, IntentState.ROLLED_BACK, "recovered after a restart")
+    await writes.recover(now, store.components(), disabled_ports)
 
 
 def rebuild_guard(state: PolicyState, view: FabricView, context: FabricContext, guard: CapacityGuard,

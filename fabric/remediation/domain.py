@@ -87,7 +87,7 @@ class Lifecycle(StrEnum):
 
     HEALTHY = "healthy"
     DISABLED = "disabled"
-    """Taken out of service in UFM; its ticket is being opened."""
+    """Decided out of service: UFM has not confirmed the disable yet, or its ticket is being opened."""
     AWAITING_REPAIR = "awaiting_repair"
     """Out of service with an open ticket."""
     DEFERRED = "deferred"

@@ -1,4 +1,4 @@
-"""Injected API misbehaviour: errors, slow answers and truncated bodies for chosen endpoints.
+"""Injected API misbehaviour: errors, slow or late answers and truncated bodies for chosen endpoints.
 
 A rule names an endpoint by the path after the REST prefix (``/resources/ports``; a trailing ``*``
 matches a prefix, ``*`` alone every endpoint) and is active during a window of simulated time, for the
@@ -21,6 +21,9 @@ class ApiFaultMode(StrEnum):
     """Wait ``delay`` real seconds, then answer normally (long enough, it is a client timeout)."""
     TRUNCATE = "truncate"
     """Answer normally but cut the body to ``keep`` (a fraction) of its length: invalid JSON."""
+    LATE = "late"
+    """Carry the request out at once, but answer only ``delay`` real seconds later: a client that times out
+    first does not know that its write was done."""
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ that asks for what cannot run is refused before anything is scheduled.
 | `miswire`       | two cables' far ends swapped: 329 for the old links, 328 for the new ones          |
 | `api`           | an endpoint answers 500 / slowly / truncated, for `duration` or `requests`         |
 | `action_failure`| the next `count` port actions end "Completed With Errors" (337)                    |
+| `job_stall`     | the next `count` port actions' jobs stay Running `runs_for` (omitted: forever)     |
 | `unhealthy`     | the SM marks a port unhealthy: /app/unhealthy_ports entry and 702                  |
 | `storm`         | `count` threshold events (110/111/112/113) on random ports                          |
 """
@@ -35,7 +36,7 @@ from fabric.simulator.catalog import SPECS, STORM_EVENTS
 from fabric.simulator.clock import later
 from fabric.simulator.fabric_state import Transition
 from fabric.simulator.naming import module_object
-from fabric.simulator.state import ActionFailure, SimState, TargetError
+from fabric.simulator.state import ActionFailure, JobStall, SimState, TargetError
 from fabric.simulator.unhealthy import UNHEALTHY_ACTIONS
 from topology.rates import LANE_GBPS
 
@@ -356,6 +357,19 @@ class ActionFailureStep(Step):
 
 
 @dataclass(slots=True)
+class JobStallStep(Step):
+    kind: ClassVar[str] = "job_stall"
+    count: int = field(default=1, metadata=between(1, 1_000_000_000))
+    port: str | None = None
+    runs_for: float | None = field(default=None, metadata=DURATION)
+    """How long each job stays Running before it completes (and changes the port); omitted: it never does."""
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_port(self.port) if self.port else None
+        state.job_stalls.append(JobStall(self.count, port, self.runs_for))
+
+
+@dataclass(slots=True)
 class Unhealthy(Step):
     kind: ClassVar[str] = "unhealthy"
     port: str = "random:switch"
@@ -407,5 +421,5 @@ def storm(state: SimState, count: int, events: list[int]) -> None:
 
 STEP_TYPES: dict[str, type[Step]] = {cls.kind: cls for cls in (
     Flap, Ber, LinkDown, Degrade, HotModule, SwitchReboot, HostReboot, UfmRestart, Miswire, ApiFailure,
-    ActionFailureStep, Unhealthy, Storm,
+    ActionFailureStep, JobStallStep, Unhealthy, Storm,
 )}

@@ -45,6 +45,9 @@ class SimulatorMiddleware:
         if rule is None:
             await self.app(scope, receive, send)
             return
+        if rule.mode is ApiFaultMode.LATE:
+            await self.app(scope, receive, _late(send, rule.delay))
+            return
         if rule.delay > 0:
             await asyncio.sleep(rule.delay)
         if rule.mode is ApiFaultMode.ERROR:
@@ -60,6 +63,20 @@ async def _error(send: Send, rule: ApiFault) -> None:
     await send({"type": "http.response.start", "status": rule.status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+def _late(send: Send, delay: float) -> Send:
+    """Hold the answer back ``delay`` seconds; what the request changed is already changed."""
+    held = False
+
+    async def wrapped(message: Message) -> None:
+        nonlocal held
+        if not held:
+            held = True
+            await asyncio.sleep(delay)
+        await send(message)
+
+    return wrapped
 
 
 def _truncating(send: Send, rule: ApiFault) -> Send:

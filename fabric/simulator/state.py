@@ -70,6 +70,16 @@ class ActionFailure:
 
 
 @dataclass(slots=True)
+class JobStall:
+    """Make the next ``remaining`` port actions' jobs (on ``port``, or any) stay Running for ``runs_for``
+    simulated seconds instead of ``job_seconds``; ``None``: they never complete (and never change the port)."""
+
+    remaining: int
+    port: str | None = None
+    runs_for: float | None = None
+
+
+@dataclass(slots=True)
 class _Counters:
     ticks: int = 0
     callbacks: int = 0
@@ -100,6 +110,7 @@ class SimState:
         self.api_faults = ApiFaults()
         self.scheduler = Scheduler()
         self.action_failures: list[ActionFailure] = []
+        self.job_stalls: list[JobStall] = []
         self.restart_listeners: list[Callable[[], None]] = []
         self.rng = random.Random(self.settings.seed)
         self.counters = _Counters()
@@ -298,11 +309,22 @@ class SimState:
     # ------------------------------------------------------------------------------------------ actions
 
     def start_action(self, action: str, system_guid: str, port: str, user: str) -> Job:
-        """``POST /actions``: a job that completes after ``job_seconds``, then changes the port."""
+        """``POST /actions``: a job that completes after ``job_seconds`` (or as a stall says), then changes the
+        port."""
         with self.lock:
             job = self.jobs.create(action, system_guid, port, self.now(), user)
-            self.schedule(self.settings.job_seconds, f"job {job.id}: {action} {port}", lambda: self._finish(job))
+            stall = self._stall_for(port)
+            runs_for = self.settings.job_seconds if stall is None else stall.runs_for
+            if runs_for is not None:
+                self.schedule(runs_for, f"job {job.id}: {action} {port}", lambda: self._finish(job))
             return job
+
+    def _stall_for(self, port: str) -> JobStall | None:
+        for rule in self.job_stalls:
+            if rule.remaining > 0 and rule.port in (None, port):
+                rule.remaining -= 1
+                return rule
+        return None
 
     def _failure_for(self, port: str) -> ActionFailure | None:
         for rule in self.action_failures:

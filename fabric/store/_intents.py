@@ -117,6 +117,23 @@ class IntentOps(OpsBase):
             )
         return record
 
+    def note_intent(self, intent_id: int, payload: Mapping[str, Any]) -> IntentRecord:
+        """Add ``payload``'s keys to a pending intent's payload: what became known while the side effect runs
+        (UFM's job id, an answer that never came), for whoever settles it later, after a crash too.
+
+        Raises ``InvalidTransitionError`` when the intent is finished (or not this fabric's).
+        """
+        with self._conn() as conn:
+            row = conn.execute(sa.select(intents).where(self._mine(intent_id))).mappings().first()
+            if row is None:
+                raise InvalidTransitionError(f"no intent {intent_id}")
+            if row["state"] != IntentState.PENDING.value:
+                raise InvalidTransitionError(f"intent {intent_id} is already {row['state']}: nothing to note")
+            merged = {**dict(row["payload"]), **payload}
+            conn.execute(sa.update(intents).where(self._mine(intent_id)).values(payload=merged))
+            row = conn.execute(sa.select(intents).where(self._mine(intent_id))).mappings().one()
+        return _intent(row)
+
     def unfinished_intents(self) -> list[IntentRecord]:
         """Every pending intent, oldest first: what a crash may have left half-done."""
         query = (sa.select(intents).where(intents.c.fabric == self.fabric, intents.c.state == IntentState.PENDING.value)

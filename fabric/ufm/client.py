@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from enum import StrEnum
@@ -36,10 +36,13 @@ from fabric.ufm.address import DEFAULT_TIMEOUT_S
 from fabric.ufm.auth import UfmAuth
 from fabric.ufm.errors import (
     UfmActionNotConfirmedError,
+    UfmError,
     UfmJobFailedError,
     UfmJobTimeoutError,
     UfmMalformedResponseError,
     UfmNotFoundError,
+    UfmOutcomeUnknownError,
+    UfmTransportError,
 )
 from fabric.ufm.http import RetryPolicy, SleepFn, UfmHttp
 from fabric.ufm.models import (
@@ -65,6 +68,7 @@ __all__ = [
     "ConfirmPolicy",
     "JobPollPolicy",
     "PortActionMethod",
+    "PostedAction",
     "RetryPolicy",
     "UfmClient",
 ]
@@ -111,6 +115,18 @@ class ConfirmPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class PostedAction:
+    """A port action handed to UFM (``POST /actions``) and not yet confirmed."""
+
+    port_name: str
+    action: str
+    port: Port
+    """The port as read just before."""
+    job_id: str | None
+    """UFM's job; ``None`` when nothing was sent, the port being already in the wanted state."""
+
+
+@dataclass(frozen=True, slots=True)
 class ActionResult:
     """The outcome of a confirmed port action.
 
@@ -127,6 +143,10 @@ class ActionResult:
     port: Port | None = None
     unhealthy: UnhealthyPort | None = None
     confirm_reads: int = 0
+
+
+def _running(job: Job | UfmError) -> bool:
+    return isinstance(job, Job) and job.in_progress
 
 
 def _port_name_of(port: str | Port) -> str:
@@ -366,11 +386,16 @@ class UfmClient:
             )
         return job
 
-    # ---------------------------------------------------------------------------------- action internals
+    async def post_port_action(self, port_name: str, action: str) -> PostedAction:
+        """Read the port and, unless it is already in the wanted state, ``POST /actions`` its ``disable`` or
+        ``enable``; returns as soon as UFM names the job, without waiting for it (:meth:`await_jobs`).
 
-    async def _port_job_action(self, port_name: str, action: str) -> ActionResult:
+        A POST that gets no usable answer (timeout, connection lost) raises :class:`UfmOutcomeUnknownError`: UFM
+        may be carrying it out, so the caller settles it by reading the port, never by posting it again.
+        """
+        if action not in ("disable", "enable"):
+            raise ValueError(f"a port action is 'disable' or 'enable', not {action!r}")
         name = _port_name_of(port_name)
-        want_disabled = action == "disable"
         port = await self.port(name)
         system_guid = port.system_guid
         if system_guid is None:
@@ -379,12 +404,12 @@ class UfmClient:
                 method="GET",
                 path=f"{self._http.prefix}/resources/ports/{name}",
             )
-        if port.is_disabled == want_disabled:
+        if port.is_disabled == (action == "disable"):
             log.info(
                 "UFM port already in wanted state, nothing sent",
                 extra={"ufm_action": action, "ufm_port": name, "physical_state": port.physical_state},
             )
-            return ActionResult(port_name=name, action=action, method=PortActionMethod.DISABLE, sent=False, port=port)
+            return PostedAction(name, action, port, None)
         body = {
             "action": action,
             "object_ids": [system_guid],
@@ -394,9 +419,52 @@ class UfmClient:
             "description": "",
         }
         log.info("UFM port action requested", extra={"ufm_action": action, "ufm_port": name})
-        response = await self._http.request("POST", "/actions", json_body=body)
+        try:
+            response = await self._http.request("POST", "/actions", json_body=body)
+        except UfmTransportError as exc:
+            if exc.path != self._http.display_path("/actions"):
+                raise  # the session login before it failed: nothing was sent
+            raise UfmOutcomeUnknownError(
+                f"{action} of port {name}: {exc.summary}", method="POST", path=exc.path
+            ) from exc
         job_id = self._job_id(response, "/actions")
         log.info("UFM port action accepted", extra={"ufm_action": action, "ufm_port": name, "ufm_job_id": job_id})
+        return PostedAction(name, action, port, job_id)
+
+    async def await_jobs(self, job_ids: Sequence[str], within: float) -> dict[str, Job | UfmError]:
+        """The latest status of each job, polled every ``job_poll.interval`` seconds until none is running or
+        ``within`` seconds have passed (0: each is read once).
+
+        A job that cannot be read maps to the error and is not read again (:class:`UfmNotFoundError`: UFM has
+        no such job, as after a restart of UFM).  Nothing is raised for a job that failed or still runs: the
+        caller judges the outcome.
+        """
+        seen: dict[str, Job | UfmError] = {}
+        running = list(dict.fromkeys(str(j) for j in job_ids))
+        start = self._clock()
+        slept = 0.0
+        while True:
+            for job_id in running:
+                try:
+                    seen[job_id] = await self.job(job_id)
+                except UfmError as exc:
+                    seen[job_id] = exc
+            running = [j for j in running if _running(seen[j])]
+            # Slept time counts too, as in ``wait_for_job``.
+            if not running or max(self._clock() - start, slept) + self.job_poll.interval > within:
+                return seen
+            await self._sleep(self.job_poll.interval)
+            slept += self.job_poll.interval
+
+    # ---------------------------------------------------------------------------------- action internals
+
+    async def _port_job_action(self, port_name: str, action: str) -> ActionResult:
+        want_disabled = action == "disable"
+        posted = await self.post_port_action(port_name, action)
+        name, job_id = posted.port_name, posted.job_id
+        if job_id is None:
+            return ActionResult(port_name=name, action=action, method=PortActionMethod.DISABLE, sent=False,
+                                port=posted.port)
         job = await self.wait_for_job(job_id)
         reads = 0
         last: Port | None = None

@@ -86,6 +86,13 @@ class UfmTimeoutError(UfmTransportError):
     """The request timed out (connect, read, write or pool timeout)."""
 
 
+class UfmOutcomeUnknownError(UfmTransportError):
+    """A write (``POST /actions``) got no usable answer: UFM may or may not be carrying it out.
+
+    Settled by reading UFM (the object's state), never by sending the write again.
+    """
+
+
 class UfmMalformedResponseError(UfmError):
     """UFM answered, but the body is not what the API promises: garbage, truncated JSON, wrong shape."""
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fabric.config import ConfigError, ServiceConfig, format_duration, load_config, parse_duration
 from fabric.controller.engine import EngineSettings
+from fabric.controller.writes import WriteSettings
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings, Threshold
 from fabric.ufm.client import PortActionMethod
@@ -113,6 +114,10 @@ hourly_limit = 6
 url = "https://ufm.example.net/"
 auth = "token"
 method = "disable"
+write_attempts = 5
+write_backoff = "30s"
+job_wait = "0s"
+job_deadline = "2m"
 [daemon]
 interval = "2m"
 """)
@@ -129,6 +134,8 @@ interval = "2m"
     engine = engine_settings(config, epoch=7)
     assert (engine.fabric, engine.method, engine.epoch) == ("west", PortActionMethod.DISABLE, 7)
     assert engine.policy == config.policy_config() and engine.rules == config.rule_settings()
+    assert engine.writes == WriteSettings(attempts=5, backoff=timedelta(seconds=30), job_wait=timedelta(),
+                                          job_deadline=timedelta(minutes=2))
     assert config.ufm.url == "https://ufm.example.net"
     assert config.daemon.interval == timedelta(minutes=2)
 

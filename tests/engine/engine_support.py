@@ -25,6 +25,21 @@ from topology.model import Fabric
 START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
 
 
+class ClientSleep:
+    """The UFM client's waits (job polls, retry back-off) advance the simulator's clock; a test may make the next
+    one raise instead (the engine dies while it waits for a job)."""
+
+    def __init__(self, url: str) -> None:
+        self._advance = simulated_sleep(url)
+        self.fail_with: BaseException | None = None
+
+    async def __call__(self, seconds: float) -> None:
+        if self.fail_with is not None:
+            error, self.fail_with = self.fail_with, None
+            raise error
+        await self._advance(seconds)
+
+
 @dataclass
 class Rig(SimulatorDriver):
     url: str
@@ -34,6 +49,7 @@ class Rig(SimulatorDriver):
     engine: Engine
     client: UfmClient
     runner: asyncio.Runner
+    sleep: ClientSleep
 
     timeout: float = 60.0
 
@@ -59,29 +75,32 @@ def disabled_ports(r: Rig) -> list[str]:
     return sorted(p["name"] for p in response.json() if p["physical_state"] == "Disabled")
 
 
-def make_client(url: str) -> UfmClient:
+def make_client(url: str, *, timeout: float = 60.0, sleep: ClientSleep | None = None) -> UfmClient:
     return UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=1),
-                     job_poll=JobPollPolicy(interval=1.0, deadline=60.0), timeout=60.0, sleep=simulated_sleep(url))
+                     job_poll=JobPollPolicy(interval=1.0, deadline=60.0), timeout=timeout,
+                     sleep=sleep or simulated_sleep(url))
 
 
 @contextmanager
 def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "test", store_url: str | None = None,
-        guard: GuardSettings | None = None, **policy: Any) -> Iterator[Rig]:
+        timeout: float = 60.0, guard: GuardSettings | None = None, **policy: Any) -> Iterator[Rig]:
     """A simulated UFM of ``plan`` and a started engine of ``fabric`` on it, with the store at ``store_url`` (by
-    default a file of its own): several rigs may share one database, one fabric each."""
+    default a file of its own): several rigs may share one database, one fabric each. ``timeout``: the UFM
+    client's, in real seconds."""
     state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
     store = Store.open(store_url or f"sqlite:///{tmp_path / 'fabric.db'}", fabric=fabric, clock=state.now)
     tickets = LocalTicketBackend(store.engine, clock=state.now)
     LocalTicketBackend.create_tables(store.engine)
     # One event loop for the whole test: the client's connection pool belongs to it.
     with serve(state) as server, asyncio.Runner() as runner:
-        client = make_client(server.url)
+        sleep = ClientSleep(server.url)
+        client = make_client(server.url, timeout=timeout, sleep=sleep)
         settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy),
                                   guard=guard or GuardSettings())
         engine = Engine(plan, client, store, tickets, settings, clock=state.now)
         runner.run(engine.start())
         try:
-            yield Rig(server.url, state, store, tickets, engine, client, runner)
+            yield Rig(server.url, state, store, tickets, engine, client, runner, sleep)
         finally:
             runner.run(client.aclose())
             store.close()

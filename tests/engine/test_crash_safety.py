@@ -11,9 +11,9 @@ import pytest
 from engine_support import restart, rig
 
 from fabric.controller.engine import Engine
+from fabric.controller.writes import JOB
 from fabric.remediation.domain import ActionKind, ComponentRecord, Lifecycle
 from fabric.store.records import IntentState
-from fabric.ufm.client import PortActionMethod
 from tickets.base import Ticket, TicketStatus
 from topology.generate import PRESETS, fat_tree
 
@@ -25,7 +25,7 @@ class Crash(BaseException):
 
 
 class CrashingUfm:
-    """The real client, dying before or after it sends a port action."""
+    """The real client, dying before it sends a port action, or after UFM accepted it (waiting for its job)."""
 
     def __init__(self, inner: Any, when: str) -> None:
         self.inner, self.when = inner, when
@@ -33,13 +33,15 @@ class CrashingUfm:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def take_out(self, port: str, method: PortActionMethod) -> Any:
+    async def post_port_action(self, port: str, action: str) -> Any:
         if self.when == "before_ufm":
             raise Crash
-        result = await self.inner.take_out(port, method)
+        return await self.inner.post_port_action(port, action)
+
+    async def await_jobs(self, job_ids: Sequence[str], within: float) -> Any:
         if self.when == "after_ufm":
             raise Crash
-        return result
+        return await self.inner.await_jobs(job_ids, within)
 
 
 class CrashingTickets:
@@ -63,24 +65,30 @@ class CrashingTickets:
 @pytest.mark.parametrize("when", ["before_ufm", "after_ufm", "before_ticket", "after_ticket"])
 def test_crash_then_restart_converges_with_one_ticket(tmp_path: Path, when: str) -> None:
     with rig(TINY, tmp_path) as r:
-        r.engine.ufm = r.engine.effects.ufm = CrashingUfm(r.client, when)
+        r.engine.ufm = r.engine.writes.ufm = CrashingUfm(r.client, when)
         r.engine.ticketing.backend = CrashingTickets(r.tickets, when)
         r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
         r.advance(300)
         with pytest.raises(Crash):
             r.cycle()
         pending = r.store.unfinished_intents()
-        assert len(pending) == 1 and pending[0].kind is (
-            ActionKind.DISABLE if when.endswith("ufm") else ActionKind.TICKET)
+        if when.endswith("ufm"):
+            assert [p.kind for p in pending] == [ActionKind.DISABLE]
+        else:  # the disable was posted before the ticket, its job not waited for yet
+            assert [p.kind for p in pending] == [ActionKind.DISABLE, ActionKind.TICKET] and JOB in pending[0].payload
+        crashed = pending[-1]
 
         engine = restart(r)
         assert r.store.unfinished_intents() == []
-        settled = r.store.get_intent(pending[0].id)
+        settled = r.store.get_intent(crashed.id)
         assert settled is not None
         if when == "after_ufm":
-            assert settled.state is IntentState.DONE  # UFM did it: recovery saw the port disabled
+            assert settled.state is IntentState.DONE  # UFM did it: recovery waited for its job, saw the port disabled
         else:
             assert settled.state is IntentState.ROLLED_BACK
+        if when.endswith("ticket"):
+            disable = r.store.get_intent(pending[0].id)
+            assert disable is not None and disable.state is IntentState.DONE
         r.advance(30)
         report = r.cycle()
         assert report.failed == []

@@ -6,7 +6,7 @@ import httpx
 import pytest
 from sim_support import PASSWORD, USER, Sim, run
 
-from fabric.ufm import JobStatus, PortActionMethod, UfmJobFailedError
+from fabric.ufm import JobStatus, PortActionMethod, UfmJobFailedError, UfmOutcomeUnknownError
 
 
 def _event_ids(sim: Sim) -> list[int]:
@@ -125,3 +125,54 @@ def test_healthy_by_device_clears_all_its_ports(sim: Sim) -> None:
                          json={"ports": [], "devices": [guid], "ports_policy": "HEALTHY"})
     assert clear.status_code == 200
     assert sim.get("/ufmRest/app/unhealthy_ports") == []
+
+
+def test_a_stalled_job_never_completes_and_never_changes_the_port(sim: Sim) -> None:
+    port = sim.state.resolve_port("pod01-spine01/5")
+    sim.inject(fault="job_stall", count=1, port="pod01-spine01/5")
+
+    async def scenario() -> None:
+        async with sim.client() as ufm:
+            posted = await ufm.post_port_action(port, "disable")
+            assert posted.job_id is not None
+            sim.advance(3600)
+            job = (await ufm.await_jobs([posted.job_id], within=0))[posted.job_id]
+            assert not isinstance(job, Exception) and job.in_progress
+            assert (await ufm.port(port)).physical_state == "Link Up"
+            again = await ufm.post_port_action(port, "disable")  # the stall was for one action only
+            assert again.job_id is not None
+            sim.advance(1)
+            assert (await ufm.port(port)).physical_state == "Disabled"
+    run(scenario())
+    assert 336 in sim.event_ids() and len(sim.state.jobs) == 2
+
+
+def test_a_slow_job_completes_after_its_time(sim: Sim) -> None:
+    port = sim.state.resolve_port("pod01-spine01/6")
+    sim.inject(fault="job_stall", count=1, runs_for="2m")
+
+    async def scenario() -> None:
+        async with sim.client() as ufm:
+            posted = await ufm.post_port_action(port, "disable")
+            assert posted.job_id is not None
+            sim.advance(119)
+            assert (await ufm.port(port)).physical_state == "Link Up"
+            sim.advance(1)
+            job = (await ufm.await_jobs([posted.job_id], within=0))[posted.job_id]
+            assert not isinstance(job, Exception) and job.succeeded
+            assert (await ufm.port(port)).physical_state == "Disabled"
+    run(scenario())
+
+
+def test_a_late_answer_times_the_client_out_but_the_action_is_carried_out(sim: Sim) -> None:
+    port = sim.state.resolve_port("pod01-spine01/7")
+    sim.inject(fault="api", endpoint="/actions", method="POST", mode="late", delay="3s", requests=1)
+
+    async def scenario() -> None:
+        async with sim.client(timeout=0.5) as ufm:
+            with pytest.raises(UfmOutcomeUnknownError):
+                await ufm.post_port_action(port, "disable")
+    run(scenario())
+    assert len(sim.state.jobs) == 1  # UFM took the action before the answer was lost
+    sim.advance(1)
+    assert sim.get(f"/ufmRest/resources/ports/{port}")[0]["physical_state"] == "Disabled"

@@ -60,6 +60,19 @@ def test_finishing_is_idempotent_but_not_revisable(store: Store) -> None:
         store.finish_intent(12345, IntentState.DONE)
 
 
+def test_a_pending_intent_takes_notes_a_finished_one_refuses_them(store: Store) -> None:
+    intent_id = store.begin_intent(1, ActionKind.DISABLE, LINK, {"port": "0x1234_33"})
+    noted = store.note_intent(intent_id, {"job": "17"})
+    assert noted.payload == {"port": "0x1234_33", "job": "17"} and noted.state is IntentState.PENDING
+    [pending] = store.unfinished_intents()
+    assert pending.payload == {"port": "0x1234_33", "job": "17"}  # stored, for whoever settles it after a crash
+    store.finish_intent(intent_id, IntentState.DONE)
+    with pytest.raises(InvalidTransitionError, match="already done"):
+        store.note_intent(intent_id, {"job": "18"})
+    with pytest.raises(InvalidTransitionError, match="no intent"):
+        store.note_intent(intent_id + 100, {"job": "18"})
+
+
 def test_unfinished_intents_are_oldest_first(store: Store) -> None:
     ids = [store.begin_intent(1, ActionKind.DISABLE, LINK, {"n": n}) for n in range(5)]
     store.finish_intent(ids[1], IntentState.DONE)

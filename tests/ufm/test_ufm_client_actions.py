@@ -15,16 +15,19 @@ import pytest
 import respx
 from ufm_fakes import ClientFactory, FakeTime, port_payload
 
-from fabric.ufm.client import ActionResult, JobPollPolicy, PortActionMethod, UfmClient
+from fabric.ufm.client import ActionResult, JobPollPolicy, PortActionMethod, RetryPolicy, UfmClient
 from fabric.ufm.errors import (
     UfmActionNotConfirmedError,
     UfmJobFailedError,
     UfmJobTimeoutError,
     UfmMalformedResponseError,
+    UfmNotFoundError,
+    UfmOutcomeUnknownError,
     UfmServerError,
     UfmTimeoutError,
+    UfmTransportError,
 )
-from fabric.ufm.models import Port
+from fabric.ufm.models import Job, Port
 
 T = TypeVar("T")
 PORT = "1c34da0300728606_7"
@@ -200,7 +203,7 @@ def test_port_without_system_id_is_refused_before_any_write(router: respx.Router
 
 @pytest.mark.parametrize(
     ("effect", "error"),
-    [(httpx.Response(503, text="busy"), UfmServerError), (httpx.ReadTimeout("slow"), UfmTimeoutError)],
+    [(httpx.Response(503, text="busy"), UfmServerError), (httpx.ReadTimeout("slow"), UfmOutcomeUnknownError)],
 )
 def test_post_is_never_retried(
     router: respx.Router,
@@ -215,8 +218,69 @@ def test_post_is_never_retried(
         call(make_client, lambda u: u.disable_port(PORT))
     assert post.call_count == 1
     assert fake_time.sleeps == []
-    if isinstance(caught.value, UfmTimeoutError):
+    if isinstance(caught.value, UfmOutcomeUnknownError):
+        # no answer: UFM may be carrying it out (a timeout, typed so that the caller reads UFM, never re-sends)
+        assert isinstance(caught.value.__cause__, UfmTimeoutError)
         assert "outcome of this write is unknown" in str(caught.value)
+
+
+def test_posting_an_action_returns_its_job_without_waiting(
+    router: respx.Router, make_client: ClientFactory, fake_time: FakeTime
+) -> None:
+    reads = port_states(router, "Link Up")
+    post = router.post("/ufmRest/actions").mock(return_value=accepted("23"))
+    jobs = job_statuses(router, "23", "Running")
+    posted = call(make_client, lambda u: u.post_port_action(PORT, "disable"))
+    assert (posted.port_name, posted.action, posted.job_id) == (PORT, "disable", "23")
+    assert (post.call_count, reads.call_count, jobs.call_count) == (1, 1, 0)
+    assert fake_time.sleeps == []
+
+
+def test_posting_to_a_port_already_in_the_wanted_state_sends_nothing(
+    router: respx.Router, make_client: ClientFactory
+) -> None:
+    port_states(router, "Disabled")
+    post = router.post("/ufmRest/actions").mock(return_value=accepted("1"))
+    posted = call(make_client, lambda u: u.post_port_action(PORT, "disable"))
+    assert posted.job_id is None and posted.port.is_disabled and post.call_count == 0
+
+
+def test_a_failed_read_before_the_post_is_not_an_unknown_outcome(
+    router: respx.Router, make_client: ClientFactory
+) -> None:
+    router.get(PORT_PATH).mock(side_effect=httpx.ConnectError("refused"))
+    post = router.post("/ufmRest/actions").mock(return_value=accepted("1"))
+    with pytest.raises(UfmTransportError) as caught:
+        call(make_client, lambda u: u.post_port_action(PORT, "disable"), retry=RetryPolicy(attempts=1))
+    assert not isinstance(caught.value, UfmOutcomeUnknownError) and post.call_count == 0
+
+
+def test_awaiting_jobs_polls_them_together_until_none_runs(
+    router: respx.Router, make_client: ClientFactory, fake_time: FakeTime
+) -> None:
+    quick = job_statuses(router, "1", "Running", "Completed")
+    slow = job_statuses(router, "2", "Running", "Running", "Completed With Errors")
+    router.get("/ufmRest/jobs/3").respond(404)
+    seen = call(make_client, lambda u: u.await_jobs(["1", "2", "3", "2"], within=60.0))
+    assert fake_time.sleeps == [3.0, 3.0]  # one sleep a round for all of them, not one per job
+    assert (quick.call_count, slow.call_count) == (2, 3)
+    first, second, gone = seen["1"], seen["2"], seen["3"]
+    assert isinstance(first, Job) and first.succeeded
+    assert isinstance(second, Job) and second.failed
+    assert isinstance(gone, UfmNotFoundError)
+
+
+def test_awaiting_jobs_gives_up_within_the_time_given(
+    router: respx.Router, make_client: ClientFactory, fake_time: FakeTime
+) -> None:
+    job_statuses(router, "5", "Running")
+    seen = call(make_client, lambda u: u.await_jobs(["5"], within=10.0))
+    assert sum(fake_time.sleeps) <= 10.0
+    job = seen["5"]
+    assert isinstance(job, Job) and job.in_progress
+    fake_time.sleeps.clear()
+    call(make_client, lambda u: u.await_jobs(["5"], within=0))  # read once
+    assert fake_time.sleeps == []
 
 
 def test_bad_port_name_is_refused_locally(router: respx.Router, make_client: ClientFactory) -> None:

@@ -1,0 +1,272 @@
+"""UFM port writes that hold up when UFM misbehaves: posted without waiting, settled by reading UFM, bounded.
+
+A disable or enable is an intent (committed first), then one ``POST /actions``; UFM's job id goes into the
+intent's payload. The cycle waits for the jobs it posted at most ``job_wait``, all of them in one polling loop;
+what is not finished by then stays pending and is read again at the end of each later cycle (and at start-up),
+until ``job_deadline`` after it was posted. Settling reads UFM (``judge``): the port's state says whether the
+write happened, the job whether it may still happen. A POST that got no answer is settled the same way, by
+reading the port, never by posting it again.
+
+A write UFM did not confirm is an attempt. Attempts are counted from the intent log (failed intents of the
+component's write since its record's ``since``), so a restart resets nothing: the next attempt waits ``backoff``,
+doubled after each failure, and after ``attempts`` of them the write is given up (``progress``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import NamedTuple
+
+from fabric.controller.effects import UFM_WRITES, CycleReport, UfmApi
+from fabric.errors import ErrorKind
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord
+from fabric.store import Store
+from fabric.store.records import IntentRecord, IntentState
+from fabric.ufm.client import PortActionMethod
+from fabric.ufm.errors import UfmError, UfmNotFoundError, UfmOutcomeUnknownError
+from fabric.ufm.models import Job, Port
+
+log = logging.getLogger(__name__)
+
+JOB = "job"
+"""Payload key: UFM's job id, noted once the POST was answered."""
+NO_ANSWER = "no_answer"
+"""Payload key: why the POST got no usable answer (its outcome is unknown)."""
+GIVEN_UP_RULE = "write_unconfirmed"
+"""The rule of the decision recorded when a write is given up."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSettings:
+    """How UFM port writes are bounded (``[ufm]`` in the configuration)."""
+
+    attempts: int = 3
+    """Writes of one component UFM may leave unconfirmed before automation gives up on it."""
+    backoff: timedelta = timedelta(minutes=1)
+    """The wait before the second attempt; doubled before each further one."""
+    job_wait: timedelta = timedelta(seconds=10)
+    """How long a cycle waits for the jobs it posted before it moves on (they are read again later)."""
+    job_deadline: timedelta = timedelta(minutes=5)
+    """A job not finished this long after its POST (or a POST not answered) is an attempt UFM did not confirm."""
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("WriteSettings.attempts must be at least 1")
+
+
+class Progress(StrEnum):
+    DUE = "due"
+    """Nothing in flight and an attempt left: post it."""
+    IN_FLIGHT = "in_flight"
+    """A write of the component is posted and not settled yet: read UFM, send nothing."""
+    BACKING_OFF = "backing_off"
+    """The last attempt was not confirmed; the next is not due yet."""
+    GIVEN_UP = "given_up"
+    """``attempts`` writes were not confirmed: nothing more is sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteProgress:
+    status: Progress
+    failed: int = 0
+    """Attempts UFM did not confirm since the component's record changed."""
+    due_at: datetime | None = None
+    """When the next attempt is due (backing off)."""
+
+
+def progress(intents: Iterable[IntentRecord], kind: ActionKind, since: datetime, now: datetime,
+             settings: WriteSettings) -> WriteProgress:
+    """Where a component's write of ``kind`` stands, from its intents (any order): the bound and the backoff."""
+    failed: list[datetime] = []
+    for intent in intents:
+        if intent.kind not in UFM_WRITES:
+            continue
+        if intent.state is IntentState.PENDING:
+            return WriteProgress(Progress.IN_FLIGHT)
+        if intent.kind is kind and intent.state is IntentState.FAILED and intent.created_at >= since:
+            failed.append(intent.finished_at or intent.created_at)
+    if len(failed) >= settings.attempts:
+        return WriteProgress(Progress.GIVEN_UP, len(failed))
+    if failed:
+        due_at = max(failed) + settings.backoff * 2 ** (len(failed) - 1)
+        if now < due_at:
+            return WriteProgress(Progress.BACKING_OFF, len(failed), due_at)
+    return WriteProgress(Progress.DUE, len(failed))
+
+
+class Settlement(NamedTuple):
+    state: IntentState | None
+    """How the intent ends; ``None``: not settled yet, read UFM again later."""
+    outcome: str
+
+
+def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | None, now: datetime,
+          deadline: timedelta, *, final: bool) -> Settlement:
+    """How a pending port write ends, from what UFM shows: the port, and its job (``None``: no job is known).
+
+    The port decides: in the wanted state, the write is done, whatever the job says. Otherwise the write fails
+    once nothing can make it happen any more (the job ended, UFM has no such job, or ``deadline`` passed since
+    the intent was written); until then it stays pending. ``final`` (at start-up, after waiting for the jobs)
+    settles what may still happen as failed. An intent whose POST was never answered nor noted (a crash came
+    first) is rolled back when UFM does not show it: no attempt reached UFM that can be counted.
+    """
+    name = intent.payload.get("port", "?")
+    if isinstance(port, UfmError):
+        return Settlement(None, f"cannot read port {name}: {port.summary}")
+    want_disabled = intent.kind is ActionKind.DISABLE
+    shown = f"UFM shows {name} {port.physical_state}"
+    job_id = intent.payload.get(JOB)
+    if port.is_disabled == want_disabled:
+        return Settlement(IntentState.DONE, shown)
+    if job_id is None and NO_ANSWER not in intent.payload:
+        return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown}")
+    if isinstance(job, Job) and job.failed:
+        return Settlement(IntentState.FAILED, f"UFM job {job_id} ended {job.Status!r} ({job.Summary!r}); {shown}")
+    if job_id is not None and isinstance(job, UfmNotFoundError):
+        return Settlement(IntentState.FAILED, f"UFM has no job {job_id} any more; {shown}")
+    if job_id is None:
+        waiting = f"the {intent.kind.value} got no answer ({intent.payload[NO_ANSWER]}) and {shown}"
+    elif isinstance(job, Job):
+        waiting = f"UFM job {job_id} is {job.Status!r} and {shown}"
+    else:
+        waiting = f"UFM job {job_id} cannot be read ({job.summary if job else 'not read'}) and {shown}"
+    if not final and now - intent.created_at < deadline:
+        return Settlement(None, waiting)
+    return Settlement(IntentState.FAILED, f"UFM has not confirmed it: {waiting} "
+                                          f"{_age(now - intent.created_at)} after it was sent")
+
+
+def _age(age: timedelta) -> str:
+    return f"{max(0, round(age.total_seconds()))}s"
+
+
+PortWrite = Callable[[ComponentId, ActionKind], None]
+"""Told of a port write when it is sent, when UFM answers and when it is settled done: the link events UFM
+reports around those times are the write's effect (the detectors' own-action window)."""
+
+
+class PortWrites:
+    """Disables and enables of ports in UFM, each an intent: posted (``post``), then settled (``settle``)."""
+
+    def __init__(self, store: Store, ufm: UfmApi, settings: WriteSettings, *, epoch: int,
+                 method: PortActionMethod, on_port_write: PortWrite) -> None:
+        self.store, self.ufm, self.settings, self.epoch, self.method = store, ufm, settings, epoch, method
+        self.on_port_write = on_port_write
+        self._posted: list[str] = []
+        """Jobs posted since the last ``settle``: the ones it waits for."""
+
+    def progress(self, component: ComponentId, kind: ActionKind, since: datetime, now: datetime) -> WriteProgress:
+        return progress(self.store.intents(component=component), kind, since, now, self.settings)
+
+    async def post(self, action: Action, port: str, report: CycleReport) -> bool:
+        """Send ``action``'s disable or enable of ``port`` (its intent logged first), without waiting for the
+        job. True when UFM already showed the port so (nothing sent, done)."""
+        kind = action.kind
+        payload = {"port": port, "method": self.method.value}
+        intent = self.store.begin_intent(self.epoch, kind, action.component, payload)
+        assert action.component is not None
+        self.on_port_write(action.component, kind)
+        try:
+            posted = await self.ufm.post_port_action(port, kind.value)
+        except UfmOutcomeUnknownError as exc:
+            self.store.note_intent(intent, {NO_ANSWER: exc.summary})
+            log.warning("%s of %s (%s): the outcome is unknown, it will be settled by reading UFM, not sent again: %s",
+                        kind.value, action.component, port, exc.summary)
+            return False
+        except UfmError as exc:
+            self.store.finish_intent(intent, IntentState.FAILED, str(exc))
+            report.fail(ErrorKind.UFM, kind.value, action.component, exc)
+            log.warning("%s of %s (%s) failed: %s", kind.value, action.component, port, exc)
+            return False
+        self.on_port_write(action.component, kind)
+        if posted.job_id is None:
+            self.store.finish_intent(intent, IntentState.DONE, f"UFM already shows {port} {posted.port.physical_state}")
+            report.executed += 1
+            return True
+        self.store.note_intent(intent, {JOB: posted.job_id})
+        self._posted.append(posted.job_id)
+        return False
+
+    async def settle(self, now: datetime, records: Mapping[ComponentId, ComponentRecord], disabled_ports: set[str],
+                     report: CycleReport) -> None:
+        """Settle every pending write by reading UFM; the jobs posted since the last call are waited for
+        together, at most ``job_wait``. ``disabled_ports`` follows the ports read."""
+        posted, self._posted = self._posted, []
+        await self._settle(self._pending(), now, records, disabled_ports, report, posted, self.settings.job_wait,
+                           final=False)
+
+    async def recover(self, now: datetime, records: Mapping[ComponentId, ComponentRecord],
+                      disabled_ports: set[str]) -> None:
+        """At start-up: wait for the jobs a previous run posted, each until its deadline, and settle every
+        pending write for good (unless its port cannot be read)."""
+        pending = self._pending()
+        wait = max((self.settings.job_deadline - (now - i.created_at) for i in pending if JOB in i.payload),
+                   default=timedelta())
+        jobs = [str(i.payload[JOB]) for i in pending if JOB in i.payload]
+        await self._settle(pending, now, records, disabled_ports, CycleReport(now), jobs, max(wait, timedelta()),
+                           final=True)
+
+    def _pending(self) -> list[IntentRecord]:
+        return [i for i in self.store.unfinished_intents() if i.kind in UFM_WRITES and i.payload.get("port")]
+
+    async def _settle(self, pending: Sequence[IntentRecord], now: datetime,
+                      records: Mapping[ComponentId, ComponentRecord], disabled_ports: set[str], report: CycleReport,
+                      awaited: Sequence[str], wait: timedelta, *, final: bool) -> None:
+        if not pending:
+            return
+        jobs = await self.ufm.await_jobs(awaited, within=wait.total_seconds()) if awaited else {}
+        others = [str(i.payload[JOB]) for i in pending if JOB in i.payload and str(i.payload[JOB]) not in jobs]
+        if others:
+            jobs = {**jobs, **await self.ufm.await_jobs(others, within=0)}
+        for intent in pending:
+            name = str(intent.payload["port"])
+            port: Port | UfmError
+            try:
+                port = await self.ufm.port(name)
+            except UfmError as exc:
+                port = exc
+            else:
+                (disabled_ports.add if port.is_disabled else disabled_ports.discard)(name)
+            job_id = intent.payload.get(JOB)
+            settled = judge(intent, port, None if job_id is None else jobs.get(str(job_id)), now,
+                            self.settings.job_deadline, final=final)
+            if settled.state is None:
+                report.writes_pending += 1
+                if final:
+                    log.warning("cannot settle intent %s yet: %s", intent.id, settled.outcome)
+                continue
+            self.store.finish_intent(intent.id, settled.state, settled.outcome)
+            if settled.state is IntentState.DONE:
+                report.executed += 1
+                if intent.component is not None:
+                    self.on_port_write(intent.component, intent.kind)
+            elif settled.state is IntentState.FAILED:
+                self._unconfirmed(intent, settled.outcome, records, now, report)
+
+    def _unconfirmed(self, intent: IntentRecord, outcome: str, records: Mapping[ComponentId, ComponentRecord],
+                     now: datetime, report: CycleReport) -> None:
+        """An attempt UFM did not confirm: say so, and what comes next (another attempt later, or none)."""
+        component, kind = intent.component, intent.kind
+        report.fail(ErrorKind.UFM, kind.value, component, outcome)
+        record = records.get(component) if component is not None else None
+        if component is None or record is None:
+            log.warning("%s %s: %s", kind.value, component, outcome)
+            return
+        state = self.progress(component, kind, record.since, now)
+        limit = self.settings.attempts
+        if state.status is Progress.GIVEN_UP:
+            report.writes_given_up += 1
+            reason = (f"UFM has not confirmed the {kind.value} of {component} in {limit} attempts, the last: "
+                      f"{outcome}; nothing more is sent until its ticket is resolved or the component changes state")
+            log.warning("%s", reason)
+            self.store.record_decision(Action(ActionKind.RECORD, now, GIVEN_UP_RULE, reason, component,
+                                              {"attempts": limit}, dry_run=False))
+        else:
+            report.writes_backing_off += 1
+            due = state.due_at.isoformat() if state.due_at else "now"
+            log.warning("%s of %s: attempt %d of %d not confirmed: %s; the next attempt is due at %s", kind.value,
+                        component, state.failed, limit, outcome, due)
