@@ -26,7 +26,8 @@ Clock = Callable[[], datetime]
 def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
     """The engine's settings from the service configuration; ``epoch`` is the leader's fencing token."""
     return EngineSettings(fabric=config.fabric.name, policy=config.policy_config(), rules=config.rule_settings(),
-                          guard=config.guard_settings(), method=PortActionMethod(config.ufm.method), epoch=epoch)
+                          guard=config.guard_settings(), method=PortActionMethod(config.ufm.method), epoch=epoch,
+                          plausibility=config.plausibility.build())
 
 
 def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:
