@@ -7,6 +7,7 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [rules]    flap_cycles, flap_window, ...          -> fabric.remediation.detectors.RuleSettings
     [guard]    c, cap_fraction, cap_floor, ...        -> topology.guard.GuardSettings
     [ufm]      url, auth, user, secret_file, ...      how to reach UFM (secrets never in the file)
+    [plausibility] max_drop, min_planned              -> fabric.ufm.plausibility.PlausibilitySettings
     [store]    url                                    the service's database
     [tickets]  backend, [tickets.jira] ...            where tickets go
     [daemon]   interval                               seconds between cycles
@@ -55,6 +56,7 @@ from fabric.durations import format_duration, parse_duration
 from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
+from fabric.ufm.plausibility import PlausibilitySettings
 from topology.guard import HARD_CEILING, GuardSettings
 
 if TYPE_CHECKING:
@@ -67,6 +69,7 @@ __all__ = [
     "FabricSection",
     "GuardSection",
     "JiraSection",
+    "PlausibilitySection",
     "PolicySection",
     "RulesSection",
     "ServiceConfig",
@@ -239,6 +242,16 @@ class UfmSection(_Section):
         return UfmTarget(self.url, AuthMode(self.auth), self.user, self.secret_file, self.ca_bundle, self.insecure)
 
 
+class PlausibilitySection(_Section):
+    """When a reading of UFM's topology cannot be true (``fabric.ufm.plausibility``)."""
+
+    max_drop: float = Field(0.4, gt=0.0, le=1.0)
+    min_planned: float = Field(0.5, ge=0.0, le=1.0)
+
+    def build(self) -> PlausibilitySettings:
+        return PlausibilitySettings(max_drop=self.max_drop, min_planned=self.min_planned)
+
+
 class StoreSection(_Section):
     url: str = Field("sqlite:///fabric-remediation.db", min_length=1)
 
@@ -295,6 +308,7 @@ class ServiceConfig(BaseSettings):
     rules: RulesSection = RulesSection()
     guard: GuardSection = GuardSection()
     ufm: UfmSection = UfmSection()
+    plausibility: PlausibilitySection = PlausibilitySection()
     store: StoreSection = StoreSection()
     tickets: TicketsSection = TicketsSection()
     daemon: DaemonSection = DaemonSection()

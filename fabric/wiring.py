@@ -31,7 +31,7 @@ def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
                            job_deadline=ufm.job_deadline)
     return EngineSettings(fabric=config.fabric.name, policy=config.policy_config(), rules=config.rule_settings(),
                           guard=config.guard_settings(), method=PortActionMethod(ufm.method), writes=writes,
-                          epoch=epoch)
+                          epoch=epoch, plausibility=config.plausibility.build())
 
 
 def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:

@@ -57,6 +57,13 @@ class CycleFailure:
 class CycleReport:
     at: datetime
     events: int = 0
+    """New events handed to the pipeline (with those read at start-up or while readings were refused)."""
+    repeated_events: int = 0
+    """Events handed over again (same id, time, type and object), dropped by the pipeline as counted already."""
+    suspected_restarts: int = 0
+    """UFM event lists that looked like a UFM restart (every id below the mark) without its evidence: not believed."""
+    views_refused: int = 0
+    """Readings of UFM's topology refused as ones that cannot be true (``fabric.ufm.plausibility``)."""
     findings: list[Finding] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     executed: int = 0

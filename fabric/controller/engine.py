@@ -7,6 +7,12 @@ cycle compares it with UFM and the ticket system and converges. Every side effec
 before it is attempted and marked done or failed after (``effects``); ``start()`` settles what a crash left
 pending by reading UFM (``recovery``). In dry run nothing is written to UFM or the ticket system: decisions are
 recorded, and the would-be state lives in memory only (switching to live starts from what UFM really shows).
+
+What UFM says is checked before it is believed. Every event counts once: the cursor picks the new ones (a UFM
+restart only on evidence), start-up hands the events after the saved cursor to the first cycle rather than to
+the warm history, and the pipeline drops any event it has counted already. A reading of the topology that
+cannot be true (``fabric.ufm.plausibility``) is refused: the last one accepted stays, and nothing is decided
+until UFM shows one that can be true (``view_refused_since``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,14 @@ from fabric.store import Store
 from fabric.store.records import OperatorRequest, RequestKind
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.cursor import CursorState, EventCursor
+from fabric.ufm.models import Event
+from fabric.ufm.plausibility import (
+    ImplausibleTopologyError,
+    PlausibilitySettings,
+    TopologyFigures,
+    refusal,
+    start_refusal,
+)
 from fabric.ufm.snapshot import fetch_snapshot
 from tickets.base import TicketBackend
 from topology.guard import CableKey, CapacityGuard, GuardSettings
@@ -55,6 +69,18 @@ class EngineSettings:
     writes: WriteSettings = field(default_factory=WriteSettings)
     epoch: int = 1
     """The leader's fencing token, written with every intent."""
+    plausibility: PlausibilitySettings = field(default_factory=PlausibilitySettings)
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One read of UFM's systems, links and ports, not yet accepted."""
+
+    versions: dict[str, int]
+    view: FabricView
+    live: set[CableKey]
+    disabled_ports: set[str]
+    figures: TopologyFigures
 
 
 class Engine:
@@ -77,10 +103,18 @@ class Engine:
         self.view: FabricView | None = None
         self._pipeline: Pipeline | None = None
         self.disabled_ports: set[str] = set()
-        """UFM ports whose physical state is Disabled, as of the last read."""
+        """UFM ports whose physical state is Disabled, as of the last reading accepted."""
         self.live: set[CableKey] = set()
-        """Planned cables UFM shows up, as of the last read of its links."""
+        """Planned cables UFM shows up, as of the last reading accepted."""
         self._versions: dict[str, int] = {}
+        self._figures = TopologyFigures.planned(plan)
+        """The figures of the last reading accepted, that the next one is judged against (before the first, the
+        plan's: what start-up judges its reading against)."""
+        self.view_refused_since: datetime | None = None
+        """Since when every reading of UFM's topology has been refused as one that cannot be true (``None``: the
+        last one was accepted). While it lasts nothing is decided: the daemon is not ready."""
+        self._waiting: list[Event] = []
+        """New events read but not handed to the pipeline yet: at start-up, or while readings are refused."""
 
     @property
     def pipeline(self) -> Pipeline:
@@ -115,7 +149,12 @@ class Engine:
         """Read UFM, settle unfinished intents, rebuild the desired state and the guard, restore the cursor."""
         now = self.clock()
         self._load_silences(now)
-        view, live = await self._read_fabric(await self._topology_versions())
+        reading = await self._read_fabric(await self._topology_versions())
+        why = start_refusal(self._figures, reading.figures, self.settings.plausibility)
+        if why is not None:
+            raise ImplausibleTopologyError(f"UFM's topology cannot be true ({why}): not starting on it; check UFM "
+                                           "(or plausibility.min_planned) and start again")
+        view, live = self._accept(reading)
         await recovery.settle_intents(self.store, self.writes, self.disabled_ports, now)
         s = self.settings
         self._pipeline = Pipeline(view, s.policy, s.rules, s.guard, state=self._load_state(), muter=self.silences)
@@ -131,14 +170,16 @@ class Engine:
         saved = self.store.load_cursor()
         events = await self.ufm.events()
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
-        # happens from now on, a restart on what came after the saved cursor.
+        # happens from now on, a restart on what came after the saved cursor. The cursor tells which those are,
+        # UFM restarts included (ids below the mark may be new ones): they wait for the first cycle.
         if saved is None:
             self.cursor.prime(events)
-            self.pipeline.warm(events, self.clock())
         else:
             self.cursor = EventCursor(CursorState(saved.high_water_id, saved.last_event_time, saved.restart_count))
-            mark = saved.high_water_id or 0
-            self.pipeline.warm([e for e in events if e.id <= mark], self.clock())
+            self._waiting = self.cursor.advance(events)
+            new = {id(e) for e in self._waiting}
+            events = [e for e in events if id(e) not in new]
+        self.pipeline.warm(events, self.clock())
 
     def _own_action(self, component: ComponentId, kind: ActionKind) -> None:
         # Writes settled during start-up, before the pipeline exists, are read back from the intents log once
@@ -160,15 +201,23 @@ class Engine:
         versions = await self.ufm.versioning()
         return {k: v for k, v in versions.versions().items() if k in _TOPOLOGY_VERSIONS}
 
-    async def _read_fabric(self, versions: dict[str, int]) -> tuple[FabricView, set[CableKey]]:
+    async def _read_fabric(self, versions: dict[str, int]) -> _Reading:
         """Systems, links and ports as of ``versions`` (UFM's counters, read just before)."""
-        self._versions = versions
         snapshot = await fetch_snapshot(self.ufm)
         actual = snapshot.fabric("UFM")
-        self.disabled_ports = snapshot.disabled_ports()
-        view = self.view = build_view(self.plan, actual, self.context)
-        self.live = view.live_cables(actual)
-        return view, self.live
+        view = build_view(self.plan, actual, self.context)
+        live = view.live_cables(actual)
+        return _Reading(versions, view, live, snapshot.disabled_ports(), TopologyFigures.of(snapshot, len(live)))
+
+    def _accept(self, reading: _Reading) -> tuple[FabricView, set[CableKey]]:
+        self._versions, self.view, self.disabled_ports = reading.versions, reading.view, reading.disabled_ports
+        self.live = reading.live
+        self._figures = reading.figures
+        if self.view_refused_since is not None:
+            log.warning("fabric %s: UFM's topology can be true again (refused since %s): deciding again",
+                        self.settings.fabric, self.view_refused_since.isoformat())
+            self.view_refused_since = None
+        return reading.view, reading.live
 
     def _sync_guard(self, view: FabricView, live: set[CableKey]) -> None:
         """The guard counts planned cables UFM does not show up as down, and those it shows again as up."""
@@ -178,12 +227,23 @@ class Engine:
             if cable not in self.guard.disabled:
                 self.guard.mark_up(cable)
 
-    async def _refresh_fabric(self) -> None:
-        """Re-read systems, links and ports, unless UFM's change counters say nothing moved since last time."""
+    async def _refresh_fabric(self, report: CycleReport) -> None:
+        """Re-read systems, links and ports, unless UFM's change counters say nothing moved since the last reading
+        accepted (while readings are refused, every cycle reads again); refuse a reading that cannot follow it."""
         watched = await self._topology_versions()
-        if self.view is not None and watched and watched == self._versions:
+        if self.view is not None and watched and watched == self._versions and self.view_refused_since is None:
             return
-        view, live = await self._read_fabric(watched)
+        reading = await self._read_fabric(watched)
+        why = refusal(self._figures, reading.figures, self.settings.plausibility)
+        if why is not None:
+            report.views_refused += 1
+            if self.view_refused_since is None:
+                self.view_refused_since = report.at
+            log.warning("fabric %s: UFM's topology cannot be true (%s): refused since %s, the last reading accepted "
+                        "stays and nothing is decided until one can be true", self.settings.fabric, why,
+                        self.view_refused_since.isoformat())
+            return
+        view, live = self._accept(reading)
         self.pipeline.rebase(view)
         self._sync_guard(view, live)
 
@@ -193,14 +253,23 @@ class Engine:
         now = self.clock()
         report = CycleReport(now)
         self._load_silences(now)
-        await self._refresh_fabric()
-        new_events = self.cursor.advance(await self.ufm.events())
+        await self._refresh_fabric(report)
+        new_events = [*self._waiting, *self.cursor.advance(await self.ufm.events())]
+        report.suspected_restarts = int(self.cursor.suspected)
+        if self.view_refused_since is not None:
+            # Nothing is decided on a view that cannot be trusted: no finding, no UFM or ticket write. The events
+            # wait for the first cycle whose reading is accepted, and the cursor is not saved, so a restart hands
+            # them over again.
+            self._waiting = new_events
+            return report
+        self._waiting = []
         report.events = len(new_events)
         previous = self.state
         requests = self.store.pending_requests()
         resume = previous.breaker.halted and any(r.kind is RequestKind.RESUME for r in requests)
         cleared = self._cleared(requests)
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared)
+        report.repeated_events = step.repeated
         decision = step.decision
         report.findings, report.actions = step.findings, list(decision.actions)
         self._record(step.findings, decision.actions, previous, decision.state, requests, resumed=resume,

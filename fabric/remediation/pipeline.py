@@ -3,6 +3,10 @@
 A ``Pipeline`` is built complete, from the fabric as UFM shows it (a ``FabricView``) and the state to start
 from; the engine tells it when UFM's topology changed (``rebase``) and when records changed outside ``decide``
 (``amend``: a ticket opened, recovery deferring a cable after a restart), and never reaches into its state.
+
+Every event counts once (``fabric.remediation.identity``): ``warm`` and ``step`` drop the events the pipeline
+has already counted, whoever hands them over again, so the engine's cursor, its start-up and ``replay`` share
+one de-duplication.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from datetime import datetime
 
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentRecord, Finding
+from fabric.remediation.identity import SeenEvents
 from fabric.remediation.muting import Muter
 from fabric.remediation.policy import CycleInput, Decision, PolicyConfig, PolicyState, decide
 from fabric.remediation.rules import RuleSettings
@@ -25,6 +30,8 @@ from topology.guard import CapacityGuard, GuardSettings
 class Step:
     findings: list[Finding]
     decision: Decision
+    repeated: int
+    """Events of this step dropped as counted already."""
 
 
 class Pipeline:
@@ -34,6 +41,7 @@ class Pipeline:
         self.guard = CapacityGuard(view.plan, guard)
         self.detectors = Detectors(view.plan, rules, muter)
         self._mapper = SignalMapper(view.resolver)
+        self._seen = SeenEvents(rules.history, self._mapper.kinds)
         self._state = state or PolicyState()
 
     @property
@@ -62,13 +70,14 @@ class Pipeline:
 
     def warm(self, history: Sequence[EventLike], now: datetime) -> None:
         """Fill the detectors' windows with past events without deciding anything on them."""
-        self.detectors.observe(self._mapper.map(history))
+        self.detectors.observe(self._mapper.map(self._seen.first_time(history)[0]))
         self.detectors.evaluate(now)
 
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = ()) -> Step:
-        findings = self.detectors.observe(self._mapper.map(events)) + self.detectors.evaluate(now)
+        fresh, repeated = self._seen.first_time(events)
+        findings = self.detectors.observe(self._mapper.map(fresh)) + self.detectors.evaluate(now)
         decision = decide(self._state, CycleInput(now, tuple(findings), tuple(repaired), resume, tuple(cleared)),
                           self.guard, self.view.context, self.policy)
         self._state = decision.state
-        return Step(findings, decision)
+        return Step(findings, decision, repeated)

@@ -16,6 +16,10 @@ event (a probation's end, a breaker's quiet period, the guard's sliding hour), t
 boundary where one can, and the boundaries jumped over count as steps (a daemon would have cycled through them),
 so that an event years after the others costs nothing. The interval is at least ``MIN_INTERVAL``.
 
+Every event counts once, as in the engine: an event the input holds more than once (the same id, time, type and
+object: a list saved twice, a line repeated) is dropped by the pipeline after the first (``skipped_events``:
+``event counted already``), so that replay decides what production would on the same input.
+
 Always dry: the policy runs with ``dry_run = true`` whatever the configuration says, and nothing is written
 anywhere (no database, no UFM, no tickets). The same input always gives the same output.
 
@@ -55,6 +59,8 @@ MIN_INTERVAL = timedelta(seconds=1)
 """The shortest virtual cycle: a daemon does not cycle faster, and a shorter one only multiplies the steps."""
 _TIMESTAMP = attrgetter("timestamp")
 _WAITING = frozenset({Lifecycle.DEFERRED, Lifecycle.PROBATION})
+REPEATED = "event counted already"
+"""Why an event delivered again (same id, time, type and object) is skipped: the pipeline counts it once."""
 
 
 # --- the fabric model --------------------------------------------------------------------------------------
@@ -223,7 +229,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     events = loaded.events
     decisions: list[dict[str, Any]] = []
     kinds: Counter[str] = Counter()
-    findings = held = steps = 0
+    findings = held = steps = repeated = 0
     try:
         if events:
             at = _boundary(events[0].timestamp, interval)
@@ -235,6 +241,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
                 step = pipeline.step(events[start:stop], at)
                 start, steps = stop, steps + 1
                 findings += len(step.findings)
+                repeated += step.repeated
                 held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
                 for action in step.decision.actions:
                     kinds[action.kind.value] += 1
@@ -253,11 +260,11 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
         raise InputError(f"the events run from {iso(events[0].timestamp)} to {iso(events[-1].timestamp)}: the "
                          "virtual clock cannot step through them (dates out of range)", source=loaded.source) from None
     mapper = pipeline.mapper
-    skipped = loaded.skipped + mapper.skipped
+    skipped = loaded.skipped + mapper.skipped + Counter({REPEATED: repeated})
     summary = {
         "events": loaded.records,
         "skipped_events": dict(sorted(skipped.items(), key=lambda item: (-item[1], item[0]))),
-        "signals": len(events) - mapper.skipped.total(),
+        "signals": len(events) - repeated - mapper.skipped.total(),
         "findings": findings,
         "decisions": len(decisions),
         "disabled": kinds[ActionKind.DISABLE.value],

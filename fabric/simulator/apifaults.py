@@ -1,4 +1,4 @@
-"""Injected API misbehaviour: errors, slow or late answers and truncated bodies for chosen endpoints.
+"""Injected API misbehaviour: errors, slow or late answers, truncated bodies and short lists for chosen endpoints.
 
 A rule names an endpoint by the path after the REST prefix (``/resources/ports``; a trailing ``*``
 matches a prefix, ``*`` alone every endpoint) and is active during a window of simulated time, for the
@@ -24,6 +24,16 @@ class ApiFaultMode(StrEnum):
     LATE = "late"
     """Carry the request out at once, but answer only ``delay`` real seconds later: a client that times out
     first does not know that its write was done."""
+    EMPTY = "empty"
+    """Answer a list endpoint with an empty list (valid JSON, nothing in it)."""
+    PARTIAL = "partial"
+    """Answer a list endpoint with only its first ``keep`` (a fraction) of items: valid JSON, a part of the list."""
+    OLDEST = "oldest"
+    """Answer a list endpoint with only its first ``count`` items: for ``/app/events``, UFM's oldest events."""
+
+
+LIST_MODES = frozenset({ApiFaultMode.EMPTY, ApiFaultMode.PARTIAL, ApiFaultMode.OLDEST})
+"""Modes that answer a valid but shortened JSON list (a paged ``{"data": [...]}`` keeps its shape)."""
 
 
 @dataclass(slots=True)
@@ -33,6 +43,8 @@ class ApiFault:
     status: int = 500
     delay: float = 0.0
     keep: float = 0.5
+    count: int = 0
+    """``oldest``: how many items are left in the list."""
     start: datetime | None = None
     end: datetime | None = None
     remaining: int | None = None
@@ -59,10 +71,18 @@ class ApiFault:
     def spent(self) -> bool:
         return self.remaining is not None and self.remaining <= 0
 
+    def shorten(self, items: list[Any]) -> list[Any]:
+        """The items a list mode leaves of ``items``."""
+        if self.mode is ApiFaultMode.OLDEST:
+            return items[: self.count]
+        if self.mode is ApiFaultMode.PARTIAL:
+            return items[: int(len(items) * max(0.0, min(1.0, self.keep)))]
+        return []
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "endpoint": self.endpoint, "mode": self.mode.value, "status": self.status, "delay": self.delay,
-            "keep": self.keep, "start": self.start.isoformat() if self.start else None,
+            "keep": self.keep, "count": self.count, "start": self.start.isoformat() if self.start else None,
             "end": self.end.isoformat() if self.end else None, "remaining": self.remaining,
             "method": self.method, "hits": self.hits,
         }

@@ -17,7 +17,7 @@ that asks for what cannot run is refused before anything is scheduled.
 | `host_reboot`   | per host 331 Node is Down + 329s; after `downtime` 332 Node is Up + 328s           |
 | `ufm_restart`   | event history and ids reset; API answers 503 during `downtime`                     |
 | `miswire`       | two cables' far ends swapped: 329 for the old links, 328 for the new ones          |
-| `api`           | an endpoint answers 500 / slowly / truncated, for `duration` or `requests`         |
+| `api`           | an endpoint: 500s, slow, truncated or a short list, for `duration` or `requests`   |
 | `action_failure`| the next `count` port actions end "Completed With Errors" (337)                    |
 | `job_stall`     | the next `count` port actions' jobs stay Running `runs_for` (omitted: forever)     |
 | `unhealthy`     | the SM marks a port unhealthy: /app/unhealthy_ports entry and 702                  |
@@ -325,6 +325,8 @@ class ApiFailure(Step):
     delay: float = field(default=0.0, metadata=between(0, 600, duration=True))
     """Real seconds (the client's own timeout is what is tested): at most ten minutes."""
     keep: float = field(default=0.5, metadata=between(0.0, 1.0))
+    count: int = field(default=0, metadata=between(0, 1_000_000_000))
+    """``oldest``: how many of the list's first items are answered."""
     duration: float | None = field(default=None, metadata=DURATION)
     requests: int | None = field(default=None, metadata=between(1, 1_000_000_000))
     method: str | None = None
@@ -341,7 +343,8 @@ class ApiFailure(Step):
         end = later(now, self.duration) if self.duration is not None else None
         endpoint = self.endpoint if self.endpoint.startswith(("/", "*")) else "/" + self.endpoint
         state.api_faults.add(ApiFault(endpoint, mode, status=self.status, delay=self.delay, keep=self.keep,
-                                      start=now, end=end, remaining=self.requests, method=self.method))
+                                      count=self.count, start=now, end=end, remaining=self.requests,
+                                      method=self.method))
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from fabric.simulator.apifaults import ApiFault, ApiFaultMode
+from fabric.simulator.apifaults import LIST_MODES, ApiFault, ApiFaultMode
 from fabric.simulator.auth import PREFIXES
 from fabric.simulator.state import SimState
 
@@ -53,7 +53,9 @@ class SimulatorMiddleware:
         if rule.mode is ApiFaultMode.ERROR:
             await _error(send, rule)
         elif rule.mode is ApiFaultMode.TRUNCATE:
-            await self.app(scope, receive, _truncating(send, rule))
+            await self.app(scope, receive, _rewriting(send, lambda body: _truncated(body, rule)))
+        elif rule.mode in LIST_MODES:
+            await self.app(scope, receive, _rewriting(send, lambda body: _shortened(body, rule)))
         else:
             await self.app(scope, receive, send)
 
@@ -79,8 +81,26 @@ def _late(send: Send, delay: float) -> Send:
     return wrapped
 
 
-def _truncating(send: Send, rule: ApiFault) -> Send:
-    """Collect the whole response, then send only the first ``keep`` fraction of its body."""
+def _truncated(body: bytes, rule: ApiFault) -> bytes:
+    """The first ``keep`` fraction of the body."""
+    return body[: int(len(body) * max(0.0, min(1.0, rule.keep)))]
+
+
+def _shortened(body: bytes, rule: ApiFault) -> bytes:
+    """The JSON list (or paged ``{"data": [...]}``) with only the items the rule leaves; other bodies as they are."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return body
+    if isinstance(payload, list):
+        return json.dumps(rule.shorten(payload), separators=(",", ":")).encode()
+    if isinstance(payload, dict) and isinstance(payload.get("data"), list):
+        return json.dumps({**payload, "data": rule.shorten(payload["data"])}, separators=(",", ":")).encode()
+    return body
+
+
+def _rewriting(send: Send, rewrite: Callable[[bytes], bytes]) -> Send:
+    """Collect the whole response, then send ``rewrite`` of its body."""
     start: Message = {}
     chunks: list[bytes] = []
 
@@ -94,11 +114,10 @@ def _truncating(send: Send, rule: ApiFault) -> Send:
         chunks.append(message.get("body", b""))
         if message.get("more_body", False):
             return
-        body = b"".join(chunks)
-        cut = body[: int(len(body) * max(0.0, min(1.0, rule.keep)))]
+        body = rewrite(b"".join(chunks))
         headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-        headers.append((b"content-length", str(len(cut)).encode()))
+        headers.append((b"content-length", str(len(body)).encode()))
         await send({**start, "headers": headers})
-        await send({"type": "http.response.body", "body": cut})
+        await send({"type": "http.response.body", "body": body})
 
     return wrapped

@@ -1,24 +1,28 @@
-"""Which of the events UFM returns are new.  Pure: no I/O, no clock.
+"""Which of the events UFM returns are new.  No clock, no I/O but a WARNING for an answer it does not believe.
 
 UFM's ``GET /app/events`` has no documented since-id or paging parameter, so the service fetches the
 list each cycle and this cursor picks out what it has not seen, by the integer event id and a
 high-water mark.
 
-UFM restarts can reset its id sequence.  A restart is recognised when
-
-- every id in the list is below the high-water mark (ids went backwards), or
-- the list holds an event with an id at or below the mark that is *newer* than every event seen so
-  far: that id was already used by an older event, so the sequence started again.
+UFM restarts can reset its id sequence.  A restart is believed only on evidence: the list holds an event with an
+id at or below the mark that is *newer* than every event seen so far (that id was already used by an older
+event, so the sequence started again).  Ids below the mark alone are no evidence: UFM answering with a short
+or stale list (only its oldest events, say) looks the same, and taking it for a restart would lower the mark
+and hand every event above the new one over again.  Such an answer returns nothing, keeps the mark and is
+logged (a WARNING) and flagged (``suspected``); a real restart shows its evidence with its first new event.
 
 After a restart the cursor returns the events newer than the last event seen before it (by timestamp:
 the ids cannot be compared across the restart), then adopts the new id sequence.  It never replays the
-whole history, and never skips an event whose id is above the mark.
+whole history, and never skips an event whose id is above the mark.  A UFM whose clock went back with its
+restart shows no evidence until its events are newer than the newest seen before: the events in between are
+not returned (they cannot be told from old ones).
 
 The state is a small frozen dataclass that can be persisted (``to_dict``/``from_dict``) and restored.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -27,6 +31,8 @@ from typing import Any
 from fabric.ufm.models import Event
 
 __all__ = ["CursorState", "EventCursor"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +89,9 @@ class EventCursor:
 
     def __init__(self, state: CursorState | None = None) -> None:
         self._state = state or CursorState()
+        self.suspected = False
+        """The last list fed had every id below the mark and nothing newer than the newest seen: a short or
+        stale answer, not believed to be a UFM restart (nothing returned, the mark kept)."""
 
     @property
     def state(self) -> CursorState:
@@ -97,32 +106,41 @@ class EventCursor:
         return self._restarted(_dedupe(events))
 
     def _restarted(self, by_id: Mapping[int, Event]) -> bool:
+        """An id at or below the mark on an event newer than every event seen: the ids started again."""
         mark, last = self._state.high_water_id, self._state.last_event_time
-        if mark is None or not by_id:
-            return False
-        if max(by_id) < mark:
-            return True
-        if last is None:
+        if mark is None or last is None:
             return False
         return any(event_id <= mark and event.timestamp > last for event_id, event in by_id.items())
 
     def advance(self, events: Iterable[Event]) -> list[Event]:
         """Return the new events of this fetch in id order, and move the cursor past them."""
         by_id = _dedupe(events)
+        self.suspected = False
         if not by_id:
             return []
         state = self._state
+        mark, last = state.high_water_id, state.last_event_time
         if self._restarted(by_id):
             # Ids cannot be compared across the restart: judge by time, then adopt the new sequence.
-            last = state.last_event_time
             fresh = [by_id[i] for i in sorted(by_id) if last is None or by_id[i].timestamp > last]
+            log.warning("UFM's event ids started again (an id at or below %s on an event newer than %s): a UFM "
+                        "restart; %d event(s) newer than that taken as new", mark, _iso(last), len(fresh))
             state = replace(state, restart_count=state.restart_count + 1)
+        elif mark is not None and max(by_id) < mark:
+            self.suspected = True
+            log.warning("UFM's event list has only ids below the high-water mark %s (highest %s, none newer than "
+                        "%s): a short or stale answer, not taken for a UFM restart; the mark stays", mark,
+                        max(by_id), _iso(last))
+            return []
         else:
-            mark = state.high_water_id
             fresh = [by_id[i] for i in sorted(by_id) if mark is None or i > mark]
         newest = max(event.timestamp for event in by_id.values())
-        if state.last_event_time is not None and state.last_event_time > newest:
-            newest = state.last_event_time
+        if last is not None and last > newest:
+            newest = last
         # Not a restart implies max(by_id) >= the old mark, so this never lowers it.
         self._state = replace(state, high_water_id=max(by_id), last_event_time=newest)
         return fresh
+
+
+def _iso(when: datetime | None) -> str:
+    return when.isoformat() if when is not None else "none"

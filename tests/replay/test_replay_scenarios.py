@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay_support import FORMATS, SCENARIOS, Recording, fabricctl, record, record_file
+from replay_support import (
+    FORMATS,
+    SCENARIOS,
+    START,
+    Recording,
+    fabricctl,
+    record,
+    record_file,
+    snapshot,
+    write_recording,
+)
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
@@ -22,7 +32,20 @@ from fabric.remediation.policy import Breaker, PolicyConfig, PolicyState
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import DEFAULT_EVENT_KINDS
 from fabric.replay.events import LoadedEvents, load_events
-from fabric.replay.run import ReplayModel, ReplayReport, _boundary, _idle, _wake, iso, load_model, replay, run_replay
+from fabric.replay.run import (
+    REPEATED,
+    ReplayModel,
+    ReplayReport,
+    _boundary,
+    _idle,
+    _wake,
+    iso,
+    load_model,
+    replay,
+    run_replay,
+)
+from fabric.simulator import SimClock, SimSettings, SimState
+from topology.generate import PRESETS, fat_tree
 from topology.guard import GuardSettings
 
 FLAP = [{"at": "90s", "fault": "flap", "link": "pod01-spine01/1", "cycles": 5, "period": "20s", "down_for": "4s"}]
@@ -117,6 +140,36 @@ def test_the_final_step_lets_windowed_rules_fire(tmp_path: Path) -> None:
     long_settle = run(recording, rules=RuleSettings(settle=timedelta(minutes=10)))
     disable = next(d for d in long_settle.decisions if d["action"] == "disable")
     assert datetime.fromisoformat(disable["at"]) >= last + timedelta(minutes=10), "the final step waits for it"
+
+
+def test_events_given_twice_decide_as_given_once(tmp_path: Path) -> None:
+    # Issue 9, finding 3: the same list delivered twice (or each event twice in a row) made one 918 event satisfy
+    # the "2 high-BER events within 125 min" rule (evidence: one event id) and disabled cables one delivery leaves
+    # alone. Replay counts each event once, as the engine does.
+    directory = tmp_path / "recording"
+    directory.mkdir()
+    snap, plan = snapshot(directory)
+    state = SimState.from_plan(fat_tree(PRESETS["tiny"]), clock=SimClock(START), settings=SimSettings())
+    for label in ("pod01-spine01/4", "pod02-spine01/4"):
+        port = state.resolve_port(label)
+        state.emit_port(918, port, port, "1e-13")  # one high symbol BER event on each: below the rule
+        state.advance(60)
+    recording = write_recording(directory, state, snap, plan)
+    once = run(recording, "rest-6.17.json")
+    assert once.decisions == [] and once.summary["signals"] == 2
+    listed = json.loads(recording.files["rest-6.17.json"].read_text())
+    lines = recording.files["events.jsonl"].read_text().splitlines(keepends=True)
+    log_lines = recording.files["event.log"].read_text().splitlines(keepends=True)
+    inputs = {"list twice.json": json.dumps(listed + listed),
+              "twice in a row.jsonl": "".join(line + line for line in lines),
+              "lines twice.log": "".join(line + line for line in log_lines)}
+    for name, text in inputs.items():
+        path = tmp_path / name
+        path.write_text(text)
+        report = run_replay(recording.snapshot, path)
+        assert report.decisions == once.decisions, name
+        assert report.summary["skipped_events"] == {REPEATED: 2}, name
+        assert report.summary["signals"] == 2, name
 
 
 def test_config_rules_apply_and_replay_stays_dry(flap: Recording, tmp_path: Path) -> None:

@@ -95,3 +95,28 @@ def test_fault_for_one_method_only(sim: Sim) -> None:
                     json={"ports": [port], "ports_policy": "UNHEALTHY", "action": "isolate"})
     assert put.status_code == 500
     assert sim.get("/ufmRest/app/unhealthy_ports") == []
+
+
+def test_short_event_answer_lists_only_the_oldest_events(sim: Sim) -> None:
+    sim.inject(fault="flap", link="pod01-spine01/1", cycles=4, period="10s")
+    sim.advance(60)
+    every = sim.get("/ufmRest/app/events")
+    assert len(every) == 8
+    sim.inject(fault="api", endpoint="/app/events", mode="oldest", count=3, requests=1)
+    assert sim.get("/ufmRest/app/events") == every[:3]  # valid JSON, UFM's three oldest events
+    assert sim.get("/ufmRest/app/events") == every  # one request only
+
+
+def test_empty_and_partial_lists_are_valid_json(sim: Sim) -> None:
+    sim.inject(fault="api", endpoint="/resources/links", mode="empty", requests=2)
+
+    async def scenario() -> None:
+        async with sim.client() as ufm:
+            assert await ufm.links() == []  # the client accepts it: only the engine can tell it cannot be true
+    run(scenario())
+    assert sim.get("/ufmRest/resources/links", page_number=1, rpp=10) == {"data": []}  # a page keeps its shape
+    sim.inject(fault="api", endpoint="/resources/*", mode="partial", keep=0.5, requests=3)
+    assert len(sim.get("/ufmRest/resources/links")) == 24
+    assert len(sim.get("/ufmRest/resources/ports")) == 48
+    assert len(sim.get("/ufmRest/resources/systems")) == 10
+    assert len(sim.get("/ufmRest/resources/systems")) == 20  # the rule is spent

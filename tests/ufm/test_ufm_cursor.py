@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,14 +90,45 @@ def test_restart_keeping_old_history_does_not_replay_it() -> None:
     assert [e.description for e in cursor.advance(mixed)] == ["post-restart"]
 
 
-def test_restart_with_a_clock_behind_adopts_the_new_sequence() -> None:
+def test_a_short_answer_is_not_a_restart_and_keeps_the_mark(caplog: pytest.LogCaptureFixture) -> None:
+    # Issue 9, finding 10: UFM answered once with only its 4 oldest events. Taken for a restart, the mark fell
+    # from 22 to 4 and the next cycle handed events 5..22 over again.
+    cursor = EventCursor()
+    full = [ev(i, i) for i in range(1, 23)]
+    cursor.advance(full)
+    with caplog.at_level(logging.WARNING, logger="fabric.ufm.cursor"):
+        assert cursor.advance(full[:4]) == []
+    assert cursor.suspected and cursor.state.restart_count == 0
+    assert cursor.state.high_water_id == 22  # never lowered on a short answer
+    [warning] = caplog.records
+    assert "only ids below the high-water mark 22" in warning.getMessage()
+    assert ids(cursor.advance([*full, ev(23, 23)])) == [23]
+    assert not cursor.suspected
+
+
+def test_a_restart_is_believed_on_its_first_new_event() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(i, i) for i in range(1, 23)])
+    # UFM restarted: its new sequence holds, so far, only events older than the newest seen (kept history)...
+    assert cursor.advance([ev(1, 20), ev(2, 21)]) == [] and cursor.suspected
+    # ...until its first new event: an id below the mark, newer than everything seen
+    assert [e.description for e in cursor.advance([ev(1, 20), ev(2, 21), ev(3, 30, "new")])] == ["new"]
+    assert cursor.state == CursorState(3, T0 + timedelta(seconds=30), restart_count=1)
+    assert not cursor.suspected
+
+
+def test_restart_with_a_clock_behind_waits_for_its_evidence() -> None:
+    # Ids below the mark and nothing newer than the newest seen: no evidence of a restart (a short or stale
+    # answer looks the same), so the mark stays; the restart is believed once UFM's events are newer again.
+    # (Before issue 9 such a list was taken for a restart and lowered the mark: a short answer then made the
+    # next cycle repeat every event above the lowered mark.)
     cursor = EventCursor()
     cursor.advance([ev(i, 1000 + i) for i in range(1, 101)])
-    # ids went backwards and UFM's clock is behind: nothing can be proven new by time...
     assert cursor.advance([ev(1, 500), ev(2, 501)]) == []
-    assert cursor.state.restart_count == 1
-    # ...but the new id sequence is adopted, so what follows is picked up by id again
-    assert ids(cursor.advance([ev(1, 500), ev(2, 501), ev(3, 502)])) == [3]
+    assert cursor.state.restart_count == 0 and cursor.state.high_water_id == 100
+    assert cursor.advance([ev(1, 500), ev(2, 501), ev(3, 502)]) == []
+    assert ids(cursor.advance([ev(1, 500), ev(2, 501), ev(3, 502), ev(4, 1200)])) == [4]
+    assert cursor.state.restart_count == 1 and cursor.state.high_water_id == 4
 
 
 def test_state_round_trip() -> None:
@@ -152,6 +185,7 @@ STEP = st.one_of(
     st.tuples(st.just("fetch"), st.just(0), st.just(0)),
     st.tuples(st.just("restart"), st.integers(0, 8), st.just(0)),
     st.tuples(st.just("persist"), st.just(0), st.just(0)),
+    st.tuples(st.just("short"), st.integers(0, 6), st.just(0)),
 )
 
 
@@ -176,7 +210,8 @@ def test_cursor_properties(steps: list[tuple[str, int, int]], cap: int | None) -
         elif action == "persist":
             cursor = EventCursor(CursorState.from_dict(cursor.state.to_dict()))
         else:
-            fetched = ufm.fetch()
+            # "short": UFM answers with only the n oldest events of its list (issue 9, finding 10)
+            fetched = ufm.fetch()[:count] if action == "short" else ufm.fetch()
             visible.update(e.description or "" for e in fetched)
             # events emitted since the last restart must all come out; kept older ones may, once
             required.update(e.description or "" for e in fetched if epoch_of(e.description or "") == ufm.epoch)
