@@ -36,6 +36,7 @@ from chaos_invariants import (
     hourly_rate,
     own_action_evidence,
     repeated_evidence,
+    taken_out,
     ticket_disagreements,
 )
 
@@ -334,7 +335,7 @@ class Run:
             if down_until is not None and tick < down_until:
                 continue
             self._cycle(tick)
-        self._check(f"at the end ({self.state.now():%H:%M})", history=True)
+        self._check(f"at the end ({self.state.now():%H:%M})")
         self._figures()
 
     def _spawn(self) -> EngineProcess:
@@ -389,7 +390,7 @@ class Run:
                                                           + len(answer["failed"]))
         if not self.life_checked:
             self.life_checked = True
-            self._check(f"after the restart at {tick:%H:%M}", history=False)
+            self._check(f"after the restart at {tick:%H:%M}")
 
     # -- UFM, the technician --
 
@@ -426,22 +427,22 @@ class Run:
 
     # -- the checks --
 
-    def _check(self, moment: str, *, history: bool) -> None:
-        """(e) and (f) after each restart's first cycle and at the end; (a)-(c), from the whole history, at the end."""
+    def _check(self, moment: str) -> None:
+        """Every invariant but the breaker's (``breaker_trip``: it needs both runs), on what the store, the backend
+        and UFM show now; each violation is kept with when it was first seen."""
         automation = {str(i.payload.get("port")) for i in self.store.intents(limit=1_000_000)
                       if i.kind is ActionKind.DISABLE}
+        findings = self.store.findings()
+        self.index = EventIndex(self.archive + self._ufm_events())
         found = {
+            "a": repeated_evidence(findings, self.index),
+            "b": own_action_evidence(findings, self.index),
+            "c": hourly_rate(self.index, HOURLY_LIMIT, tick_of),
             "e": disabled_without_one_ticket(self._ufm_disabled(), self.components, automation,
                                              self.tickets.list(TicketStatus.OPEN),
                                              lambda c: dedup_key(FABRIC, str(c)), self._awaiting_resume()),
             "f": ticket_disagreements(self.store.tickets(), self.tickets.list()),
         }
-        if history:
-            findings = self.store.findings()
-            index = EventIndex(self.archive + self._ufm_events())
-            found |= {"a": repeated_evidence(findings, index), "b": own_action_evidence(findings, index),
-                      "c": hourly_rate(index, HOURLY_LIMIT, tick_of)}
-            self.index = index
         for invariant, lines in found.items():
             seen = self.record.violations.setdefault(invariant, {})
             for line in lines:
@@ -465,7 +466,8 @@ class Run:
         self.record.figures |= {
             "findings": len(self.store.findings()), "disables decided": decided["disable"],
             "defers": decided["defer"], "quarantines": decided["quarantine"],
-            "disables UFM ran": done["disable"], "enables UFM ran": done["enable"],
+            "disables UFM ran": done["disable"], "ports UFM took out": len(taken_out(self.index, tick_of)),
+            "enables UFM ran": done["enable"],
             "tickets": len(self.tickets.list()), "engine lives": self.lives,
         }
 

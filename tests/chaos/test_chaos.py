@@ -1,23 +1,23 @@
 """Issue 9's proof: the engine as a process in live mode against the simulator, SIGKILLed at seeded moments (mid-cycle,
-within an intent, during start-up) and restarted, UFM restarted while it is down; then what must hold, one test
-per invariant, each failing with what broke.
+within an intent, during start-up) and restarted, UFM restarted while it is down; then what must hold, one subtest
+per invariant, each failing with what broke and the figures of both runs.
 
-Both runs (uninterrupted and killed, on the same seed) are made once for the module and shared by its tests (about
-a minute on two cores); ``FABRIC_CHAOS_SEED`` picks another seed, ``-m "not chaos"`` leaves them out.
+One test, so that one worker makes both runs (uninterrupted and killed, on the same seed: a minute or so on two
+cores) and every invariant is judged on them. An invariant issue 9 has not fixed yet is an expected failure (the
+subtest reports SUBXFAIL; it passes once the fix lands: then drop it from ``OPEN``). ``--runxfail`` shows every
+violation and the figures; ``FABRIC_CHAOS_SEED`` picks another seed; ``-m "not chaos"`` leaves the test out.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from chaos_invariants import breaker_trip
 from chaos_run import INTERVAL, RunRecord, chaos
 
 SEED = int(os.environ.get("FABRIC_CHAOS_SEED", "9"))
-
-# One worker makes both runs once (``--dist loadgroup`` in pyproject.toml): the module's tests share them.
-pytestmark = [pytest.mark.chaos, pytest.mark.xdist_group("chaos")]
 
 INVARIANTS = {
     "a": "no finding whose evidence repeats an event",
@@ -27,15 +27,14 @@ INVARIANTS = {
     "e": "every port UFM shows disabled by automation has exactly one open ticket",
     "f": "the store and the ticket backend agree on every ticket",
 }
-
-
-def _known(reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=False, reason=f"issue 9, open: {reason}")
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, RunRecord]:
-    return chaos(tmp_path_factory.mktemp("chaos"), SEED)
+OPEN = {
+    "a": "item 2: after a UFM restart while the engine was down, start-up preloads the new events and the first "
+         "cycle hands them over again",
+    "b": "item 1: the link events of the engine's own disable and enable count toward flap and link_down",
+    "c": "item 4: after a restart the hourly window holds only the cables still out",
+    "d": "item 5: the breaker's window of recent components lives in memory",
+}
+"""Invariants issue 9 has not fixed yet, and which of its findings breaks each."""
 
 
 def _broken(invariant: str, record: RunRecord, control: RunRecord) -> list[str]:
@@ -44,40 +43,34 @@ def _broken(invariant: str, record: RunRecord, control: RunRecord) -> list[str]:
     return record.broken(invariant)
 
 
-@pytest.mark.parametrize("invariant", [
-    pytest.param("a", id="a-every-event-counts-once", marks=_known(
-        "item 2: after a UFM restart while the engine was down, start-up preloads the new events and the first "
-        "cycle hands them over again")),
-    pytest.param("b", id="b-no-strike-from-own-actions", marks=_known(
-        "item 1: the link events of the engine's own disable and enable count toward flap and link_down")),
-    pytest.param("c", id="c-hourly-limit-survives-restarts", marks=_known(
-        "item 4: after a restart the hourly window holds only the cables still out")),
-    pytest.param("d", id="d-breaker-survives-restarts", marks=_known(
-        "item 5: the breaker's window of recent components lives in memory")),
-    pytest.param("e", id="e-disabled-port-has-one-ticket"),
-    pytest.param("f", id="f-store-and-backend-agree"),
-])
-def test_invariant_holds_through_kills(runs: tuple[RunRecord, RunRecord], invariant: str) -> None:
-    control, killed = runs
-    broken = _broken(invariant, killed, control)
-    without_kills = _broken(invariant, control, control) if invariant != "d" else []
-    assert not broken, "\n".join([
-        f"({invariant}) {INVARIANTS[invariant]}: broken {len(broken)} time(s) in the killed run (seed {SEED}):",
-        *(f"  {line}" for line in broken),
-        f"the uninterrupted run breaks it {len(without_kills)} time(s)" + (":" if without_kills else ""),
-        *(f"  {line}" for line in without_kills),
-        control.summary(), killed.summary()])
-
-
-def test_the_chaos_is_real(runs: tuple[RunRecord, RunRecord]) -> None:
-    """The run did what it claims: kills of every kind, a UFM restart while the engine was down, a storm that trips
-    the breaker without kills, repairs that bring cables back."""
-    control, killed = runs
+def _chaos_is_real(control: RunRecord, killed: RunRecord) -> list[str]:
+    """What the run claims to have done and did not: kills of every kind, a UFM restart while the engine was down,
+    a storm that trips the breaker without kills, repairs that bring cables back, links the guard kept up."""
     how = " ".join(death.how for death in killed.deaths)
-    missing = [point for point in ("start:", "before_write:", "job_poll:", "after_write:", "ticket:", "cycle:",
-                                   "between cycles", "UFM restarts") if point not in how]
-    assert not missing, f"no kill at {missing}: {killed.summary()}"
-    assert control.deaths == [] and control.trip is not None, control.summary()
-    for record in (control, killed):
-        assert record.figures["enables UFM ran"] > 0 and record.figures["defers"] > 0, record.summary()
+    missing = [f"no kill at {point}" for point in ("start:", "before_write:", "job_poll:", "after_write:", "ticket:",
+                                                   "cycle:", "between cycles", "UFM restarts") if point not in how]
+    if control.deaths or control.trip is None:
+        missing.append("the uninterrupted run was killed, or its breaker never tripped")
+    missing += [f"{record.name}: no {what}" for record in (control, killed)
+                for what in ("enables UFM ran", "defers") if not record.figures[what]]
+    return missing
 
+
+@pytest.mark.chaos
+def test_invariants_hold_through_kills(tmp_path: Path, subtests: pytest.Subtests) -> None:
+    control, killed = chaos(tmp_path, SEED)
+    figures = [control.summary(), killed.summary()]
+    with subtests.test(msg="the chaos is real"):
+        unreal = _chaos_is_real(control, killed)
+        assert not unreal, "\n".join(["the run did not do what the invariants rely on:", *unreal, *figures])
+    for invariant, title in INVARIANTS.items():
+        with subtests.test(msg=f"({invariant}) {title}"):
+            broken = _broken(invariant, killed, control)
+            if broken and invariant in OPEN:
+                pytest.xfail(f"issue 9, open, {OPEN[invariant]}: {len(broken)} violation(s) (--runxfail shows them)")
+            without_kills = _broken(invariant, control, control) if invariant != "d" else []
+            assert not broken, "\n".join([
+                f"({invariant}) {title}: broken {len(broken)} time(s) in the killed run (seed {SEED}):",
+                *(f"  {line}" for line in broken),
+                f"the uninterrupted run breaks it {len(without_kills)} time(s)" + (":" if without_kills else ""),
+                *(f"  {line}" for line in without_kills), *figures])

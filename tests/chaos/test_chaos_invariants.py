@@ -30,8 +30,8 @@ def at(minutes: float) -> datetime:
 
 
 def event(epoch: int, id_: int, minute: float, type_: int = 329, component: ComponentId = LINK,
-          action: str | None = None) -> UfmEvent:
-    return UfmEvent(epoch, id_, type_, at(minute), "obj", component, action)
+          action: str | None = None, port: str = "p1") -> UfmEvent:
+    return UfmEvent(epoch, id_, type_, at(minute), port, component, action)
 
 
 def flap(*evidence: int, minute: float = 30) -> Finding:
@@ -61,14 +61,18 @@ def tick(when: datetime) -> datetime:
     return when.replace(second=0)
 
 
-def disables(*minutes: float) -> EventIndex:
-    return EventIndex(event(0, i, m, 336, action="disable") for i, m in enumerate(minutes, 1))
+def disables(*minutes: float) -> list[UfmEvent]:
+    return [event(0, i, m, 336, action="disable", port=f"p{i}") for i, m in enumerate(minutes, 1)]
 
 
-def test_the_hourly_limit_counts_every_disable_ufm_ran_in_any_sliding_hour() -> None:
-    assert hourly_rate(disables(0, 10, 20, 60, 70), 3, tick) == []  # the one at 0 left the hour at 60
-    over = hourly_rate(disables(0, 10, 20, 59, 70), 3, tick)
-    assert len(over) == 1 and "the most: 4 in the hour up to 08:59" in over[0]
+def test_the_hourly_limit_counts_every_port_ufm_took_out_in_any_sliding_hour() -> None:
+    assert hourly_rate(EventIndex(disables(0, 10, 20, 60, 70)), 3, tick) == []  # the one at 0 left the hour at 60
+    over = hourly_rate(EventIndex(disables(0, 10, 20, 59, 70)), 3, tick)
+    assert over == ["4 ports taken out in the hour up to 08:59 (limit 3)"]
+    again = [event(0, 9, 20.1, 336, action="disable", port="p3"),  # a second job for p3, already out
+             event(0, 10, 30, 336, action="enable", port="p1"), event(0, 11, 40, 336, action="disable", port="p1")]
+    assert hourly_rate(EventIndex(disables(0, 10, 20) + again), 3, tick) != []  # p1 out again: a fourth
+    assert hourly_rate(EventIndex(disables(0, 10, 20) + again[:1]), 3, tick) == []
 
 
 def test_the_breaker_may_trip_one_cycle_off_not_more() -> None:
