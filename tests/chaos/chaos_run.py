@@ -134,19 +134,21 @@ class Kill:
 
 
 def kill_plan(seed: int) -> tuple[Kill, ...]:
-    """One kill of every kind in the first 90 minutes (in seeded order and moments) and three while the storm
-    builds up (where the breaker halts writes, only tickets are left to die in); plus the kill before the UFM
-    restart (``UFM_RESTART_AT``)."""
+    """One kill of every kind in the first 90 minutes (in seeded order and moments), and three while the storm builds
+    up towards the breaker (within a cycle or two of their moment: a storm window is only 15 minutes), where only
+    tickets are left to die in once it trips; plus the kill before the UFM restart (``UFM_RESTART_AT``)."""
     rng = random.Random(f"kills-{seed}")
     points = ["start", "before_write", "job_poll", "after_write", "ticket", "cycle"]
     rng.shuffle(points)
-    segments = [(8.0 + 14 * i, 22.0 + 14 * i) for i in range(6)]
+    kills = [Kill(timedelta(minutes=rng.uniform(8 + 14 * i, 22 + 14 * i)), point,
+                  rng.randint(1, {"start": 5, "cycle": 12, "ticket": 3}.get(point, 2)))
+             for i, point in enumerate(points)]
     storm = STORM_AT.total_seconds() / 60
-    segments += [(storm + 3 + 5 * i, storm + 7 + 5 * i) for i in range(3)]
-    points += [rng.choice(["cycle", "ticket"]) for _ in range(3)]
-    most = {"start": 6, "cycle": 12, "ticket": 3}
-    return tuple(Kill(timedelta(minutes=rng.uniform(low, high)), point, rng.randint(1, most.get(point, 2)))
-                 for (low, high), point in zip(segments, points, strict=True))
+    for i in range(3):
+        point = rng.choice(["cycle", "ticket"])
+        kills.append(Kill(timedelta(minutes=rng.uniform(storm + 3 + 4 * i, storm + 6 + 4 * i)), point,
+                          rng.randint(1, 3 if point == "cycle" else 2)))
+    return tuple(kills)
 
 
 # --- the engine process ----------------------------------------------------------------------------------------
@@ -521,10 +523,15 @@ def chaos(workdir: Path, seed: int) -> tuple[RunRecord, RunRecord]:
 if __name__ == "__main__":  # a run by hand: python tests/chaos/chaos_run.py WORKDIR [SEED]
     import time
 
+    from chaos_invariants import breaker_trip
+
     began = time.perf_counter()
-    for record in chaos(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 9):
+    control, killed = chaos(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 9)
+    for record in (control, killed):
         print(record.summary())
         for invariant in "abcef":
             for line in record.broken(invariant):
                 print(f"  ({invariant}) {line}")
+    for line in breaker_trip(control.trip, killed.trip, INTERVAL):
+        print(f"  (d) {line}")
     print(f"{time.perf_counter() - began:.1f} s")
