@@ -16,7 +16,7 @@ crossing of ``point`` (counted from the given simulated time on), as a crash wou
 | `cycle`        | at the n-th UFM call of the cycles (anywhere: reading, writing, reconciling)         |
 | `before_write` | at the n-th port action, its intent committed, nothing sent to UFM                   |
 | `job_poll`     | at the n-th wait of the UFM client (a port action's job running in UFM)               |
-| `after_write`  | after the n-th port action UFM confirmed, before its intent is marked done           |
+| `after_write`  | after UFM took the n-th port action (its job named), before the intent notes the job  |
 | `ticket`       | after the n-th ticket the backend opened, before the store knows its key             |
 
 Run: ``python tests/chaos/chaos_engine.py --config engine.toml --plan plan.csv`` (``FABRIC_UFM_PASSWORD`` set).
@@ -43,9 +43,10 @@ from fabric import wiring
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport
 from fabric.ufm.auth import BasicAuth
-from fabric.ufm.client import JobPollPolicy, PortActionMethod, RetryPolicy, UfmClient
+from fabric.ufm.client import JobPollPolicy, PostedAction, RetryPolicy, UfmClient
+from fabric.ufm.errors import UfmError
 from fabric.ufm.http import SleepFn
-from fabric.ufm.models import Event, Link, Port, System, Versioning
+from fabric.ufm.models import Event, Job, Link, Port, System, Versioning
 from tickets.base import Ticket, TicketBackend
 from topology.formats.ndt import read_ndt
 
@@ -148,19 +149,16 @@ class KillableUfm:
         self.kill.ufm_call()
         return await self.inner.versioning()
 
-    async def take_out(self, port: str | Port, method: PortActionMethod) -> Any:
+    async def post_port_action(self, port_name: str, action: str) -> PostedAction:
         self.kill.ufm_call()
         self.kill.cross("before_write")
-        result = await self.inner.take_out(port, method)
+        posted = await self.inner.post_port_action(port_name, action)
         self.kill.cross("after_write")
-        return result
+        return posted
 
-    async def put_back(self, port: str | Port, method: PortActionMethod) -> Any:
+    async def await_jobs(self, job_ids: Sequence[str], within: float) -> dict[str, Job | UfmError]:
         self.kill.ufm_call()
-        self.kill.cross("before_write")
-        result = await self.inner.put_back(port, method)
-        self.kill.cross("after_write")
-        return result
+        return await self.inner.await_jobs(job_ids, within)
 
 
 class KillableTickets:
