@@ -7,8 +7,9 @@ does). Events come from ``fabric.replay.events`` (``event.log``, a REST event li
 A virtual clock runs the engine's own :class:`~fabric.remediation.pipeline.Pipeline` (signals -> detectors ->
 ``decide``): it steps at every ``interval`` boundary of event time (multiples of the interval since the Unix
 epoch, UTC), each step taking the events stamped after the previous boundary and up to this one, as a daemon cycling at
-that interval would have seen them, and once more at the first boundary at or after the last event plus the
-detectors' ``settle`` time, so that windowed rules waiting for evidence to settle can fire. Boundaries with no
+that interval would have seen them, and on to the first boundary at or after the last event plus the longest
+the detectors let evidence settle (``settle``, plus ``boot_time`` for links of a device that may be rebooting), so
+that windowed rules waiting for evidence to settle can fire. Boundaries with no
 events at which nothing can happen are skipped: ``decide`` would return no action and the same state there.
 When nothing waits at all (nothing to settle, no deferred link, no link on probation, no breaker that resumes
 by itself) they are not counted as steps; when something waits but no timer of it can fire before the next
@@ -227,7 +228,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     try:
         if events:
             at = _boundary(events[0].timestamp, interval)
-            end = _boundary(events[-1].timestamp + rules.settle, interval)
+            end = _boundary(events[-1].timestamp + rules.longest_settle, interval)
             start, count = 0, len(events)
             while True:
                 stop = bisect_right(events, at, lo=start, key=_TIMESTAMP)

@@ -14,6 +14,7 @@ import httpx
 
 from fabric.controller.engine import CycleReport, Engine, EngineSettings
 from fabric.remediation.policy import PolicyConfig
+from fabric.remediation.rules import RuleSettings
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.store import Store
@@ -65,7 +66,7 @@ def make_client(url: str) -> UfmClient:
 
 @contextmanager
 def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "test", store_url: str | None = None,
-        **policy: Any) -> Iterator[Rig]:
+        rules: RuleSettings | None = None, **policy: Any) -> Iterator[Rig]:
     """A simulated UFM of ``plan`` and a started engine of ``fabric`` on it, with the store at ``store_url`` (by
     default a file of its own): several rigs may share one database, one fabric each."""
     state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
@@ -75,7 +76,8 @@ def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "t
     # One event loop for the whole test: the client's connection pool belongs to it.
     with serve(state) as server, asyncio.Runner() as runner:
         client = make_client(server.url)
-        settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy))
+        settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy),
+                                  rules=rules or RuleSettings())
         engine = Engine(plan, client, store, tickets, settings, clock=state.now)
         runner.run(engine.start())
         try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import rig
+from engine_support import disabled_ports, rig
 
 from fabric.controller.engine import Engine, EngineSettings
 from fabric.remediation.domain import ActionKind, Lifecycle
@@ -97,6 +97,28 @@ def test_host_and_switch_reboots_disable_nothing(tmp_path: Path) -> None:
             assert not [a for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)], report.actions
         assert r.engine.detectors.explained, "the link downs were attributed to the reboots"
         assert all(("node_down" in e.reason or "switch" in e.reason) for e in r.engine.detectors.explained)
+
+
+@pytest.mark.parametrize("down_event", [False, True], ids=["1312 only", "907 first"])
+def test_a_switch_reboot_reported_when_the_switch_is_back_disables_nothing(tmp_path: Path, down_event: bool) -> None:
+    """UFM raises 1312 when the switch is back, minutes after its links went down: a cable of it that blipped
+    earlier must not become a flap (2 down/up cycles, 190 s down) before the 1312 arrives to explain the reboot."""
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="flap", link="pod01-spine02/1", cycles=1, period="20s")
+        r.advance(60)
+        r.inject(fault="switch_reboot", switch="pod01-spine02", downtime="3m", down_event=down_event,
+                 rebooted_after="60s")
+        actions = []
+        for _ in range(8):
+            r.advance(60)
+            actions += r.cycle().actions
+        taken = [a for a in actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)]
+        assert taken == [] and disabled_ports(r) == []
+        explained = {e.component for e in r.engine.detectors.explained}
+        assert len(explained) == 8, "all of spine02's cables on tiny"
+        assert all("pod01-spine02" in e.reason for e in r.engine.detectors.explained)
+        switch_tickets = [a for a in actions if a.kind is ActionKind.TICKET]
+        assert [a.rule for a in switch_tickets] == (["switch_down"] if down_event else [])
 
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:

@@ -211,7 +211,8 @@ def stepping_clock(replay_model: ReplayModel, loaded: LoadedEvents, policy: Poli
     rules, policy = RuleSettings(), changed(policy, dry_run=True)
     pipeline = Pipeline(replay_model.view, policy, rules, guard)
     events = loaded.events
-    at, end = _boundary(events[0].timestamp, interval), _boundary(events[-1].timestamp + rules.settle, interval)
+    at = _boundary(events[0].timestamp, interval)
+    end = _boundary(events[-1].timestamp + rules.longest_settle, interval)
     start = steps = 0
     actions: list[tuple[str, str, str]] = []
     while True:
