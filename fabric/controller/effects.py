@@ -59,6 +59,10 @@ class CycleReport:
     actions: list[Action] = field(default_factory=list)
     executed: int = 0
     failed: list[CycleFailure] = field(default_factory=list)
+    switch_faults: int = 0
+    """Switch faults found this cycle (many cables of one switch at once: one switch ticket, no cable disabled)."""
+    folded: int = 0
+    """Cable findings folded into a switch fault this cycle."""
 
     def fail(self, kind: ErrorKind, action: str, component: ComponentId | None, cause: object) -> None:
         self.failed.append(CycleFailure(kind, action, component, str(cause)))

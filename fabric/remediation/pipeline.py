@@ -1,4 +1,5 @@
-"""Events to decisions with no I/O: signals -> detectors -> decide. The engine and ``replay`` both run this.
+"""Events to decisions with no I/O: signals -> detectors -> correlation -> decide. The engine and ``replay`` both
+run this.
 
 A ``Pipeline`` is built complete, from the fabric as UFM shows it (a ``FabricView``) and the state to start
 from; the engine tells it when UFM's topology changed (``rebase``) and when records changed outside ``decide``
@@ -11,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from fabric.remediation.correlate import Correlator
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
 from fabric.remediation.muting import Muter
@@ -25,6 +27,10 @@ from topology.guard import CapacityGuard, GuardSettings
 class Step:
     findings: list[Finding]
     decision: Decision
+    switch_faults: int = 0
+    """Switch faults found this step (``fabric.remediation.correlate``), each one finding and one ticket."""
+    folded: int = 0
+    """Cable findings folded into a switch fault: recorded, not decided on."""
 
 
 class Pipeline:
@@ -33,6 +39,7 @@ class Pipeline:
         self.view, self.policy = view, policy
         self.guard = CapacityGuard(view.plan, guard)
         self.detectors = Detectors(view.plan, rules, muter)
+        self.correlator = Correlator(view.plan, view.context.cables, rules)
         self._mapper = SignalMapper(view.resolver)
         self._state = state or PolicyState()
 
@@ -63,7 +70,10 @@ class Pipeline:
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = ()) -> Step:
         findings = self.detectors.observe(self._mapper.map(events)) + self.detectors.evaluate(now)
-        decision = decide(self._state, CycleInput(now, tuple(findings), tuple(repaired), resume, tuple(cleared)),
+        correlated = self.correlator.correlate(findings, self._state)
+        decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared)),
                           self.guard, self.view.context, self.policy)
+        if correlated.folded:
+            decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
         self._state = decision.state
-        return Step(findings, decision)
+        return Step(list(correlated.findings), decision, len(correlated.switch_faults), len(correlated.folded))

@@ -224,7 +224,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     events = loaded.events
     decisions: list[dict[str, Any]] = []
     kinds: Counter[str] = Counter()
-    findings = held = steps = 0
+    findings = held = steps = switch_faults = folded = 0
     try:
         if events:
             at = _boundary(events[0].timestamp, interval)
@@ -236,6 +236,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
                 step = pipeline.step(events[start:stop], at)
                 start, steps = stop, steps + 1
                 findings += len(step.findings)
+                switch_faults, folded = switch_faults + step.switch_faults, folded + step.folded
                 held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
                 for action in step.decision.actions:
                     kinds[action.kind.value] += 1
@@ -265,6 +266,8 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
         "deferred": kinds[ActionKind.DEFER.value],
         "ticketed": kinds[ActionKind.TICKET.value] + kinds[ActionKind.REOPEN.value],
         "quarantined": kinds[ActionKind.QUARANTINE.value],
+        "switch_faults": switch_faults,
+        "folded": folded,
         "halted": kinds[ActionKind.HALT.value],
         "held": held,
         "recorded": kinds[ActionKind.RECORD.value],

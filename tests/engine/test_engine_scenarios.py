@@ -13,7 +13,8 @@ import pytest
 from engine_support import disabled_ports, rig
 
 from fabric.controller.engine import Engine, EngineSettings
-from fabric.remediation.domain import ActionKind, Lifecycle
+from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, Lifecycle
+from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import link_id
 from fabric.ufm.client import PortActionMethod
 from tickets.base import TicketStatus
@@ -146,7 +147,9 @@ H100 = fat_tree(PRESETS["h100-4k"])
 
 
 def test_critical_ber_on_ten_uplinks_of_one_leaf_respects_the_guard(tmp_path: Path) -> None:
-    with rig(H100, tmp_path) as r:
+    # Ten uplinks of one leaf at once are the leaf's fault (below): here the correlation is out of the way, so
+    # that each cable meets the guard.
+    with rig(H100, tmp_path, rules=RuleSettings(switch_fault_cables=11)) as r:
         for port in range(33, 43):
             r.inject(fault="ber", port=f"pod03-leaf05/{port}", escalate_after="30s")
         r.advance(120)
@@ -159,6 +162,42 @@ def test_critical_ber_on_ten_uplinks_of_one_leaf_respects_the_guard(tmp_path: Pa
         deferred = [a for a in report.actions if a.kind is ActionKind.DEFER]
         assert all("pod03-leaf05 would keep 736 of 1024" in a.reason for a in deferred)
         assert len(r.tickets.list(TicketStatus.OPEN)) == 10
+
+
+def test_critical_ber_on_all_core_uplinks_of_one_spine_is_one_switch_fault(tmp_path: Path) -> None:
+    """32 cables of one spine in the same minute are the spine (its optics cage, ASIC or firmware), not 32 bad
+    cables: one switch ticket listing them, no cable disabled, the breaker not tripped (it was: 20 cables
+    disabled, the hourly limit, 4 deferred, then the storm breaker)."""
+    spine = "pod01-spine01"
+    uplinks = [c for c in H100.cables if spine in (c.a.device, c.b.device) and "core" in f"{c.a.device}{c.b.device}"]
+    assert len(uplinks) == 32
+    with rig(H100, tmp_path) as r:
+        for port in range(33, 65):
+            r.inject(fault="ber", port=f"{spine}/{port}", escalate_after="30s")
+        r.advance(120)
+        report = r.cycle()
+        counts = Counter(a.kind for a in report.actions)
+        assert (counts[ActionKind.DISABLE], counts[ActionKind.DEFER], counts[ActionKind.HALT]) == (0, 0, 0)
+        [ticket] = [a for a in report.actions if a.kind is ActionKind.TICKET]
+        assert (ticket.rule, str(ticket.component)) == ("switch_fault", f"switch:{spine}")
+        assert all(str(link_id(c.key)).removeprefix("link:") in ticket.reason for c in uplinks)
+        assert (report.switch_faults, report.folded) == (1, 96), "ber_high, symbol and effective critical BER x 32"
+        folded = [a for a in report.actions if a.kind is ActionKind.RECORD]
+        assert len(folded) == 96 and all(f"folded into the switch_fault of {spine}" in a.reason for a in folded)
+        [fault] = [f for f in report.findings if f.rule == "switch_fault"]
+        assert len(fault.evidence) == 32 * 4, "918, 916, 917 and 915 of each cable"
+        assert disabled_ports(r) == [] and not r.store.breaker_state().halted
+        [open_ticket] = r.tickets.list(TicketStatus.OPEN)
+        assert spine in open_ticket.summary
+        record = r.store.get_component(ComponentId(ComponentKind.SWITCH, spine))
+        assert record is not None and (record.lifecycle, record.rule) == (Lifecycle.TICKETED, "switch_fault")
+        # While its ticket is open, a new finding on one of its cables is the switch's too.
+        r.inject(fault="ber", port=f"{spine}/33", escalate_after=None)
+        r.advance(60)
+        later = r.cycle()
+        assert [a.kind for a in later.actions] == [ActionKind.RECORD] and later.folded == 1
+        assert "folded into the open switch_fault" in later.actions[0].reason
+        assert disabled_ports(r) == []
 
 
 def test_storm_of_200_components_halts_within_the_cap(tmp_path: Path) -> None:
