@@ -20,10 +20,11 @@ switch).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 
 from fabric.remediation.domain import (
     Action,
@@ -41,6 +42,7 @@ from topology.model import Fabric
 from topology.ports import Kind
 
 SWITCH_FAULT = "switch_fault"
+_AT = attrgetter("at")
 CABLES = ". Cables: "
 """Where a switch fault's reason starts listing its cables (a log line stops there)."""
 _OPEN = frozenset({Lifecycle.TICKETED, Lifecycle.QUARANTINED})
@@ -77,10 +79,13 @@ class Correlator:
     def __init__(self, plan: Fabric, cables: Mapping[ComponentId, CableKey], settings: RuleSettings) -> None:
         self.plan, self.cables = plan, cables
         self.threshold, self.window = settings.switch_fault_cables, settings.switch_fault_window
-        self.recent: list[tuple[Finding, tuple[str, ...]]] = []
-        """Cable findings (with their cable's switches) from ``window`` before the oldest of the last cycle's on,
-        in arrival order."""
+        self.recent: dict[str, deque[Finding]] = {}
+        """Per switch, its cables' findings from ``window`` before the oldest of the last cycle's on (a switch's
+        are dropped when it is next looked at), in arrival order."""
         self._switches: dict[ComponentId, tuple[str, ...]] = {}
+        self._swept: datetime | None = None
+        self.raised: dict[str, datetime] = {}
+        """When each switch's fault was last raised (its newest finding then)."""
 
     def switches_of(self, component: ComponentId) -> tuple[str, ...]:
         """The switch ends of a planned cable (none for anything else)."""
@@ -93,71 +98,131 @@ class Correlator:
             self._switches[component] = found
         return found
 
+    @staticmethod
+    def unchanged(findings: Sequence[Finding]) -> Correlated:
+        """``findings`` as they are, nothing folded."""
+        return Correlated(tuple(findings), tuple(findings), (), ())
+
     def correlate(self, findings: Sequence[Finding], state: PolicyState) -> Correlated:
-        arriving = {i: (f, switches) for i, f in enumerate(findings) if (switches := self.switches_of(f.component))}
+        switches_of = self._switches.get
+        arriving = {i: (f, switches) for i, f in enumerate(findings)
+                    if (switches := switches_of(f.component) or self.switches_of(f.component))}
         if not arriving:
-            return Correlated(tuple(findings), tuple(findings), (), ())
-        self._remember(list(arriving.values()))
-        faults = self._faults({f.component for f, _ in arriving.values()})
+            return self.unchanged(findings)
+        oldest = min(f.at for f, _ in arriving.values()) - self.window
+        touched: dict[str, None] = {}
+        for finding, switches in arriving.values():
+            for switch in switches:
+                self.recent.setdefault(switch, deque()).append(finding)
+                touched[switch] = None
+        faults = self._faults(list(touched), {f.component for f, _ in arriving.values()}, oldest)
+        self._forget(oldest)
+        open_faults = {s for s in touched if _open_fault(state, s)}
+        if not faults and not open_faults:
+            return self.unchanged(findings)
         # A switch with an open ticket is not raised again (the policy could only record it): the folded
         # findings say what came since.
         ticketed = {s: record.rule for s in faults if (record := _ticketed(state, s)) is not None}
+        owner = {cable: switch for switch, cables in faults.items() for cable in cables}
         folded: dict[int, Folded] = {}
         for index, (finding, switches) in arriving.items():
-            into = next((s for s in switches if finding.component in faults.get(s, ())), None)
+            into = owner.get(finding.component)
             if into is not None:
                 why = f"the open {ticketed[into]}" if into in ticketed else f"the {SWITCH_FAULT}"
-            elif (into := next((s for s in switches if _open_fault(state, s)), None)) is not None:
+            elif (into := next((s for s in switches if s in open_faults), None)) is not None:
                 why = f"the open {SWITCH_FAULT}"
             else:
                 continue
             folded[index] = Folded(finding, ComponentId(ComponentKind.SWITCH, into),
                                    f"folded into {why} of {into}: {finding.reason}")
-        raised = {s: self._switch_finding(s, cables) for s, cables in faults.items() if s not in ticketed}
+        raised = {s: self._switch_finding(s, cables) for s, cables in faults.items()
+                  if s not in ticketed and not self._raised_lately(s, cables)}
+        for switch, finding in raised.items():
+            self.raised[switch] = finding.at
         return _merge(findings, folded, raised)
 
-    def _remember(self, arriving: Sequence[tuple[Finding, tuple[str, ...]]]) -> None:
-        oldest = min(f.at for f, _ in arriving) - self.window
-        self.recent = [item for item in self.recent if item[0].at >= oldest]
-        self.recent += arriving
+    def _raised_lately(self, switch: str, cables: dict[ComponentId, list[Finding]]) -> bool:
+        """Whether this fault was raised within a window before its newest finding (held by a halted breaker, say):
+        once a window is enough, its cables' findings meanwhile are folded into it."""
+        last = self.raised.get(switch)
+        return last is not None and max(f.at for fs in cables.values() for f in fs) - last <= self.window
 
-    def _faults(self, arriving: set[ComponentId]) -> dict[str, dict[ComponentId, list[Finding]]]:
+    def _faults(self, touched: Sequence[str], arriving: set[ComponentId], oldest: datetime
+                ) -> dict[str, dict[ComponentId, list[Finding]]]:
         """The switches at fault, each with its cables (and their findings), among those this cycle's findings
-        touch; every switch with enough failing cables competes for them, most cables first."""
-        by_switch: dict[str, list[Finding]] = {}
-        for finding, switches in self.recent:
-            for switch in switches:
-                by_switch.setdefault(switch, []).append(finding)
-        failing = {s: cables for s, found in by_switch.items()
-                   if len(cables := self._together(found)) >= self.threshold}
+        touch. They compete for their cables with the switches at the cables' other ends, most failing cables
+        first."""
+        threshold = self.threshold
+        candidates: dict[str, Sequence[Finding]] = {}
+        competitors: dict[str, None] = {}
+        for switch in touched:
+            found = self._recent(switch, oldest)
+            distinct = {f.component for f in found}
+            if len(distinct) >= threshold:
+                candidates[switch] = found
+                # (in any order: the candidates are ranked below)
+                competitors.update((other, None) for cable in distinct for other in self.switches_of(cable))
+        for switch in competitors:
+            if switch not in candidates:
+                found = self._recent(switch, oldest)
+                if len({f.component for f in found}) >= threshold:
+                    candidates[switch] = found
+        failing = {s: cables for s, found in candidates.items() if len(cables := self._together(found)) >= threshold}
         taken: set[ComponentId] = set()
         faults: dict[str, dict[ComponentId, list[Finding]]] = {}
         for switch in sorted(failing, key=lambda s: (-len(failing[s]), s)):
             own = {c: found for c, found in failing[switch].items() if c not in taken}
-            if len(own) >= self.threshold:
+            if len(own) >= threshold:
                 taken.update(own)
                 if not arriving.isdisjoint(own):
                     faults[switch] = own
         return faults
 
-    def _together(self, found: list[Finding]) -> dict[ComponentId, list[Finding]]:
+    def _recent(self, switch: str, oldest: datetime) -> Sequence[Finding]:
+        """``switch``'s cable findings from ``oldest`` on (older ones are dropped)."""
+        found = self.recent.get(switch)
+        while found and found[0].at < oldest:
+            found.popleft()
+        return found or ()
+
+    def _forget(self, oldest: datetime) -> None:
+        """Switches whose newest cable finding is older than ``oldest`` (nothing of theirs can make a fault),
+        looked for once a window of findings' time: the others are pruned whenever they are looked at."""
+        if self._swept is not None and oldest - self._swept < self.window:
+            return
+        self._swept = oldest
+        for switch in [s for s, found in self.recent.items() if not found or found[-1].at < oldest]:
+            del self.recent[switch]
+        for switch in [s for s, at in self.raised.items() if at < oldest]:
+            del self.raised[switch]
+
+    def _together(self, found: Iterable[Finding]) -> dict[ComponentId, list[Finding]]:
         """The cables of one switch whose findings fall in some ``window`` with ``threshold`` distinct cables
         (a sliding window over the findings in time order), each with those findings."""
-        found = sorted(found, key=lambda f: (f.at, f.component, f.evidence))
-        in_window: Counter[ComponentId] = Counter()
-        together: dict[ComponentId, list[Finding]] = {}
-        marked = 0
-        left = 0
-        for right, finding in enumerate(found):
-            in_window[finding.component] += 1
-            while finding.at - found[left].at > self.window:
-                gone = found[left].component
-                in_window[gone] -= 1
-                if not in_window[gone]:
+        # In time order (ties in any order: a window holds all the findings of one time or none of them).
+        ordered = sorted(found, key=_AT)
+        if ordered[-1].at - ordered[0].at <= self.window:  # all in one window (a burst, as a switch fails)
+            together: dict[ComponentId, list[Finding]] = {}
+            for finding in ordered:
+                together.setdefault(finding.component, []).append(finding)
+            return together if len(together) >= self.threshold else {}
+        in_window: dict[ComponentId, int] = {}
+        together = {}
+        window, threshold = self.window, self.threshold
+        marked = left = 0
+        for right, finding in enumerate(ordered):
+            cable = finding.component
+            in_window[cable] = in_window.get(cable, 0) + 1
+            start = finding.at - window
+            while ordered[left].at < start:
+                gone = ordered[left].component
+                if in_window[gone] == 1:
                     del in_window[gone]
+                else:
+                    in_window[gone] -= 1
                 left += 1
-            if len(in_window) >= self.threshold:
-                for member in found[max(left, marked):right + 1]:
+            if len(in_window) >= threshold:
+                for member in ordered[max(left, marked):right + 1]:
                     together.setdefault(member.component, []).append(member)
                 marked = right + 1
         return together

@@ -70,7 +70,12 @@ class Pipeline:
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = ()) -> Step:
         findings = self.detectors.observe(self._mapper.map(events)) + self.detectors.evaluate(now)
-        correlated = self.correlator.correlate(findings, self._state)
+        if self._state.breaker.halted and not resume:
+            # While automation is halted nothing is decided (findings are held as they come), so nothing needs
+            # folding: the correlation sees what comes once it resumes.
+            correlated = Correlator.unchanged(findings)
+        else:
+            correlated = self.correlator.correlate(findings, self._state)
         decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared)),
                           self.guard, self.view.context, self.policy)
         if correlated.folded:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from fabric.remediation.correlate import SWITCH_FAULT, Correlator, faulty_switches, hosts_behind
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, ComponentRecord, Finding, Lifecycle
 from fabric.remediation.pipeline import Pipeline
-from fabric.remediation.policy import PolicyConfig, PolicyState
+from fabric.remediation.policy import Breaker, PolicyConfig, PolicyState
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import link_id
 from fabric.remediation.view import build_view, fabric_context
@@ -153,24 +153,27 @@ def test_every_cable_finding_is_decided_on_or_folded_whatever_their_order(
 # --- through the pipeline ------------------------------------------------------------------------------
 
 
-def pipeline(**policy: object) -> tuple[Pipeline, UfmView]:
+def pipeline(state: PolicyState | None = None, **policy: object) -> tuple[Pipeline, UfmView]:
     plan = fat_tree(PRESETS["tiny"])
     ufm = UfmView(plan)
     for key, guid in ufm.guids.items():
         plan.devices[key].guid = guid
     plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
     return Pipeline(build_view(plan, plan), PolicyConfig(**policy), RuleSettings(),  # type: ignore[arg-type]
-                    GuardSettings(cap_floor=20)), ufm
+                    GuardSettings(cap_floor=20), state=state), ufm
+
+
+def critical_ber(ufm: UfmView, cables: list[Cable]) -> list[Event]:
+    return [Event.model_validate({"id": n, "timestamp": T0.strftime("%Y-%m-%d %H:%M:%S"), "severity": "Critical",
+                                  "name": "x", "description": "BER", "event_type": "917", "type": "IBPort",
+                                  "object_type": "IBPort", "object_name": ufm.ports[cable.a].name})
+            for n, cable in enumerate(cables, start=1)]
 
 
 def test_critical_ber_on_four_cables_of_a_switch_disables_none_of_them() -> None:
     steps, ufm = pipeline(dry_run=False)
     uplinks = cables_of(TINY, "pod01-spine01", "core") + cables_of(TINY, "pod01-spine01", "leaf")[:1]
-    events = [Event.model_validate({"id": n, "timestamp": T0.strftime("%Y-%m-%d %H:%M:%S"), "severity": "Critical",
-                                    "name": "x", "description": "BER", "event_type": "917", "type": "IBPort",
-                                    "object_type": "IBPort", "object_name": ufm.ports[cable.a].name})
-              for n, cable in enumerate(uplinks, start=1)]
-    step = steps.step(events, T0 + timedelta(seconds=30))
+    step = steps.step(critical_ber(ufm, uplinks), T0 + timedelta(seconds=30))
     kinds = [(a.kind, a.rule, str(a.component)) for a in step.decision.actions]
     assert kinds[0] == (ActionKind.TICKET, SWITCH_FAULT, "switch:pod01-spine01")
     assert kinds[1:] == [(ActionKind.RECORD, "ber_critical", str(link_id(c.key))) for c in uplinks]
@@ -179,3 +182,16 @@ def test_critical_ber_on_four_cables_of_a_switch_disables_none_of_them() -> None
     record = steps.state.components[ComponentId(ComponentKind.SWITCH, "pod01-spine01")]
     assert (record.lifecycle, record.rule) == (Lifecycle.TICKETED, SWITCH_FAULT)
     assert not steps.guard.disabled and not steps.state.breaker.halted
+
+
+def test_while_halted_findings_are_held_as_they_come_and_correlated_again_on_resume() -> None:
+    """Nothing is decided while automation is halted, so nothing is folded; a resume in the same cycle decides,
+    so it correlates."""
+    uplinks = cables_of(TINY, "pod01-spine01")[:5]
+    halted = PolicyState(breaker=Breaker(True, T0, "storm"))
+    for resume in (False, True):
+        steps, ufm = pipeline(halted, dry_run=False)
+        step = steps.step(critical_ber(ufm, uplinks), T0 + timedelta(seconds=30), resume=resume)
+        rules = [a.rule for a in step.decision.actions if a.kind is ActionKind.TICKET]
+        assert (step.switch_faults, rules) == ((1, [SWITCH_FAULT]) if resume else (0, []))
+        assert not steps.guard.disabled
