@@ -5,12 +5,12 @@ wiring plan joined with the snapshot's GUIDs and port names (``fabric.remediatio
 does). Events come from ``fabric.replay.events`` (``event.log``, a REST event list of either shape, JSON lines).
 
 A virtual clock runs the engine's own :class:`~fabric.remediation.pipeline.Pipeline` (signals -> detectors ->
-``decide``): it steps at every ``interval`` boundary of event time (multiples of the interval since the Unix
-epoch, UTC), each step taking the events stamped after the previous boundary and up to this one, as a daemon cycling at
-that interval would have seen them, and on to the first boundary at or after the last event plus the longest
-the detectors let evidence settle (``settle``, plus ``boot_time`` for links of a device that may be rebooting), so
-that windowed rules waiting for evidence to settle can fire. Boundaries with no
-events at which nothing can happen are skipped: ``decide`` would return no action and the same state there.
+correlation -> ``decide``): it steps at every ``interval`` boundary of event time (multiples of the interval since
+the Unix epoch, UTC), each step taking the events stamped after the previous boundary and up to this one, as a
+daemon cycling at that interval would have seen them, and on to the first boundary at or after the last event plus
+the longest the detectors let evidence settle (``settle``, plus ``boot_time`` for the links of a device that may be
+rebooting), so that windowed rules waiting for evidence to settle can fire. Boundaries with no events at which
+nothing can happen are skipped: ``decide`` would return no action and the same state there.
 When nothing waits at all (nothing to settle, no deferred link, no link on probation, no breaker that resumes
 by itself) they are not counted as steps; when something waits but no timer of it can fire before the next
 event (a probation's end, a breaker's quiet period, the guard's sliding hour), the clock jumps to the first

@@ -123,6 +123,19 @@ def test_a_finding_on_a_cable_of_a_switch_whose_fault_is_open_is_folded() -> Non
     assert faulty_switches(repaired) == []
 
 
+def test_a_switch_fault_is_raised_once_a_window() -> None:
+    """Not yet ticketed (a dry run, a held finding): the next cable within the window joins the fault raised."""
+    cables = cables_of(TINY, "pod01-spine01")
+    stage = correlator(TINY)
+    [first] = stage.correlate([ber(c, T0, n) for n, c in enumerate(cables[:4])], PolicyState()).switch_faults
+    fifth = stage.correlate([ber(cables[4], T0 + timedelta(minutes=1), 5)], PolicyState())
+    assert fifth.switch_faults == () and fifth.decide == ()
+    assert [f.reason.partition(":")[0] for f in fifth.folded] == ["folded into the switch_fault of pod01-spine01"]
+    later = [ber(c, T0 + timedelta(minutes=10), 10 + n) for n, c in enumerate(cables[:4])]
+    [again] = stage.correlate(later, PolicyState()).switch_faults
+    assert again.at > first.at
+
+
 def test_the_hosts_behind_a_leaf() -> None:
     assert hosts_behind(TINY, "pod01-leaf01") == ["pod01-node01", "pod01-node02", "pod01-node03", "pod01-node04"]
     assert hosts_behind(TINY, "pod01-spine01") == []
