@@ -146,9 +146,12 @@ class _FixedRules(_Section):
     downtime: PositiveDuration = timedelta(seconds=7)
     both_ends_window: Duration = timedelta(seconds=60)
     attribution_window: Duration = timedelta(minutes=10)
+    boot_time: Duration = timedelta(minutes=10)
     settle: Duration = timedelta(seconds=60)
     down_ticket_after: PositiveDuration = timedelta(minutes=10)
     own_action_window: Duration = timedelta(minutes=2)
+    switch_fault_cables: int = Field(4, ge=2, description="One cable is the cable's fault, not the switch's.")
+    switch_fault_window: PositiveDuration = timedelta(minutes=5)
 
     def build(self) -> RuleSettings:
         fixed = {name: getattr(self, name) for name in _FixedRules.model_fields}

@@ -74,6 +74,10 @@ class CycleReport:
     """Components whose last write UFM did not confirm, waiting for their next attempt."""
     writes_given_up: int = 0
     """Components whose write UFM did not confirm in ``[ufm] write_attempts`` tries: nothing more is sent."""
+    switch_faults: int = 0
+    """Switch faults found this cycle (many cables of one switch at once: one switch ticket, no cable disabled)."""
+    folded: int = 0
+    """Cable findings folded into a switch fault this cycle."""
 
     def fail(self, kind: ErrorKind, action: str, component: ComponentId | None, cause: object) -> None:
         self.failed.append(CycleFailure(kind, action, component, str(cause)))

@@ -28,6 +28,7 @@ from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Ef
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
+from fabric.remediation.correlate import CABLES, SWITCH_FAULT
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
@@ -272,6 +273,10 @@ class Engine:
         report.repeated_events = step.repeated
         decision = step.decision
         report.findings, report.actions = step.findings, list(decision.actions)
+        report.switch_faults, report.folded = step.switch_faults, step.folded
+        for finding in step.findings:
+            if finding.rule == SWITCH_FAULT:
+                log.warning("switch fault on %s: %s", finding.component, finding.reason.partition(CABLES)[0])
         self._record(step.findings, decision.actions, previous, decision.state, requests, resumed=resume,
                      cleared=cleared)
         if not self.dry_run:

@@ -1,9 +1,11 @@
 """Signals over time windows -> findings with their evidence (the rule table of docs/design.md).
 
 Every number is a setting. Link-down evidence is only counted once it is older than ``settle`` (a switch
-reboot or node-down event may arrive a little after the link-down it explains) and only when no reboot,
-node down/up or silence explains it. A finding is emitted again for the same rule only when new evidence
-arrived, so a component on probation gets one strike per new fault, not one per cycle.
+reboot or node-down event may arrive a little after the link-down it explains), up to ``boot_time`` longer
+after its switch or host lost several links at once (a reboot, whose 1312 or 332 comes when the device is
+back), and only when no reboot, node down/up or silence explains it. A finding is emitted again for the same
+rule only when new evidence arrived, so a component on probation gets one strike per new fault, not one per
+cycle.
 
 Components are evaluated in the order their signals arrived (never in hash order), so the same events always
 give the same findings in the same order. Each component's history is also indexed by kind (the signals the
@@ -74,6 +76,9 @@ _LINK = ComponentKind.LINK
 _LINK_UP, _LINK_DOWNED, _UNHEALTHY_PORT = SignalKind.LINK_UP, SignalKind.LINK_DOWNED, SignalKind.UNHEALTHY_PORT
 _PORT_LEVEL_DOWN = frozenset({SignalKind.PORT_DOWN, SignalKind.LINK_DOWNED})
 """Link-state signals one end reports: both ends must agree before they make an episode."""
+_REPORTED_DOWN = frozenset({SignalKind.LINK_DOWN, SignalKind.PORT_DOWN})
+"""A link or port reported down (329, 276): what a reboot does to all of a device's links at once (a link-downed
+counter, 112, is also what a storm of threshold events raises on random ports)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +134,7 @@ class Detectors:
         self.fabric = fabric
         self.settings = settings or RuleSettings()
         self.history: dict[ComponentId, deque[Signal]] = defaultdict(deque)
-        self.attribution = Attribution(fabric, self.settings.attribution_window)
+        self.attribution = Attribution(fabric, self.settings)
         self.own = OwnActions(self.settings.own_action_window)
         self.muter = Muters(*(m for m in (muter,) if m is not None), self.own, self.attribution)
         self._quiet = self.muter.for_signals()
@@ -190,6 +195,8 @@ class Detectors:
                     track.devices = self.devices_of[component] = devices
                 queue = _QUEUE.get(signal.kind)
                 if queue is not None:
+                    if queue == 0 and signal.kind in _REPORTED_DOWN:
+                        self.attribution.note_down(signal)
                     queued = track.queues[queue]
                     if queued and signal.at < queued[-1].at:
                         track.unordered |= 1 << queue
@@ -299,15 +306,21 @@ class Detectors:
         if not history or component.kind is not _LINK:
             return []  # no link-state signal: no episode, nothing pending or explained
         settled = now - self.settings.settle
+        devices = self.devices_of.get(component, ())
         episodes: list[_Episode] = []
         for episode in self._episodes(history):
             if episode.down > settled:
                 self.pending[component] = None  # look again once a late reboot event could have arrived
                 continue
-            why = self._explanation(component, episode.down)
+            why = self._explains(component, episode.down, devices, True)
             if why is not None:
                 if not any(e.evidence == episode.evidence[0] for e in self.explained[-64:]):
                     self.explained.append(Explained(component, episode.down, why, episode.evidence[0]))
+                continue
+            awaited = self.attribution.awaiting_until(component, devices, episode.down)
+            if awaited is not None and settled < awaited:
+                # Its device lost several links at once: a reboot, whose 1312 (or 332) comes when it is back.
+                self.pending[component] = None
                 continue
             episodes.append(episode)
         s = self.settings
@@ -378,6 +391,3 @@ class Detectors:
         if current is not None:
             episodes.append(current)
         return episodes
-
-    def _explanation(self, component: ComponentId, at: datetime) -> str | None:
-        return self._explains(component, at, self.devices_of.get(component, ()), True)

@@ -8,13 +8,13 @@ reason wins) and know nothing of what is behind it:
   every signal of the components they match;
 - ``OwnActions``: a port write the engine made, or a port action UFM reports (event 336, an operator's
   disable, enable or reset), explains the link-state changes of its component within the own-action window;
-- ``Attribution``: a switch reboot or a host's node down/up explains the link-state changes of the cables on
-  it, within the attribution window (a reboot does not explain a high BER, so other signals are not muted).
+- ``Attribution``: a switch's or a host's outage (its down event to its reboot or up event) explains the
+  link-state changes of the cables on it (a reboot does not explain a high BER, so other signals are not muted).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,6 +22,8 @@ from fnmatch import fnmatchcase
 from typing import Protocol
 
 from fabric.remediation.domain import ComponentId, ComponentKind
+from fabric.remediation.kinds import SignalKind
+from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import Signal
 from topology.model import Fabric
 from topology.ports import Kind
@@ -154,36 +156,141 @@ class OwnActions:
         return None
 
 
+_WENT_DOWN = frozenset({SignalKind.SWITCH_DOWN, SignalKind.NODE_DOWN})
+"""A device's down events (907/909, 331): its outage starts. Every other attributing signal says it is back."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Outage:
+    """When a device's link changes are explained: ``start`` to ``end`` (``None``: it has not come back yet)."""
+
+    start: datetime
+    end: datetime | None
+    reason: str
+
+
 class Attribution:
-    """Reboots and node down/up events, by the device they name, explaining link-state changes near them."""
+    """Reboots and node down/up events, by the device they name, explaining the link changes of its cables.
+
+    UFM raises a switch's 907/909 (down) when it goes, if at all, and 1312 (rebooted) or 908/910 (up) when it is
+    back, minutes after its peers' link-downs; a host's 331 and 332 alike. An outage runs from the down event to
+    the up event after it; an up event without a down event before it was down for up to ``boot_time``; a down
+    event without an up event yet is still down. Every outage explains link changes from ``window`` before it to
+    ``window`` after it (UFM reports a device's events and its links' at slightly different times). Which events
+    arrived first does not matter: the outages are rebuilt from all of a device's events in time order.
+
+    It also tells the detectors until when a link-down may yet be explained by an up event not seen yet
+    (``awaiting_until``): a reboot takes all of a device's links down at once, a cable fault one.
+    """
 
     link_state_only = True
 
-    def __init__(self, fabric: Fabric, window: timedelta) -> None:
-        self.fabric, self.window = fabric, window
-        self.events: dict[str, list[tuple[datetime, Signal]]] = defaultdict(list)
+    def __init__(self, fabric: Fabric, settings: RuleSettings) -> None:
+        self.fabric = fabric
+        self.window, self.boot_time, self.together = (settings.attribution_window, settings.boot_time,
+                                                      settings.both_ends_window)
+        self.kept = settings.history
+        self.events: dict[str, list[Signal]] = defaultdict(list)
+        self._outages: dict[str, tuple[_Outage, ...]] = {}
+        """Per device, its outages, rebuilt when one of its events arrives."""
+        self.downs: dict[str, deque[tuple[datetime, ComponentId]]] = defaultdict(deque)
+        """Per device, its links' recent downs (time, link)."""
+        self.reboots: dict[str, deque[datetime]] = defaultdict(deque)
+        """Per device, when it lost a link together with another: a reboot may have begun then."""
+        self._kept_downs = settings.longest_settle + settings.both_ends_window
+        self._links: Counter[str] | None = None
 
     def note(self, signal: Signal) -> None:
         """An attributing signal (switch rebooted/down/up, node down/up) on a device."""
-        self.events[signal.component.name].append((signal.at, signal))
+        device = signal.component.name
+        events = self.events[device]
+        events.append(signal)
+        oldest = max(s.at for s in events) - self.kept  # a device's events are few: its reboots of half a day
+        if any(s.at < oldest for s in events):
+            events[:] = [s for s in events if s.at >= oldest]
+        self._outages.pop(device, None)
+
+    def note_down(self, signal: Signal) -> None:
+        """A link or port of a cable went down (329, 276)."""
+        together = self.together
+        for device in self._owners(signal.devices):
+            downs, reboots, at, link = self.downs[device], self.reboots[device], signal.at, signal.component
+            if ((not reboots or abs(at - reboots[-1]) > together)
+                    and any(other is not link and abs(when - at) <= together for when, other in downs)):
+                reboots.append(at)  # with another of its links: what a reboot looks like (noted once)
+            downs.append((at, link))
+            oldest = at - self._kept_downs
+            while downs[0][0] < oldest:
+                downs.popleft()
+            while reboots and reboots[0] < oldest:
+                reboots.popleft()
 
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
               link_state: bool = False) -> str | None:
         if not link_state:
             return None
-        window = self.window
-        for device in self._attributors(devices):
-            for when, signal in self.events.get(device, ()):
-                if abs(when - at) <= window:
-                    return f"{signal.kind.value} of {device} at {when.isoformat()} (event {signal.event})"
+        for device in self._owners(devices):
+            if device not in self.events:
+                continue
+            for outage in self.outages(device):
+                if outage.start <= at and (outage.end is None or at <= outage.end):
+                    return outage.reason
         return None
 
-    def _attributors(self, devices: Sequence[str]) -> list[str]:
-        """Names whose reboot or down/up explains a change on these devices: the switches and the hosts."""
+    def awaiting_until(self, component: ComponentId, devices: Sequence[str], at: datetime) -> datetime | None:
+        """The latest time at which an up event not seen yet could be raised that would explain ``component``
+        going down at ``at`` (``None``: none is expected): ``boot_time`` after its device lost several links at
+        once (a reboot; a cable fault takes one) at or before ``at``, or after ``at`` itself when the device has
+        no other link to lose."""
+        ends: list[datetime] = []
+        links, boot, together = self._link_counts(), self.boot_time, self.together
+        for device in self._owners(devices):
+            if links[device] <= 1:
+                ends.append(at + boot)
+            ends += [began + boot for began in self.reboots.get(device, ()) if began - together <= at <= began + boot]
+        return max(ends, default=None)
+
+    def outages(self, device: str) -> tuple[_Outage, ...]:
+        found = self._outages.get(device)
+        if found is None:
+            found = self._outages[device] = self._build(device)
+        return found
+
+    def _build(self, device: str) -> tuple[_Outage, ...]:
+        window = self.window
+        outages: list[_Outage] = []
+        down: Signal | None = None
+        for signal in sorted(self.events.get(device, ()), key=lambda s: (s.at, s.event)):
+            if signal.kind in _WENT_DOWN:
+                down = down or signal
+            elif down is not None:
+                outages.append(_Outage(down.at - window, signal.at + window,
+                                       f"{_said(down, device)} until {signal.kind.value} at {signal.at.isoformat()} "
+                                       f"(event {signal.event})"))
+                down = None
+            else:
+                outages.append(_Outage(signal.at - max(self.boot_time, window), signal.at + window,
+                                       f"{_said(signal, device)}, down for up to {self.boot_time} before it"))
+        if down is not None:
+            outages.append(_Outage(down.at - window, None, f"{_said(down, device)}, not back yet"))
+        return tuple(outages)
+
+    def _owners(self, devices: Sequence[str]) -> list[str]:
+        """The names attributing events give the devices a component sits on: a switch's, an adapter's host."""
         names: list[str] = []
         for device_key in devices:
             device = self.fabric.devices.get(device_key)
-            if device is not None and device.kind is Kind.ADAPTER:
-                names.append(device.host_name.casefold())
-            names.append(device_key)
+            names.append(device.host_name.casefold() if device is not None and device.kind is Kind.ADAPTER
+                         else device_key)
         return names
+
+    def _link_counts(self) -> Counter[str]:
+        """How many cables each switch and host has (made on first use: most cycles never ask)."""
+        if self._links is None:
+            self._links = Counter(owner for cable in self.fabric.cables
+                                  for owner in self._owners((cable.a.device, cable.b.device)))
+        return self._links
+
+
+def _said(signal: Signal, device: str) -> str:
+    return f"{signal.kind.value} of {device} at {signal.at.isoformat()} (event {signal.event})"

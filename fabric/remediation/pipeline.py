@@ -1,4 +1,5 @@
-"""Events to decisions with no I/O: signals -> detectors -> decide. The engine and ``replay`` both run this.
+"""Events to decisions with no I/O: signals -> detectors -> correlation -> decide. The engine and ``replay`` both
+run this.
 
 A ``Pipeline`` is built complete, from the fabric as UFM shows it (a ``FabricView``) and the state to start
 from; the engine tells it when UFM's topology changed (``rebase``) and when records changed outside ``decide``
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from fabric.remediation.correlate import Correlator
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentRecord, Finding
 from fabric.remediation.identity import SeenEvents
@@ -32,6 +34,10 @@ class Step:
     decision: Decision
     repeated: int
     """Events of this step dropped as counted already."""
+    switch_faults: int = 0
+    """Switch faults found this step (``fabric.remediation.correlate``), each one finding and one ticket."""
+    folded: int = 0
+    """Cable findings folded into a switch fault: recorded, not decided on."""
 
 
 class Pipeline:
@@ -40,6 +46,7 @@ class Pipeline:
         self.view, self.policy = view, policy
         self.guard = CapacityGuard(view.plan, guard)
         self.detectors = Detectors(view.plan, rules, muter)
+        self.correlator = Correlator(view.plan, view.context.cables, rules)
         self._mapper = SignalMapper(view.resolver)
         self._seen = SeenEvents(rules.history, self._mapper.kinds)
         self._state = state or PolicyState()
@@ -77,7 +84,16 @@ class Pipeline:
              resume: bool = False, cleared: Sequence[ComponentId] = ()) -> Step:
         fresh, repeated = self._seen.first_time(events)
         findings = self.detectors.observe(self._mapper.map(fresh)) + self.detectors.evaluate(now)
-        decision = decide(self._state, CycleInput(now, tuple(findings), tuple(repaired), resume, tuple(cleared)),
+        if self._state.breaker.halted and not resume:
+            # While automation is halted nothing is decided (findings are held as they come), so nothing needs
+            # folding: the correlation sees what comes once it resumes.
+            correlated = Correlator.unchanged(findings)
+        else:
+            correlated = self.correlator.correlate(findings, self._state)
+        decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared)),
                           self.guard, self.view.context, self.policy)
+        if correlated.folded:
+            decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
         self._state = decision.state
-        return Step(findings, decision, repeated)
+        return Step(list(correlated.findings), decision, repeated, len(correlated.switch_faults),
+                    len(correlated.folded))

@@ -72,12 +72,23 @@ class RuleSettings:
     """Cumulative downtime within ``flap_window`` that makes a flap, over at least two down/up episodes."""
     both_ends_window: timedelta = timedelta(seconds=60)
     attribution_window: timedelta = timedelta(minutes=10)
+    """A reboot, switch down/up or node down/up explains its cables' link changes this long either side of it."""
+    boot_time: timedelta = timedelta(minutes=10)
+    """How long a reboot may take, from its links going down to UFM's "switch was rebooted" (1312) or "node is up"
+    (332): without a down event (907/909, 331), the outage explained starts this long before the up event."""
     settle: timedelta = timedelta(seconds=60)
+    """Link-down evidence is counted once it is this old (a late reboot event can still explain it); a link that
+    went down with another link of the same device waits ``boot_time`` longer, for a 1312 or 332."""
     down_ticket_after: timedelta = timedelta(minutes=10)
     """A link down this long without coming back is a finding of its own (disabled, ticketed)."""
     own_action_window: timedelta = timedelta(minutes=2)
     """Link events on a component this long after a port write of ours (or a port action UFM reports, 336) are
     its effect, never counted: it covers the UFM job and UFM's delay in reporting the link's change."""
+    switch_fault_cables: int = 4
+    """This many distinct cables of one switch with findings within ``switch_fault_window`` are the switch's fault."""
+    switch_fault_window: timedelta = timedelta(minutes=5)
+    """UFM raises a port's threshold events once per alarm period (300 s): a failing switch shows on its cables
+    within one period."""
     counted: Mapping[str, Threshold] = field(default_factory=_default_thresholds)
     """Per counted rule (``COUNTED_RULES``), its count and window; rules not named keep their defaults."""
 
@@ -89,6 +100,11 @@ class RuleSettings:
 
     def threshold(self, rule: str) -> Threshold:
         return self.counted[rule]
+
+    @property
+    def longest_settle(self) -> timedelta:
+        """The longest link-down evidence waits before it is counted (a link of a device that may be rebooting)."""
+        return self.settle + self.boot_time
 
     @property
     def history(self) -> timedelta:

@@ -73,6 +73,7 @@ def render_table(report: ReplayReport, console: Any) -> None:
         ("would defer", str(summary["deferred"])),
         ("would ticket", str(summary["ticketed"])),
         ("quarantined", str(summary["quarantined"])),
+        ("switch faults", f"{summary['switch_faults']} ({summary['folded']} cable findings folded into them)"),
         ("storm breaker", f"tripped {summary['halted']} time(s), {summary['held']} findings held"
                           + ("; still halted at the end" if summary["halted_at_end"] else "")),
         ("recorded only", str(summary["recorded"])),

@@ -5,11 +5,12 @@ wiring plan joined with the snapshot's GUIDs and port names (``fabric.remediatio
 does). Events come from ``fabric.replay.events`` (``event.log``, a REST event list of either shape, JSON lines).
 
 A virtual clock runs the engine's own :class:`~fabric.remediation.pipeline.Pipeline` (signals -> detectors ->
-``decide``): it steps at every ``interval`` boundary of event time (multiples of the interval since the Unix
-epoch, UTC), each step taking the events stamped after the previous boundary and up to this one, as a daemon cycling at
-that interval would have seen them, and once more at the first boundary at or after the last event plus the
-detectors' ``settle`` time, so that windowed rules waiting for evidence to settle can fire. Boundaries with no
-events at which nothing can happen are skipped: ``decide`` would return no action and the same state there.
+correlation -> ``decide``): it steps at every ``interval`` boundary of event time (multiples of the interval since
+the Unix epoch, UTC), each step taking the events stamped after the previous boundary and up to this one, as a
+daemon cycling at that interval would have seen them, and on to the first boundary at or after the last event plus
+the longest the detectors let evidence settle (``settle``, plus ``boot_time`` for the links of a device that may be
+rebooting), so that windowed rules waiting for evidence to settle can fire. Boundaries with no events at which
+nothing can happen are skipped: ``decide`` would return no action and the same state there.
 When nothing waits at all (nothing to settle, no deferred link, no link on probation, no breaker that resumes
 by itself) they are not counted as steps; when something waits but no timer of it can fire before the next
 event (a probation's end, a breaker's quiet period, the guard's sliding hour), the clock jumps to the first
@@ -229,11 +230,11 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     events = loaded.events
     decisions: list[dict[str, Any]] = []
     kinds: Counter[str] = Counter()
-    findings = held = steps = repeated = 0
+    findings = held = steps = repeated = switch_faults = folded = 0
     try:
         if events:
             at = _boundary(events[0].timestamp, interval)
-            end = _boundary(events[-1].timestamp + rules.settle, interval)
+            end = _boundary(events[-1].timestamp + rules.longest_settle, interval)
             start, count = 0, len(events)
             while True:
                 stop = bisect_right(events, at, lo=start, key=_TIMESTAMP)
@@ -242,6 +243,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
                 start, steps = stop, steps + 1
                 findings += len(step.findings)
                 repeated += step.repeated
+                switch_faults, folded = switch_faults + step.switch_faults, folded + step.folded
                 held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
                 for action in step.decision.actions:
                     kinds[action.kind.value] += 1
@@ -271,6 +273,8 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
         "deferred": kinds[ActionKind.DEFER.value],
         "ticketed": kinds[ActionKind.TICKET.value] + kinds[ActionKind.REOPEN.value],
         "quarantined": kinds[ActionKind.QUARANTINE.value],
+        "switch_faults": switch_faults,
+        "folded": folded,
         "halted": kinds[ActionKind.HALT.value],
         "held": held,
         "recorded": kinds[ActionKind.RECORD.value],

@@ -13,8 +13,9 @@ that asks for what cannot run is refused before anything is scheduled.
 | `link_down`     | 329 (ports Down/Polling, link leaves /resources/links); 328 after `duration`        |
 | `degrade`       | 130 non-optimal width (active_width `1x`) and/or 701 non-optimal speed, both ends  |
 | `hot_module`    | 919 cable temperature, 392 + 911 module temperature; 394 module FAULT if asked     |
-| `switch_reboot` | 907 Switch is Down + 329 for every link; after `downtime` 908, 1312, 328s          |
-| `host_reboot`   | per host 331 Node is Down + 329s; after `downtime` 332 Node is Up + 328s           |
+| `switch_reboot` | 907 Switch is Down + 329 for every link; after `downtime` 908, 1312, 328s (907 and |
+|                 | 908 only if `down_event`; 1312 `rebooted_after` the switch is back, if given)      |
+| `host_reboot`   | per host 331 Node is Down (if `down_event`) + 329s; after `downtime` 332 + 328s    |
 | `ufm_restart`   | event history and ids reset; API answers 503 during `downtime`                     |
 | `miswire`       | two cables' far ends swapped: 329 for the old links, 328 for the new ones          |
 | `api`           | an endpoint: 500s, slow, truncated or a short list, for `duration` or `requests`   |
@@ -218,20 +219,32 @@ class SwitchReboot(Step):
     kind: ClassVar[str] = "switch_reboot"
     switch: str = "random"
     downtime: float = field(default=180.0, metadata=DURATION)
+    down_event: bool = True
+    """UFM raises 907 Switch is Down (and 908 Switch is Up when it is back); it does not always."""
+    rebooted_after: float = field(default=0.0, metadata=DURATION)
+    """How long after the switch is back UFM raises 1312 Switch was Rebooted (0: at once, before the link-ups)."""
 
     def apply(self, state: SimState) -> None:
         guid = state.resolve_node(self.switch, switch=True)
-        state.emit_node(907, guid)
+        if self.down_event:
+            state.emit_node(907, guid)
         state.emit_links(state.fabric.set_system_down(guid, True))
+
+        def rebooted() -> None:
+            state.emit_node(1312, guid, node_guid=guid)
 
         def back() -> None:
             change = state.fabric.set_system_down(guid, False)
-            state.clear_alarms((907,), guid)
-            state.emit_node(908, guid)
-            state.emit_node(1312, guid, node_guid=guid)
+            if self.down_event:
+                state.clear_alarms((907,), guid)
+                state.emit_node(908, guid)
+            if self.rebooted_after <= 0:
+                rebooted()
             state.emit_links(change)
 
         state.schedule(self.downtime, f"switch_reboot {guid} back", back)
+        if self.rebooted_after > 0:
+            state.schedule(self.downtime + self.rebooted_after, f"switch_reboot {guid} 1312", rebooted)
 
 
 @dataclass(slots=True)
@@ -241,6 +254,8 @@ class HostReboot(Step):
     count: int = field(default=0, metadata=between(0, 1_000_000))
     downtime: float = field(default=300.0, metadata=DURATION)
     stagger: float = field(default=0.0, metadata=DURATION)
+    down_event: bool = True
+    """UFM raises 331 Node is Down when a host goes; it may not (332 Node is Up comes when it is back)."""
 
     def check(self) -> None:
         if not self.hosts and not self.count:
@@ -255,13 +270,14 @@ class HostReboot(Step):
             chosen += state.rng.sample(pool, self.count)
         for guid in chosen:
             offset = state.rng.uniform(0.0, self.stagger) if self.stagger else 0.0
-            _later(state, offset, f"host_reboot {guid} down", self._down(state, guid))
+            _later(state, offset, f"host_reboot {guid} down", self._down(state, guid, self.down_event))
             state.schedule(offset + self.downtime, f"host_reboot {guid} up", self._up(state, guid))
 
     @staticmethod
-    def _down(state: SimState, guid: str) -> Callable[[], None]:
+    def _down(state: SimState, guid: str, event: bool) -> Callable[[], None]:
         def run() -> None:
-            state.emit_node(331, guid)
+            if event:
+                state.emit_node(331, guid)
             state.emit_links(state.fabric.set_system_down(guid, True))
         return run
 

@@ -228,6 +228,9 @@ def test_the_example_message_of_the_brief(tmp_path: Path) -> None:
     ('[rules]\nflap_window = "0s"\n', "rules.flap_window: must be longer than zero, got 0s"),
     ('[rules]\nsettle = "-5s"\n', "rules.settle: a duration cannot be negative: '-5s'"),
     ("[rules]\nsettle = true\n", "rules.settle: not a duration: True"),
+    ('[rules]\nboot_time = "-10m"\n', "rules.boot_time: a duration cannot be negative: '-10m'"),
+    ("[rules]\nswitch_fault_cables = 1\n", "rules.switch_fault_cables: Input should be greater than or equal to 2"),
+    ('[rules]\nswitch_fault_window = "0s"\n', "rules.switch_fault_window: must be longer than zero, got 0s"),
     ('[policy]\nstorm_quiet_period = "0s"\n', "policy.storm_quiet_period: must be longer than zero, got 0s"),
     ('[policy]\ndry_run = "sometimes"\n', "policy.dry_run: Input should be a valid boolean"),
     ('[ufm]\nauth = "kerberos"\n', "ufm.auth: Input should be 'basic', 'token' or 'session'"),
@@ -374,3 +377,11 @@ def test_a_dump_reads_back_as_the_same_configuration(tmp_path: Path) -> None:
     text = "\n".join(lines) + "\n"
     tomllib.loads(text)
     assert load_config(write(tmp_path, text, "again.toml")) == config
+
+
+def test_the_reboot_and_switch_fault_keys_reach_the_rules(tmp_path: Path) -> None:
+    path = write(tmp_path, '[rules]\nboot_time = "15m"\nswitch_fault_cables = 6\nswitch_fault_window = "2m"\n')
+    rules = load_config(path).rule_settings()
+    assert (rules.boot_time, rules.switch_fault_cables, rules.switch_fault_window) == (
+        timedelta(minutes=15), 6, timedelta(minutes=2))
+    assert rules.longest_settle == timedelta(minutes=16)

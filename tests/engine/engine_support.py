@@ -14,6 +14,7 @@ import httpx
 
 from fabric.controller.engine import CycleReport, Engine, EngineSettings
 from fabric.remediation.policy import PolicyConfig
+from fabric.remediation.rules import RuleSettings
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.store import Store
@@ -83,7 +84,8 @@ def make_client(url: str, *, timeout: float = 60.0, sleep: ClientSleep | None = 
 
 @contextmanager
 def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "test", store_url: str | None = None,
-        timeout: float = 60.0, guard: GuardSettings | None = None, **policy: Any) -> Iterator[Rig]:
+        timeout: float = 60.0, guard: GuardSettings | None = None, rules: RuleSettings | None = None,
+        **policy: Any) -> Iterator[Rig]:
     """A simulated UFM of ``plan`` and a started engine of ``fabric`` on it, with the store at ``store_url`` (by
     default a file of its own): several rigs may share one database, one fabric each. ``timeout``: the UFM
     client's, in real seconds."""
@@ -96,7 +98,7 @@ def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "t
         sleep = ClientSleep(server.url)
         client = make_client(server.url, timeout=timeout, sleep=sleep)
         settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy),
-                                  guard=guard or GuardSettings())
+                                  guard=guard or GuardSettings(), rules=rules or RuleSettings())
         engine = Engine(plan, client, store, tickets, settings, clock=state.now)
         runner.run(engine.start())
         try:

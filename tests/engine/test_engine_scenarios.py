@@ -10,10 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import rig
+from engine_support import disabled_ports, rig
 
 from fabric.controller.engine import Engine, EngineSettings
-from fabric.remediation.domain import ActionKind, Lifecycle
+from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, Lifecycle
+from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import link_id
 from fabric.ufm.client import PortActionMethod
 from tickets.base import TicketStatus
@@ -99,6 +100,28 @@ def test_host_and_switch_reboots_disable_nothing(tmp_path: Path) -> None:
         assert all(("node_down" in e.reason or "switch" in e.reason) for e in r.engine.detectors.explained)
 
 
+@pytest.mark.parametrize("down_event", [False, True], ids=["1312 only", "907 first"])
+def test_a_switch_reboot_reported_when_the_switch_is_back_disables_nothing(tmp_path: Path, down_event: bool) -> None:
+    """UFM raises 1312 when the switch is back, minutes after its links went down: a cable of it that blipped
+    earlier must not become a flap (2 down/up cycles, 190 s down) before the 1312 arrives to explain the reboot."""
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="flap", link="pod01-spine02/1", cycles=1, period="20s")
+        r.advance(60)
+        r.inject(fault="switch_reboot", switch="pod01-spine02", downtime="3m", down_event=down_event,
+                 rebooted_after="60s")
+        actions = []
+        for _ in range(8):
+            r.advance(60)
+            actions += r.cycle().actions
+        taken = [a for a in actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)]
+        assert taken == [] and disabled_ports(r) == []
+        explained = {e.component for e in r.engine.detectors.explained}
+        assert len(explained) == 8, "all of spine02's cables on tiny"
+        assert all("pod01-spine02" in e.reason for e in r.engine.detectors.explained)
+        switch_tickets = [a for a in actions if a.kind is ActionKind.TICKET]
+        assert [a.rule for a in switch_tickets] == (["switch_down"] if down_event else [])
+
+
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     with rig(TINY, tmp_path, dry_run=True) as r:
         r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
@@ -124,7 +147,9 @@ H100 = fat_tree(PRESETS["h100-4k"])
 
 
 def test_critical_ber_on_ten_uplinks_of_one_leaf_respects_the_guard(tmp_path: Path) -> None:
-    with rig(H100, tmp_path) as r:
+    # Ten uplinks of one leaf at once are the leaf's fault (below): here the correlation is out of the way, so
+    # that each cable meets the guard.
+    with rig(H100, tmp_path, rules=RuleSettings(switch_fault_cables=11)) as r:
         for port in range(33, 43):
             r.inject(fault="ber", port=f"pod03-leaf05/{port}", escalate_after="30s")
         r.advance(120)
@@ -137,6 +162,42 @@ def test_critical_ber_on_ten_uplinks_of_one_leaf_respects_the_guard(tmp_path: Pa
         deferred = [a for a in report.actions if a.kind is ActionKind.DEFER]
         assert all("pod03-leaf05 would keep 736 of 1024" in a.reason for a in deferred)
         assert len(r.tickets.list(TicketStatus.OPEN)) == 10
+
+
+def test_critical_ber_on_all_core_uplinks_of_one_spine_is_one_switch_fault(tmp_path: Path) -> None:
+    """32 cables of one spine in the same minute are the spine (its optics cage, ASIC or firmware), not 32 bad
+    cables: one switch ticket listing them, no cable disabled, the breaker not tripped (it was: 20 cables
+    disabled, the hourly limit, 4 deferred, then the storm breaker)."""
+    spine = "pod01-spine01"
+    uplinks = [c for c in H100.cables if spine in (c.a.device, c.b.device) and "core" in f"{c.a.device}{c.b.device}"]
+    assert len(uplinks) == 32
+    with rig(H100, tmp_path) as r:
+        for port in range(33, 65):
+            r.inject(fault="ber", port=f"{spine}/{port}", escalate_after="30s")
+        r.advance(120)
+        report = r.cycle()
+        counts = Counter(a.kind for a in report.actions)
+        assert (counts[ActionKind.DISABLE], counts[ActionKind.DEFER], counts[ActionKind.HALT]) == (0, 0, 0)
+        [ticket] = [a for a in report.actions if a.kind is ActionKind.TICKET]
+        assert (ticket.rule, str(ticket.component)) == ("switch_fault", f"switch:{spine}")
+        assert all(str(link_id(c.key)).removeprefix("link:") in ticket.reason for c in uplinks)
+        assert (report.switch_faults, report.folded) == (1, 96), "ber_high, symbol and effective critical BER x 32"
+        folded = [a for a in report.actions if a.kind is ActionKind.RECORD]
+        assert len(folded) == 96 and all(f"folded into the switch_fault of {spine}" in a.reason for a in folded)
+        [fault] = [f for f in report.findings if f.rule == "switch_fault"]
+        assert len(fault.evidence) == 32 * 4, "918, 916, 917 and 915 of each cable"
+        assert disabled_ports(r) == [] and not r.store.breaker_state().halted
+        [open_ticket] = r.tickets.list(TicketStatus.OPEN)
+        assert spine in open_ticket.summary
+        record = r.store.get_component(ComponentId(ComponentKind.SWITCH, spine))
+        assert record is not None and (record.lifecycle, record.rule) == (Lifecycle.TICKETED, "switch_fault")
+        # While its ticket is open, a new finding on one of its cables is the switch's too.
+        r.inject(fault="ber", port=f"{spine}/33", escalate_after=None)
+        r.advance(60)
+        later = r.cycle()
+        assert [a.kind for a in later.actions] == [ActionKind.RECORD] and later.folded == 1
+        assert "folded into the open switch_fault" in later.actions[0].reason
+        assert disabled_ports(r) == []
 
 
 def test_storm_of_200_components_halts_within_the_cap(tmp_path: Path) -> None:

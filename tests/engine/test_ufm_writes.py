@@ -51,12 +51,16 @@ def timed_cycle(r: Rig) -> tuple[timedelta, CycleReport]:
 
 
 def one_uplink_per_leaf(plan: Fabric, count: int) -> list[tuple[str, ComponentId]]:
-    """``count`` leaf-spine cables on distinct leaves: (the leaf's port as the simulator names it, the link)."""
+    """``count`` leaf-spine cables on distinct leaves and distinct spines (so that no switch's cables fail
+    together: that would be the switch's fault): (the leaf's port as the simulator names it, the link)."""
     chosen: dict[str, tuple[str, ComponentId]] = {}
+    spines: set[str] = set()
     for cable in plan.cables:
         leaf, spine = (cable.a, cable.b) if "leaf" in cable.a.device else (cable.b, cable.a)
-        if "leaf" in leaf.device and "spine" in spine.device and leaf.device not in chosen:
+        if ("leaf" in leaf.device and "spine" in spine.device and leaf.device not in chosen
+                and spine.device not in spines):
             chosen[leaf.device] = (f"{leaf.device}/{leaf.port}", link_id(cable.key))
+            spines.add(spine.device)
     return sorted(chosen.values())[:count]
 
 

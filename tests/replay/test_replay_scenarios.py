@@ -63,6 +63,11 @@ SWITCH_FAULTS = [
 ]
 
 
+TINY_STORM = PolicyConfig(storm_components=8)
+"""A storm over all of tiny's cables is 7 switch faults (it has 12 switches, and each cable counts toward one):
+its breaker trips at 8 distinct components as a fabric of hundreds of switches trips at the default 25."""
+
+
 def run(recording: Recording, form: str = "event.log", **options: Any) -> ReplayReport:
     loaded = load_events(recording.files[form], used=frozenset(DEFAULT_EVENT_KINDS))
     return replay(load_model(recording.snapshot), loaded, **options)
@@ -227,9 +232,10 @@ def test_host_port_and_module_events_from_the_log_match_rest(tmp_path: Path) -> 
 
 
 def test_same_input_same_output_in_process(combined: Recording) -> None:
-    first, second = run(combined), run(combined)
+    first, second = run(combined, policy=TINY_STORM), run(combined, policy=TINY_STORM)
     assert first.to_dict() == second.to_dict()
     assert first.summary["halted"] == 1, "the storm in combined.toml trips the breaker"
+    assert first.summary["switch_faults"] >= 7 and first.summary["folded"] > 0  # (held while halted: raised again)
 
 
 def test_same_input_same_output_across_processes(combined: Recording) -> None:
@@ -245,7 +251,7 @@ def test_same_input_same_output_across_processes(combined: Recording) -> None:
 
 
 def test_skipping_idle_boundaries_changes_nothing(combined: Recording, gap: Recording) -> None:
-    fast, slow = run(combined), run(combined, every_boundary=True)
+    fast, slow = run(combined, policy=TINY_STORM), run(combined, policy=TINY_STORM, every_boundary=True)
     assert fast.to_dict() | {"summary": {}} == slow.to_dict() | {"summary": {}}
     # Two faults hours apart: the quiet hours between them are skipped, with the same outcome.
     fast, slow = run(gap), run(gap, every_boundary=True)
@@ -264,7 +270,8 @@ def stepping_clock(replay_model: ReplayModel, loaded: LoadedEvents, policy: Poli
     rules, policy = RuleSettings(), changed(policy, dry_run=True)
     pipeline = Pipeline(replay_model.view, policy, rules, guard)
     events = loaded.events
-    at, end = _boundary(events[0].timestamp, interval), _boundary(events[-1].timestamp + rules.settle, interval)
+    at = _boundary(events[0].timestamp, interval)
+    end = _boundary(events[-1].timestamp + rules.longest_settle, interval)
     start = steps = 0
     actions: list[tuple[str, str, str]] = []
     while True:
@@ -282,7 +289,8 @@ def stepping_clock(replay_model: ReplayModel, loaded: LoadedEvents, policy: Poli
 @pytest.mark.parametrize("quiet", [None, timedelta(minutes=20)])
 def test_the_clock_jumps_but_counts_and_decides_as_stepping_each_boundary(
         combined: Recording, gap: Recording, quiet: timedelta | None) -> None:
-    policy = PolicyConfig(storm_quiet_period=quiet)  # with a quiet period, the halted breaker resumes by itself
+    # With a quiet period, the halted breaker resumes by itself.
+    policy = changed(TINY_STORM, storm_quiet_period=quiet)
     for recording in (combined, gap):
         model = load_model(recording.snapshot)
         loaded = load_events(recording.files["event.log"], used=frozenset(DEFAULT_EVENT_KINDS))
@@ -348,8 +356,8 @@ def test_json_shape(flap: Recording) -> None:
     assert list(document) == ["summary", "decisions", "explained"]
     summary = document["summary"]
     for key in ("events", "skipped_events", "signals", "findings", "disabled", "deferred", "ticketed", "halted",
-                "explained", "held", "recorded", "quarantined", "would_act", "steps", "interval_seconds", "input",
-                "model", "malformed", "first_event", "last_event", "dry_run"):
+                "explained", "held", "recorded", "quarantined", "switch_faults", "folded", "would_act", "steps",
+                "interval_seconds", "input", "model", "malformed", "first_event", "last_event", "dry_run"):
         assert key in summary, key
     assert summary["events"] == summary["signals"] + sum(summary["skipped_events"].values())
     assert summary["input"] == {"file": str(flap.files["rest-6.17.json"]), "format": "json"}

@@ -140,6 +140,27 @@ def test_switch_reboot_link_events_are_attributable(sim: Sim) -> None:
     assert 907 not in {a["event_type"] for a in sim.get("/ufmRest/app/alarms")}
 
 
+def test_a_switch_reboot_without_907_reports_1312_after_its_links_are_back(sim: Sim) -> None:
+    """UFM's real order when it did not see the switch go: link-downs, link-ups, then 1312 minutes later."""
+    guid = sim.state.resolve_node("pod01-spine02", switch=True)
+    sim.inject(fault="switch_reboot", switch="pod01-spine02", downtime="3m", down_event=False,
+               rebooted_after="90s")
+    assert [e.event_id for e in _events(sim)] == [329] * 8
+    sim.advance(180)
+    assert [e.event_id for e in _events(sim)] == [329] * 8 + [328] * 8
+    sim.advance(90)
+    events = _events(sim)
+    assert [e.event_id for e in events] == [329] * 8 + [328] * 8 + [1312]
+    assert events[-1].object_name == guid and events[-1].timestamp - events[0].timestamp == timedelta(seconds=270)
+
+
+def test_a_host_reboot_without_331(sim: Sim) -> None:
+    sim.inject(fault="host_reboot", hosts=["pod01-node01"], downtime="4m", down_event=False)
+    assert [e.event_id for e in _events(sim)] == [329, 329]
+    sim.advance(240)
+    assert [e.event_id for e in _events(sim)] == [329, 329, 332, 328, 328]
+
+
 def test_mass_host_reboot(sim: Sim) -> None:
     sim.inject(fault="host_reboot", hosts=["pod01-node01"], count=3, downtime="4m")
     events = _events(sim)

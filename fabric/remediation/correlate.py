@@ -1,0 +1,279 @@
+"""Many cables of one switch failing together are the switch's fault: one switch finding, not one per cable.
+
+When ``switch_fault_cables`` (4) distinct cables of one switch have findings within ``switch_fault_window`` (5 min),
+the fault is the switch (its optics cage, its ASIC, its firmware) or UFM misreporting it: disabling its cables one
+by one fixes neither and spends the blast-radius budget on one box. Between the detectors and ``policy.decide``,
+this stage turns those cable findings into one ticket-only ``switch_fault`` finding on the switch, listing its
+cables and their evidence; the cable findings are kept from the policy and recorded as folded into it.
+
+A cable has two ends: each switch counts its own cables, and a cable counts toward one switch fault only, the
+switches with the most failing cables first (the spine whose 32 uplinks fail is faulty, not the 8 cores that each
+see 4 of them, nor the leaf whose 4 uplinks to a faulty spine fail with it). While a switch's ``switch_fault``
+is open (its record is ticketed or quarantined by that rule), every new finding on its cables is folded into it
+too. Cables taken out before their switch reached the threshold stay out.
+
+The window slides over the findings' times (not the cycles'): UFM raises a port's threshold events once per
+alarm period (300 s), so a failing switch shows on its cables within one period; and four unrelated cable faults
+on one switch within five minutes are vanishingly rare (the simulated reference week of h100-4k has 770 cable
+faults, about five per switch: four of a switch's five within five minutes by chance is a 1e-9 event).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from operator import attrgetter
+
+from fabric.remediation.domain import (
+    Action,
+    ActionKind,
+    ComponentId,
+    ComponentKind,
+    ComponentRecord,
+    Finding,
+    Lifecycle,
+)
+from fabric.remediation.policy import PolicyState
+from fabric.remediation.rules import RuleSettings
+from topology.guard import CableKey
+from topology.model import Fabric
+from topology.ports import Kind
+
+SWITCH_FAULT = "switch_fault"
+_AT = attrgetter("at")
+CABLES = ". Cables: "
+"""Where a switch fault's reason starts listing its cables (a log line stops there)."""
+_OPEN = frozenset({Lifecycle.TICKETED, Lifecycle.QUARANTINED})
+"""A switch's record in these: its ticket is open (by ``switch_fault``: its cables' findings are folded into it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A cable finding the policy did not see: it is part of ``switch``'s fault."""
+
+    finding: Finding
+    switch: ComponentId
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Correlated:
+    findings: tuple[Finding, ...]
+    """Every finding of the cycle, the switch faults included: what is recorded."""
+    decide: tuple[Finding, ...]
+    """What the policy decides on: the folded cable findings left out."""
+    folded: tuple[Folded, ...]
+    switch_faults: tuple[Finding, ...]
+
+    def records(self, now: datetime, dry_run: bool) -> list[Action]:
+        """One ``record`` decision per folded cable finding, saying into which switch fault it went."""
+        return [Action(ActionKind.RECORD, now, f.finding.rule, f.reason, f.finding.component, dry_run=dry_run)
+                for f in self.folded]
+
+
+class Correlator:
+    """Recent cable findings, by switch, and the switch faults they make."""
+
+    def __init__(self, plan: Fabric, cables: Mapping[ComponentId, CableKey], settings: RuleSettings) -> None:
+        self.plan, self.cables = plan, cables
+        self.threshold, self.window = settings.switch_fault_cables, settings.switch_fault_window
+        self.recent: dict[str, deque[Finding]] = {}
+        """Per switch, its cables' findings from ``window`` before the oldest of the last cycle's on (a switch's
+        are dropped when it is next looked at), in arrival order."""
+        self._switches: dict[ComponentId, tuple[str, ...]] = {}
+        self._swept: datetime | None = None
+        self.raised: dict[str, datetime] = {}
+        """When each switch's fault was last raised (its newest finding then)."""
+
+    def switches_of(self, component: ComponentId) -> tuple[str, ...]:
+        """The switch ends of a planned cable (none for anything else)."""
+        found = self._switches.get(component)
+        if found is None:
+            cable = self.cables.get(component) if component.kind is ComponentKind.LINK else None
+            devices = self.plan.devices
+            found = () if cable is None else tuple(
+                sorted({end.device for end in cable if devices[end.device].kind is Kind.SWITCH}))
+            self._switches[component] = found
+        return found
+
+    @staticmethod
+    def unchanged(findings: Sequence[Finding]) -> Correlated:
+        """``findings`` as they are, nothing folded."""
+        return Correlated(tuple(findings), tuple(findings), (), ())
+
+    def correlate(self, findings: Sequence[Finding], state: PolicyState) -> Correlated:
+        switches_of = self._switches.get
+        arriving = {i: (f, switches) for i, f in enumerate(findings)
+                    if (switches := switches_of(f.component) or self.switches_of(f.component))}
+        if not arriving:
+            return self.unchanged(findings)
+        oldest = min(f.at for f, _ in arriving.values()) - self.window
+        touched: dict[str, None] = {}
+        for finding, switches in arriving.values():
+            for switch in switches:
+                self.recent.setdefault(switch, deque()).append(finding)
+                touched[switch] = None
+        faults = self._faults(list(touched), {f.component for f, _ in arriving.values()}, oldest)
+        self._forget(oldest)
+        open_faults = {s for s in touched if _open_fault(state, s)}
+        if not faults and not open_faults:
+            return self.unchanged(findings)
+        # A switch with an open ticket is not raised again (the policy could only record it): the folded
+        # findings say what came since.
+        ticketed = {s: record.rule for s in faults if (record := _ticketed(state, s)) is not None}
+        owner = {cable: switch for switch, cables in faults.items() for cable in cables}
+        folded: dict[int, Folded] = {}
+        for index, (finding, switches) in arriving.items():
+            into = owner.get(finding.component)
+            if into is not None:
+                why = f"the open {ticketed[into]}" if into in ticketed else f"the {SWITCH_FAULT}"
+            elif (into := next((s for s in switches if s in open_faults), None)) is not None:
+                why = f"the open {SWITCH_FAULT}"
+            else:
+                continue
+            folded[index] = Folded(finding, ComponentId(ComponentKind.SWITCH, into),
+                                   f"folded into {why} of {into}: {finding.reason}")
+        raised = {s: self._switch_finding(s, cables) for s, cables in faults.items()
+                  if s not in ticketed and not self._raised_lately(s, cables)}
+        for switch, finding in raised.items():
+            self.raised[switch] = finding.at
+        return _merge(findings, folded, raised)
+
+    def _raised_lately(self, switch: str, cables: dict[ComponentId, list[Finding]]) -> bool:
+        """Whether this fault was raised within a window before its newest finding (held by a halted breaker, say):
+        once a window is enough, its cables' findings meanwhile are folded into it."""
+        last = self.raised.get(switch)
+        return last is not None and max(f.at for fs in cables.values() for f in fs) - last <= self.window
+
+    def _faults(self, touched: Sequence[str], arriving: set[ComponentId], oldest: datetime
+                ) -> dict[str, dict[ComponentId, list[Finding]]]:
+        """The switches at fault, each with its cables (and their findings), among those this cycle's findings
+        touch. They compete for their cables with the switches at the cables' other ends, most failing cables
+        first."""
+        threshold = self.threshold
+        candidates: dict[str, Sequence[Finding]] = {}
+        competitors: dict[str, None] = {}
+        for switch in touched:
+            found = self._recent(switch, oldest)
+            distinct = {f.component for f in found}
+            if len(distinct) >= threshold:
+                candidates[switch] = found
+                # (in any order: the candidates are ranked below)
+                competitors.update((other, None) for cable in distinct for other in self.switches_of(cable))
+        for switch in competitors:
+            if switch not in candidates:
+                found = self._recent(switch, oldest)
+                if len({f.component for f in found}) >= threshold:
+                    candidates[switch] = found
+        failing = {s: cables for s, found in candidates.items() if len(cables := self._together(found)) >= threshold}
+        taken: set[ComponentId] = set()
+        faults: dict[str, dict[ComponentId, list[Finding]]] = {}
+        for switch in sorted(failing, key=lambda s: (-len(failing[s]), s)):
+            own = {c: found for c, found in failing[switch].items() if c not in taken}
+            if len(own) >= threshold:
+                taken.update(own)
+                if not arriving.isdisjoint(own):
+                    faults[switch] = own
+        return faults
+
+    def _recent(self, switch: str, oldest: datetime) -> Sequence[Finding]:
+        """``switch``'s cable findings from ``oldest`` on (older ones are dropped)."""
+        found = self.recent.get(switch)
+        while found and found[0].at < oldest:
+            found.popleft()
+        return found or ()
+
+    def _forget(self, oldest: datetime) -> None:
+        """Switches whose newest cable finding is older than ``oldest`` (nothing of theirs can make a fault),
+        looked for once a window of findings' time: the others are pruned whenever they are looked at."""
+        if self._swept is not None and oldest - self._swept < self.window:
+            return
+        self._swept = oldest
+        for switch in [s for s, found in self.recent.items() if not found or found[-1].at < oldest]:
+            del self.recent[switch]
+        for switch in [s for s, at in self.raised.items() if at < oldest]:
+            del self.raised[switch]
+
+    def _together(self, found: Iterable[Finding]) -> dict[ComponentId, list[Finding]]:
+        """The cables of one switch whose findings fall in some ``window`` with ``threshold`` distinct cables
+        (a sliding window over the findings in time order), each with those findings."""
+        # In time order (ties in any order: a window holds all the findings of one time or none of them).
+        ordered = sorted(found, key=_AT)
+        if ordered[-1].at - ordered[0].at <= self.window:  # all in one window (a burst, as a switch fails)
+            together: dict[ComponentId, list[Finding]] = {}
+            for finding in ordered:
+                together.setdefault(finding.component, []).append(finding)
+            return together if len(together) >= self.threshold else {}
+        in_window: dict[ComponentId, int] = {}
+        together = {}
+        window, threshold = self.window, self.threshold
+        marked = left = 0
+        for right, finding in enumerate(ordered):
+            cable = finding.component
+            in_window[cable] = in_window.get(cable, 0) + 1
+            start = finding.at - window
+            while ordered[left].at < start:
+                gone = ordered[left].component
+                if in_window[gone] == 1:
+                    del in_window[gone]
+                else:
+                    in_window[gone] -= 1
+                left += 1
+            if len(in_window) >= threshold:
+                for member in ordered[max(left, marked):right + 1]:
+                    together.setdefault(member.component, []).append(member)
+                marked = right + 1
+        return together
+
+    def _switch_finding(self, switch: str, cables: dict[ComponentId, list[Finding]]) -> Finding:
+        found = sorted((f for fs in cables.values() for f in fs), key=lambda f: (f.at, f.component, f.evidence))
+        evidence = tuple(dict.fromkeys(event for f in found for event in f.evidence))
+        listed = ", ".join(f"{cable.name} ({'/'.join(sorted({f.rule for f in fs}))})"
+                           for cable, fs in sorted(cables.items()))
+        reason = (f"{len(cables)} cables of {switch} had findings within {self.window} (threshold {self.threshold}): "
+                  f"the switch (optics cage, ASIC, firmware) or UFM, not each cable; none is disabled for it"
+                  f"{CABLES}{listed}")
+        return Finding(ComponentId(ComponentKind.SWITCH, switch), SWITCH_FAULT, found[-1].at, reason, evidence,
+                       ticket_only=True)
+
+
+def _merge(findings: Sequence[Finding], folded: dict[int, Folded], raised: dict[str, Finding]) -> Correlated:
+    """Each switch finding in the place of the first cable finding folded into it, the rest in their order."""
+    recorded: list[Finding] = []
+    decide: list[Finding] = []
+    placed: list[Finding] = []
+    for index, finding in enumerate(findings):
+        recorded.append(finding)
+        fold = folded.get(index)
+        if fold is None:
+            decide.append(finding)
+        elif (switch := raised.pop(fold.switch.name, None)) is not None:
+            recorded.append(switch)
+            decide.append(switch)
+            placed.append(switch)
+    return Correlated(tuple(recorded), tuple(decide), tuple(folded.values()), tuple(placed))
+
+
+def _ticketed(state: PolicyState, switch: str) -> ComponentRecord | None:
+    """The switch's record when it has an open ticket (by any rule: a switch down, a partial ASIC failure...)."""
+    record = state.components.get(ComponentId(ComponentKind.SWITCH, switch))
+    return record if record is not None and record.lifecycle in _OPEN else None
+
+
+def _open_fault(state: PolicyState, switch: str) -> bool:
+    record = _ticketed(state, switch)
+    return record is not None and record.rule == SWITCH_FAULT
+
+
+def faulty_switches(state: PolicyState) -> list[ComponentId]:
+    """Switches with an open ``switch_fault``, sorted: what host health reads (with ``hosts_behind``)."""
+    return sorted(c for c in state.components if c.kind is ComponentKind.SWITCH and _open_fault(state, c.name))
+
+
+def hosts_behind(plan: Fabric, switch: str) -> list[str]:
+    """The hosts cabled to ``switch`` (a leaf's), by host name, sorted: the ones a faulty leaf degrades."""
+    hosts = {plan.devices[end.device].host_name for cable in plan.cables if switch in (cable.a.device, cable.b.device)
+             for end in (cable.a, cable.b) if plan.devices[end.device].kind is Kind.ADAPTER}
+    return sorted(hosts)
