@@ -28,13 +28,13 @@ from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Ef
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
-from fabric.remediation.correlate import CABLES, SWITCH_FAULT
+from fabric.remediation.correlate import CABLES
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import Breaker, PolicyConfig, PolicyState
-from fabric.remediation.rules import RuleSettings
+from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.view import FabricView, build_view, fabric_context
 from fabric.store import Store
 from fabric.store.records import OperatorRequest, RequestKind

@@ -33,20 +33,16 @@ from fabric.remediation.domain import (
     ComponentKind,
     ComponentRecord,
     Finding,
-    Lifecycle,
 )
-from fabric.remediation.policy import PolicyState
-from fabric.remediation.rules import RuleSettings
+from fabric.remediation.policy import OPEN_TICKET, PolicyState
+from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from topology.guard import CableKey
 from topology.model import Fabric
 from topology.ports import Kind
 
-SWITCH_FAULT = "switch_fault"
 _AT = attrgetter("at")
 CABLES = ". Cables: "
 """Where a switch fault's reason starts listing its cables (a log line stops there)."""
-_OPEN = frozenset({Lifecycle.TICKETED, Lifecycle.QUARANTINED})
-"""A switch's record in these: its ticket is open (by ``switch_fault``: its cables' findings are folded into it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +255,7 @@ def _merge(findings: Sequence[Finding], folded: dict[int, Folded], raised: dict[
 def _ticketed(state: PolicyState, switch: str) -> ComponentRecord | None:
     """The switch's record when it has an open ticket (by any rule: a switch down, a partial ASIC failure...)."""
     record = state.components.get(ComponentId(ComponentKind.SWITCH, switch))
-    return record if record is not None and record.lifecycle in _OPEN else None
+    return record if record is not None and record.lifecycle in OPEN_TICKET else None
 
 
 def _open_fault(state: PolicyState, switch: str) -> bool:

@@ -23,7 +23,7 @@ from fabric.remediation.domain import (
     Finding,
     Lifecycle,
 )
-from fabric.remediation.rules import SEVERITY
+from fabric.remediation.rules import SEVERITY, SWITCH_FAULT
 from topology.guard import CableKey, CapacityGuard
 
 
@@ -82,6 +82,8 @@ class PolicyState:
 
 
 _REVISITED = frozenset({Lifecycle.PROBATION, Lifecycle.DEFERRED})
+OPEN_TICKET = frozenset({Lifecycle.TICKETED, Lifecycle.QUARANTINED})
+"""A switch's record in these: its ticket is open (by ``switch_fault``: its cables' findings are folded into it)."""
 _STORM_COUNTED = frozenset({Lifecycle.HEALTHY, Lifecycle.PROBATION})
 
 
@@ -372,6 +374,16 @@ def _clear(cycle: _Cycle, component: ComponentId) -> None:
               probation_until=until)
 
 
+def _behind_switch_fault(cycle: _Cycle, cable: CableKey) -> bool:
+    """A switch at either end has an open ``switch_fault``: its cables are the switch's fault, and disabling them
+    one by one (a link deferred before the switch's fault was found) would fix nothing."""
+    for end in cable:
+        record = cycle.get(ComponentId(ComponentKind.SWITCH, end.device))
+        if record is not None and record.rule == SWITCH_FAULT and record.lifecycle in OPEN_TICKET:
+            return True
+    return False
+
+
 def _reconsider_deferred(cycle: _Cycle) -> None:
     """Capacity may have come back: disable deferred links that now fit, worst first."""
     deferred = [(c, r) for c in cycle.waiting if (r := cycle.get(c)) is not None and r.lifecycle is Lifecycle.DEFERRED]
@@ -381,7 +393,7 @@ def _reconsider_deferred(cycle: _Cycle) -> None:
         if cable is None:
             continue
         verdict = cycle.guard.verdict(cable, cycle.now)
-        if not verdict.allowed:
+        if not verdict.allowed or _behind_switch_fault(cycle, cable):
             continue
         cycle.guard.take_out(cable, cycle.now)
         cycle.set(component, Lifecycle.DISABLED, record.rule, record.reason)

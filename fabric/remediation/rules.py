@@ -52,6 +52,10 @@ SEVERITY: Mapping[str, int] = MappingProxyType({
 """How bad a rule's fault is, to reconsider deferred links worst first."""
 
 
+SWITCH_FAULT = "switch_fault"
+"""The rule of a finding on a switch many of whose cables failed together (``fabric.remediation.correlate``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Threshold:
     count: int

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.remediation.correlate import SWITCH_FAULT, Correlator, faulty_switches, hosts_behind
+from fabric.remediation.correlate import Correlator, faulty_switches, hosts_behind
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, ComponentRecord, Finding, Lifecycle
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import Breaker, PolicyConfig, PolicyState
-from fabric.remediation.rules import RuleSettings
+from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.signals import link_id
 from fabric.remediation.view import build_view, fabric_context
 from fabric.ufm.models import Event

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, ComponentRecord, Finding, Lifecycle
 from fabric.remediation.policy import CycleInput, FabricContext, PolicyConfig, PolicyState, decide
+from fabric.remediation.rules import SWITCH_FAULT
 from fabric.remediation.signals import link_id
 from topology.generate import PRESETS, fat_tree
 from topology.guard import CapacityGuard, GuardSettings
@@ -249,3 +250,17 @@ def test_safety_invariants_and_determinism(steps: list[tuple[str, object, str]],
     out = {CONTEXT.cables[c] for c, r in final.components.items()
            if r.lifecycle is Lifecycle.DISABLED and c in CONTEXT.cables}
     assert out <= guard.disabled
+
+
+def test_a_deferred_cable_of_a_switch_with_an_open_switch_fault_is_not_disabled_when_capacity_returns() -> None:
+    guard = CapacityGuard(H100)
+    link = SWITCH_LINKS[3]
+    switch = ComponentId(ComponentKind.SWITCH, CONTEXT.cables[link][1].device)
+    since = T0 - timedelta(minutes=10)
+    deferred = ComponentRecord(Lifecycle.DEFERRED, since, "ber_critical", "kept up: capacity", strikes=1)
+    faulty = ComponentRecord(Lifecycle.TICKETED, since, SWITCH_FAULT, "4 cables of it failed", strikes=1)
+    # The guard allows it now: without the switch's fault, the deferred link would be taken out this cycle.
+    alone = decide(PolicyState({link: deferred}), CycleInput(T0), CapacityGuard(H100), CONTEXT, LIVE)
+    assert kinds(alone.actions) == ["disable", "comment"]
+    decision = decide(PolicyState({link: deferred, switch: faulty}), CycleInput(T0), guard, CONTEXT, LIVE)
+    assert decision.actions == () and decision.state.components[link].lifecycle is Lifecycle.DEFERRED
