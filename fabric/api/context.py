@@ -1,0 +1,70 @@
+"""What the HTTP API reads and asks of the running service: the contract between ``fabric.api`` and the daemon.
+
+The daemon (``fabric.daemon``) builds one ``ApiContext`` and puts it on the FastAPI app (``app.state.context``);
+the routers reach it through dependencies (``fabric.api.deps``), never through globals, so tests build their own
+context over a real store and a ``Runtime`` of their own. The store is blocking: endpoints call it in a worker
+thread. ``Runtime`` is the live part the store cannot answer (what the running engine last saw and did).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from fabric.config import ServiceConfig
+from fabric.store import Store
+from topology.model import Fabric
+
+
+@dataclass(frozen=True, slots=True)
+class GuardFigures:
+    """The capacity guard as of the last cycle (``/api/v1/status``)."""
+
+    worst_leaf: str | None = None
+    worst_leaf_fraction: float | None = None
+    """The worst leaf's paths to core over its planned paths (1.0: intact)."""
+    disabled: int = 0
+    cap: int = 0
+    disables_last_hour: int = 0
+    hourly_limit: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeStatus:
+    """What the running engine last saw and did; the API's ``/status`` and ``/readyz`` read it."""
+
+    started_at: datetime
+    dry_run: bool
+    interval_seconds: float
+    last_poll_at: datetime | None = None
+    last_cycle_at: datetime | None = None
+    last_cycle_error: str | None = None
+    """Why the last cycle failed (``None``: it completed)."""
+    ufm_reachable: bool = False
+    view_refused_since: datetime | None = None
+    """``Engine.view_refused_since``: UFM's topology readings are refused (the daemon is not ready)."""
+    guard: GuardFigures = field(default_factory=GuardFigures)
+    counters: dict[str, int] = field(default_factory=dict)
+    """The last cycle's ``CycleReport`` counts (events, repeated_events, writes_pending, switch_faults...)."""
+
+
+class Runtime(Protocol):
+    def status(self) -> RuntimeStatus: ...
+
+    async def reload(self) -> str:
+        """Re-read rules and silences (SIGHUP, ``POST /api/v1/reload``); returns what changed, for the audit."""
+        ...
+
+
+@dataclass(slots=True)
+class ApiContext:
+    config: ServiceConfig
+    plan: Fabric
+    store: Store
+    runtime: Runtime
+    clock: Callable[[], datetime]
+    """The service's clock (the daemon's is UTC now; tests and the demo use the simulator's)."""
+    ping_ufm: Callable[[], Awaitable[bool]] | None = None
+    """``/readyz``'s UFM check (``None``: the runtime's last poll says)."""
