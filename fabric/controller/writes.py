@@ -149,6 +149,10 @@ PortWrite = Callable[[ComponentId, ActionKind], None]
 reports around those times are the write's effect (the detectors' own-action window)."""
 
 
+_NOTE_CHARS = 500
+"""The longest description the service puts in UFM's event log (UFM's own limit is not documented)."""
+
+
 class PortWrites:
     """Disables and enables of ports in UFM, each an intent: posted (``post``), then settled (``settle``)."""
 
@@ -189,7 +193,19 @@ class PortWrites:
             return True
         self.store.note_intent(intent, {JOB: posted.job_id})
         self._posted.append(posted.job_id)
+        await self._tell_ufm(action, port, posted.port.system_guid)
         return False
+
+    async def _tell_ufm(self, action: Action, port: str, system_guid: str | None) -> None:
+        """Put the write in UFM's own event log (an informational external event, 551), where operators who watch
+        UFM look: best effort, never retried, never a reason to doubt the write. The detectors read no rule from
+        551, so the service does not count its own note when it reads the log back."""
+        reason = " ".join(action.reason.split())
+        note = f"fabric-remediation: {action.kind.value} {port} ({action.component}), {action.rule}: {reason}"
+        try:
+            await self.ufm.external_event(note[:_NOTE_CHARS], object_name=system_guid)
+        except UfmError as exc:
+            log.info("could not report the %s of %s to UFM's event log: %s", action.kind.value, port, exc)
 
     async def settle(self, now: datetime, records: Mapping[ComponentId, ComponentRecord], disabled_ports: set[str],
                      report: CycleReport) -> None:

@@ -98,6 +98,12 @@ SPECS: dict[int, EventSpec] = {s.id: s for s in (
     _spec(918, "High Symbol BER reported", "Warning", "IBPort", "Hardware",
           "Symbol BER Warning  on Port (%s)  exceeded warning  threshold (%s)", 80, False, 420),
     _spec(919, "Cable Temperature High", "Critical", "IBPort", "Hardware", "%s", 10, True, 0),
+    # External events: what UFM's plugins (and this service) put in UFM's event log by
+    # ``POST /app/events/external_event``; the description is the caller's.
+    _spec(551, "General External Event Notification", "Info", "Grid", "Maintenance", "%s", 75, True, 1),
+    _spec(552, "General External Event Notice", "Minor", "Grid", "Maintenance", "%s", 75, True, 1),
+    _spec(553, "General External Event Alert", "Warning", "Grid", "Maintenance", "%s", 75, True, 1),
+    _spec(554, "General External Event Error", "Critical", "Grid", "Maintenance", "%s", 75, True, 1),
     _spec(1312, "Switch was Rebooted", "Info", "Switch", "Fabric Notification",
           "Switch was rebooted: NODE_GUID = %(node_guid)s.", 4, True, 0),
 )}
@@ -107,6 +113,9 @@ def spec(event_id: int) -> EventSpec:
     """The catalog entry of ``event_id`` (KeyError for an event the simulator does not raise)."""
     return SPECS[event_id]
 
+
+EXTERNAL_EVENTS: tuple[int, ...] = (551, 552, 553, 554)
+"""The event ids ``POST /app/events/external_event`` accepts (Info, Minor, Warning, Critical)."""
 
 # Events a storm may be made of: per-port threshold events that need only a peer and two numbers.
 STORM_EVENTS: tuple[int, ...] = (110, 111, 112, 113)

@@ -47,6 +47,18 @@ class Job:
         }
 
 
+    def child_rest(self) -> dict[str, Any]:
+        """The sub-job of the one device the action ran on (``GET /jobs?parent_id=``): where NVIDIA's scripts read
+        per-device errors. UFM's ids for sub-jobs are not documented; ``<parent>.1`` is the simulator's."""
+        return {
+            "ID": f"{self.id}.1", "ParentID": str(self.id), "Status": self.status,
+            "Progress": 0 if self.status == RUNNING else 100, "Summary": self.summary,
+            "RelatedObjects": [self.system_guid], "Created": ms_timestamp(self.created),
+            "LastUpdated": ms_timestamp(self.updated or self.created),
+            "Operation": f"Port {self.action.capitalize()}", "CreatedBy": self.user,
+        }
+
+
 class JobTable:
     def __init__(self) -> None:
         self._jobs: dict[int, Job] = {}

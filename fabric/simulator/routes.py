@@ -3,7 +3,8 @@
 Shapes not fixed by NVIDIA's documentation (all UNCONFIRMED): ``/resources/systems/<guid>`` and
 ``/resources/ports/<name>`` answer a list of one (as the PDR plugin reads ports); an unknown port, system,
 event, alarm or job is a 404; a paged ``/resources/links`` is ``{"data": [...]}`` and nothing else;
-``POST /actions`` answers 202 with an empty body and the job in ``Location``.
+``POST /actions`` answers 202 with the job's URL in ``Location`` and as the body's text (NVIDIA's scripts read
+either); ``GET /resources/isolated_ports`` lists the ports marked unhealthy with ``isolate``, as ``0x<guid>_<n>``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
+from fabric.simulator.catalog import EXTERNAL_EVENTS
+from fabric.simulator.naming import site_object
 from fabric.simulator.state import PORT_ACTIONS, SimState
 from fabric.simulator.unhealthy import UNHEALTHY_ACTIONS
 
@@ -91,6 +94,11 @@ def resource_routes(state: SimState) -> APIRouter:
                 raise not_found(f"port {name}")
             return _bytes(b"[" + fabric.port_bytes(key) + b"]")
 
+    @router.get("/resources/isolated_ports")
+    async def isolated_ports() -> Response:
+        with state.lock:
+            return json_response({"isolated_ports": state.unhealthy.isolated()})
+
     @router.get("/resources/links")
     async def links(system: str | None = None, page_number: int | None = None, rpp: int | None = None) -> Response:
         if page_number is None and rpp is None:
@@ -115,6 +123,18 @@ def app_routes(state: SimState) -> APIRouter:
     async def events(request: Request) -> Response:
         filters = dict(request.query_params)
         return read(lambda: state.events.list_bytes(state.shape, filters))
+
+    @router.post("/app/events/external_event")
+    async def external_event(request: Request, multiple_events: str | None = None) -> Response:
+        body = await json_body(request)
+        items = body if _truthy(multiple_events) and isinstance(body, list) else [body]
+        checked = [_external_event(item, index if len(items) > 1 else None) for index, item in enumerate(items)]
+        with state.lock:
+            for event_id, description, object_name in checked:
+                system = fabric.systems.get(object_name.lower().removeprefix("0x")) if object_name else None
+                obj = state.node_object(system["guid"]) if system is not None else site_object()
+                state.emit(event_id, obj, description)
+        return Response(status_code=200)
 
     @router.get("/app/events/{event_id}")
     async def event(event_id: int) -> Response:
@@ -177,14 +197,19 @@ def action_routes(state: SimState, prefix: str) -> APIRouter:
         system_guid, port_id, action = _parse_action(body)
         job = state.start_action(action, system_guid, port_id, request.state.user)
         location = str(request.base_url).rstrip("/") + f"{prefix}/jobs/{job.id}"
-        return Response(status_code=202, headers={"Location": location})
+        # The job in the Location header and in the body: NVIDIA's own job poller (the SDK's
+        # utils/job_polling.py) reads ``/jobs/<id>`` from the body text, its other scripts from the header.
+        return Response(status_code=202, headers={"Location": location}, content=location,
+                        media_type="text/plain")
 
     @router.get("/jobs")
     async def jobs(status: str | None = None, operation: str | None = None,
                    parent_id: str | None = None) -> Response:
         with state.lock:
             if parent_id is not None:
-                return json_response([])
+                parent = state.jobs.get(int(parent_id)) if parent_id.isascii() and parent_id.isdigit() and len(
+                    parent_id) < 20 else None
+                return json_response([parent.child_rest()] if parent is not None else [])
             found = [j.to_rest() for j in state.jobs.all()]
         return json_response([j for j in found if (status is None or j["Status"] == status)
                       and (operation is None or j["Operation"] == operation)])
@@ -199,6 +224,25 @@ def action_routes(state: SimState, prefix: str) -> APIRouter:
             return json_response(found.to_rest())
 
     return router
+
+
+def _external_event(item: Any, index: int | None) -> tuple[int, str, str | None]:
+    """(event id, description, object name) of one external event, or a 400 naming the field."""
+    where = "" if index is None else f"item {index}: "
+    if not isinstance(item, dict):
+        raise HTTPException(400, f"{where}an external event is a JSON object")
+    event_id = item.get("event_id")
+    if isinstance(event_id, str) and event_id.isascii() and event_id.isdigit() and len(event_id) < 6:
+        event_id = int(event_id)
+    if not isinstance(event_id, int) or isinstance(event_id, bool) or event_id not in EXTERNAL_EVENTS:
+        raise HTTPException(400, f"{where}'event_id' must be one of {list(EXTERNAL_EVENTS)}")
+    description = item.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise HTTPException(400, f"{where}'description' must be a non-empty string")
+    object_name = item.get("object_name")
+    if object_name is not None and not isinstance(object_name, str):
+        raise HTTPException(400, f"{where}'object_name' must be a string (a node GUID)")
+    return event_id, description, object_name
 
 
 def _parse_action(body: Any) -> tuple[str, str, str]:

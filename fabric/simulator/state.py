@@ -195,6 +195,7 @@ class SimState:
     def emit(self, event_id: int, obj: EventObject, description: str) -> EventRecord:
         with self.lock:
             record = self.events.append(spec(event_id), obj, description, self.now())
+            self.fabric.versions.bump("events")
             if self.alarms.observe(record):
                 self.fabric.versions.bump("alarms")
             return record

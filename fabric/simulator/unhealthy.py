@@ -61,6 +61,10 @@ class UnhealthyPorts:
     def get(self, port: str) -> UnhealthyEntry | None:
         return self._entries.get(port)
 
+    def isolated(self) -> list[str]:
+        """The ports marked ``isolate``, as ``GET /resources/isolated_ports`` names them (``0x<guid>_<n>``)."""
+        return [f"0x{e.port.guid}_{e.port.number}" for e in self._entries.values() if e.action == "isolate"]
+
     def names(self) -> list[str]:
         return list(self._entries)
 

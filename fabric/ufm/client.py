@@ -78,6 +78,8 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=UfmModel)
 ClockFn = Callable[[], float]
 
+EXTERNAL_INFO = 551
+"""UFM's "General External Event Notification" (Info): what this service reports its actions as."""
 _JOB_REF_RE = re.compile(r"(?:^|/)jobs/([A-Za-z0-9_.-]+)")
 
 
@@ -430,6 +432,16 @@ class UfmClient:
         job_id = self._job_id(response, "/actions")
         log.info("UFM port action accepted", extra={"ufm_action": action, "ufm_port": name, "ufm_job_id": job_id})
         return PostedAction(name, action, port, job_id)
+
+    async def external_event(self, description: str, *, object_name: str | None = None, otype: str = "Switch",
+                             event_id: int = EXTERNAL_INFO) -> None:
+        """``POST /app/events/external_event``: a line in UFM's own event log, as UFM's plugins (PDR, SNMP) put
+        their actions there, so that operators who watch UFM see what this service did."""
+        body: dict[str, Any] = {"event_id": event_id, "description": description, "otype": otype,
+                                "external_event_source": "fabric-remediation"}
+        if object_name is not None:
+            body["object_name"] = object_name
+        await self._http.request("POST", "/app/events/external_event", json_body=body)
 
     async def await_jobs(self, job_ids: Sequence[str], within: float) -> dict[str, Job | UfmError]:
         """The latest status of each job, polled every ``job_poll.interval`` seconds until none is running or

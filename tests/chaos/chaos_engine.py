@@ -43,7 +43,7 @@ from fabric import wiring
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport
 from fabric.ufm.auth import BasicAuth
-from fabric.ufm.client import JobPollPolicy, PostedAction, RetryPolicy, UfmClient
+from fabric.ufm.client import EXTERNAL_INFO, JobPollPolicy, PostedAction, RetryPolicy, UfmClient
 from fabric.ufm.errors import UfmError
 from fabric.ufm.http import SleepFn
 from fabric.ufm.models import Event, Job, Link, Port, System, Versioning
@@ -159,6 +159,11 @@ class KillableUfm:
     async def await_jobs(self, job_ids: Sequence[str], within: float) -> dict[str, Job | UfmError]:
         self.kill.ufm_call()
         return await self.inner.await_jobs(job_ids, within)
+
+    async def external_event(self, description: str, *, object_name: str | None = None, otype: str = "Switch",
+                             event_id: int = EXTERNAL_INFO) -> None:
+        self.kill.ufm_call()
+        await self.inner.external_event(description, object_name=object_name, otype=otype, event_id=event_id)
 
 
 class KillableTickets:

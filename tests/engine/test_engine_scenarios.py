@@ -337,3 +337,18 @@ def test_a_ticket_closed_without_a_repair_brings_nothing_back(tmp_path: Path) ->
         states = [t.state for t in r.store.tickets()]
         assert states == [TicketState.CLOSED, TicketState.OPEN]  # and it has a ticket again
         assert len(r.tickets.list(TicketStatus.OPEN)) == 1
+
+
+def test_each_port_write_is_reported_in_ufms_own_event_log_and_not_counted_back(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        r.advance(300)
+        report = r.cycle()
+        [disable] = [a for a in report.actions if a.kind is ActionKind.DISABLE]
+        port = r.engine.view.port_to_act_on(disable.component) if r.engine.view and disable.component else None
+        events = httpx.get(f"{r.url}/ufmRest/app/events", auth=("admin", "123456"), timeout=30).json()
+        notes = [e for e in events if e["event_type"] == "551"]
+        assert len(notes) == 1 and f"disable {port} ({disable.component}), flap:" in notes[0]["description"]
+        r.advance(60)
+        again = r.cycle()
+        assert again.findings == [] and r.engine.pipeline.mapper.skipped["event type not used"] >= 1
