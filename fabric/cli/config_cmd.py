@@ -1,0 +1,75 @@
+"""``fabricctl config check|show``: validate a configuration file, print the effective configuration.
+
+Secrets are never fields of the configuration (``fabric.config``): neither command can print one. ``show`` prints
+where each secret is read from (a file key), never its value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from fabric.cli.common import FormatOption, OutputFormat, print_json
+
+config_app = typer.Typer(help="The service's configuration: check a file, show what the service would run with.",
+                         no_args_is_help=True)
+
+ConfigArgument = Annotated[Path, typer.Argument(help="The TOML configuration file.", show_default=False)]
+
+
+@config_app.command()
+def check(path: ConfigArgument) -> None:
+    """Validate FILE with the environment's FABRIC_* overrides: every problem, each naming where it is (exit 2)."""
+    from fabric.config import load_config
+
+    load_config(path)
+    typer.echo(f"{path}: ok")
+
+
+@config_app.command()
+def show(path: Annotated[Path | None, typer.Argument(help="The TOML configuration file (none: the defaults).",
+                                                    show_default=False)] = None,
+         output_format: FormatOption = OutputFormat.TABLE) -> None:
+    """The effective configuration: FILE, overridden by FABRIC_* variables, every default filled in (TOML, or
+    JSON with --format json)."""
+    from fabric.config import load_config
+
+    effective = load_config(path).model_dump(mode="json")
+    if output_format is OutputFormat.JSON:
+        print_json(effective)
+        return
+    typer.echo("\n".join(toml_lines(effective)))
+
+
+def toml_lines(sections: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """A configuration's sections as TOML: a table per section, a key unset (``None``) as a comment."""
+    lines: list[str] = []
+    for name, section in sections.items():
+        table = f"{prefix}{name}"
+        lines.append(f"[{table}]")
+        nested: dict[str, Any] = {}
+        for key, value in section.items():
+            if isinstance(value, Mapping):
+                nested[key] = value
+            elif value is None:
+                lines.append(f"# {key}: not set")
+            else:
+                lines.append(f"{key} = {_toml_value(value)}")
+        lines.append("")
+        if nested:
+            lines += toml_lines(nested, f"{table}.")
+    return lines
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))  # a TOML basic string: JSON's escapes are TOML's
