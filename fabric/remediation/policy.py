@@ -339,12 +339,22 @@ def _repaired(cycle: _Cycle, component: ComponentId) -> None:
     cable = cycle.context.cables.get(component)
     if record.lifecycle in (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR):
         if cycle.breaker.halted:
-            cycle.act(ActionKind.RECORD, "repair", "ticket resolved; re-enable waits for the breaker", component)
+            _wait_for_breaker(cycle, component, record, "repair", "ticket resolved; re-enable waits for the breaker")
             return
         if cable is not None:
             cycle.guard.put_back(cable)
         cycle.act(ActionKind.ENABLE, "repair", reason, component)
     cycle.set(component, Lifecycle.PROBATION, "repair", reason, probation_until=until)
+
+
+def _wait_for_breaker(cycle: _Cycle, component: ComponentId, record: ComponentRecord, rule: str,
+                      reason: str) -> None:
+    """A re-enable that must wait until automation resumes: said once, not at every cycle of a long halt (the
+    repair or the clear is asked again every cycle). The record keeps its state and since; its reason says why."""
+    if record.reason == reason:
+        return
+    cycle.changed[component] = replace(record, reason=reason)
+    cycle.act(ActionKind.RECORD, rule, reason, component)
 
 
 def _expire_probation(cycle: _Cycle) -> None:
@@ -363,7 +373,8 @@ def _clear(cycle: _Cycle, component: ComponentId) -> None:
     if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
         return
     if cycle.breaker.halted:
-        cycle.act(ActionKind.RECORD, "operator", "quarantine cleared; re-enable waits for the breaker", component)
+        _wait_for_breaker(cycle, component, record, "operator",
+                          "quarantine cleared; re-enable waits for the breaker")
         return
     until = cycle.now + cycle.config.probation
     cable = cycle.context.cables.get(component)

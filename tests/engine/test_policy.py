@@ -130,6 +130,12 @@ def test_storm_halts_with_one_ticket_and_holds_the_rest() -> None:
     # While halted, a repair does not re-enable anything.
     halted = decide(decision.state, CycleInput(T0 + timedelta(hours=1), repaired=(early,)), guard, CONTEXT, config)
     assert not {"enable", "disable"} & set(kinds(halted.actions))
+    assert [a.reason for a in halted.actions] == ["ticket resolved; re-enable waits for the breaker"]
+    # The repair is reported again every cycle of the halt: the wait is said once, not once a cycle.
+    again = decide(halted.state, CycleInput(T0 + timedelta(hours=1, minutes=1), repaired=(early,)), guard, CONTEXT,
+                   config)
+    assert again.actions == () and again.state.components[early].since == halted.state.components[early].since
+    halted = again
     resumed = decide(halted.state, CycleInput(T0 + timedelta(hours=2), resume=True), guard, CONTEXT, config)
     assert not resumed.state.breaker.halted and resumed.state.held == ()
 
