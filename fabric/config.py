@@ -18,9 +18,10 @@ The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``F
 ``"1h30m"``, ``"2d"`` or as a number of seconds.
 
 Secrets are read only from the environment (``FABRIC_UFM_PASSWORD``, ``FABRIC_UFM_TOKEN``,
-``FABRIC_JIRA_TOKEN``, ``FABRIC_API__ADMIN_TOKEN``) or from a file named in the configuration (``ufm.secret_file``,
-``tickets.jira.token_file``, ``api.admin_token_file``), and only when asked for (:meth:`UfmSection.secret`): they are never fields of the
-configuration, so they cannot appear in its ``repr``, its dump or a log line.
+``FABRIC_JIRA_TOKEN``, ``FABRIC_API__ADMIN_TOKEN``) or from a file named in the configuration
+(``ufm.secret_file``, ``tickets.jira.token_file``, ``api.admin_token_file``), and only when asked for
+(:meth:`UfmSection.secret`, :meth:`ApiSection.admin_token`): they are never fields of the configuration, so they
+cannot appear in its ``repr``, its dump or a log line.
 
 Loading is all or nothing: :func:`load_config` returns a complete, frozen configuration or raises
 :class:`ConfigError` listing every problem, each naming where it is (the file or the environment variable) and
