@@ -23,22 +23,26 @@ _bearer = HTTPBearer(auto_error=False, description="The admin token ([api] admin
                                                    f"{ADMIN_TOKEN_ENV}); every write needs it.")
 
 
-def get_context(request: Request) -> ApiContext:
+# The accessors are ``async``: they only read attributes, and FastAPI would run a plain ``def`` dependency in a
+# worker thread of its own (several hops per request for nothing). What blocks (the store) stays in ``def``.
+
+
+async def get_context(request: Request) -> ApiContext:
     return cast(ApiContext, request.app.state.context)
 
 
 ContextDep = Annotated[ApiContext, Depends(get_context)]
 
 
-def get_store(context: ContextDep) -> Store:
+async def get_store(context: ContextDep) -> Store:
     return context.store
 
 
-def get_config(context: ContextDep) -> ServiceConfig:
+async def get_config(context: ContextDep) -> ServiceConfig:
     return context.config
 
 
-def get_runtime(context: ContextDep) -> Runtime:
+async def get_runtime(context: ContextDep) -> Runtime:
     return context.runtime
 
 
@@ -74,7 +78,7 @@ def require_admin(config: ConfigDep,
 AdminDep = Depends(require_admin)
 
 
-def path_component(component_id: Annotated[str, Path(description="kind:name, URL-encoded, e.g. "
+async def path_component(component_id: Annotated[str, Path(description="kind:name, URL-encoded, e.g. "
                                                                   "'link%3Aleaf01%2F1%7Cspine01%2F1'.")]
                    ) -> ComponentId:
     return parse_component(component_id, "component_id")

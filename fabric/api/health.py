@@ -9,7 +9,7 @@ a finding with a ticket open, quarantined), or while a switch its adapters are c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from fabric.api.models import HostHealth
@@ -21,20 +21,25 @@ from fabric.remediation.policy import PolicyState
 USABLE = frozenset({Lifecycle.HEALTHY, Lifecycle.PROBATION})
 
 
-def hosts_health(index: PlanIndex, components: Mapping[ComponentId, ComponentRecord]) -> list[HostHealth]:
-    """Every planned host's health, by host name; ``components``: the store's records."""
-    found: dict[str, list[tuple[datetime, str]]] = {host: [] for host in index.hosts}
+def hosts_health(index: PlanIndex, components: Mapping[ComponentId, ComponentRecord],
+                 hosts: Iterable[str] | None = None) -> list[HostHealth]:
+    """The health of ``hosts`` (case-folded planned names; default every planned host), by host name;
+    ``components``: the store's records."""
+    found: dict[str, list[tuple[datetime, str]]] = {host: [] for host in (index.hosts if hosts is None else hosts)}
     for component, record in sorted(components.items()):
         if record.lifecycle in USABLE:
             continue
         for host in index.hosts_of(component):
-            found[host].append((record.since, f"{component} {record.lifecycle.value} since "
-                                              f"{record.since.isoformat()} ({record.rule}: {_first_line(record)})"))
+            if host in found:
+                found[host].append((record.since, f"{component} {record.lifecycle.value} since "
+                                                  f"{record.since.isoformat()} ({record.rule}: {_first_line(record)})"))
     for switch in faulty_switches(PolicyState(components=components)):
         record = components[switch]
+        behind = (f"behind {switch}, which has an open {record.rule} since {record.since.isoformat()} "
+                  f"({_first_line(record)})")
         for host in hosts_behind(index.plan, switch.name):
-            found[host.casefold()].append((record.since, f"behind {switch}, which has an open {record.rule} since "
-                                                         f"{record.since.isoformat()} ({_first_line(record)})"))
+            if host.casefold() in found:
+                found[host.casefold()].append((record.since, behind))
     return [HostHealth(host=index.hosts[host], healthy=not reasons, reasons=[text for _, text in reasons],
                        since=min(at for at, _ in reasons) if reasons else None)
             for host, reasons in sorted(found.items(), key=lambda item: index.hosts[item[0]])]

@@ -20,7 +20,8 @@ def get_host_health(host: str, store: StoreDep, index: PlanIndexDep) -> HostHeal
     key = host.casefold()
     if key not in index.hosts:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"host: no host {host!r} in the fabric plan")
-    return next(health for health in hosts_health(index, store.components()) if health.host == index.hosts[key])
+    (health,) = hosts_health(index, store.components(), [key])
+    return health
 
 
 @router.get("/hosts", response_model=list[HostHealth],

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from api_support import NODE1_LINK, NODE2_LINK, NOW, seed
 
+from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
 from fabric.store import Store
 from topology.model import Fabric
 
@@ -81,3 +82,16 @@ async def test_the_host_list_filters_and_has_a_text_form(client: httpx.AsyncClie
     assert len((await client.get("/hosts")).json()) == 8
     response = await client.get("/hosts", params={"format": "yaml"})
     assert response.status_code == 422 and response.json()["detail"].startswith("format: Input should be")
+
+
+async def test_an_adapter_port_and_the_host_itself_count(client: httpx.AsyncClient, store: Store) -> None:
+    since = NOW - timedelta(minutes=5)
+    store.put_component(ComponentId(ComponentKind.PORT, "pod01-node04 mlx5_1/2"),
+                        ComponentRecord(Lifecycle.TICKETED, since, "port_errors", "symbol errors"))
+    store.put_component(ComponentId(ComponentKind.HOST, "pod02-node04"),
+                        ComponentRecord(Lifecycle.DEFERRED, since, "host_down", "no heartbeat"))
+    assert (await health(client, "pod01-node04"))["reasons"] == [
+        f"port:pod01-node04 mlx5_1/2 ticketed since {since.isoformat()} (port_errors: symbol errors)"]
+    assert (await health(client, "pod02-node04"))["reasons"] == [
+        f"host:pod02-node04 deferred since {since.isoformat()} (host_down: no heartbeat)"]
+    assert (await health(client, "pod02-node03"))["healthy"] is True
