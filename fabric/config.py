@@ -11,15 +11,17 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [store]    url                                    the service's database
     [tickets]  backend, [tickets.jira] ...            where tickets go
     [daemon]   interval                               seconds between cycles
+    [api]      host, port, admin_token_file           the HTTP API (its writes need the admin token)
 
 The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``FABRIC_POLICY__DRY_RUN=false``,
 ``FABRIC_TICKETS__JIRA__PROJECT=NET``). Durations are written ``"12h"``, ``"10m"``, ``"7s"``, ``"500ms"``,
 ``"1h30m"``, ``"2d"`` or as a number of seconds.
 
 Secrets are read only from the environment (``FABRIC_UFM_PASSWORD``, ``FABRIC_UFM_TOKEN``,
-``FABRIC_JIRA_TOKEN``) or from a file named in the configuration (``ufm.secret_file``,
-``tickets.jira.token_file``), and only when asked for (:meth:`UfmSection.secret`): they are never fields of the
-configuration, so they cannot appear in its ``repr``, its dump or a log line.
+``FABRIC_JIRA_TOKEN``, ``FABRIC_API__ADMIN_TOKEN``) or from a file named in the configuration
+(``ufm.secret_file``, ``tickets.jira.token_file``, ``api.admin_token_file``), and only when asked for
+(:meth:`UfmSection.secret`, :meth:`ApiSection.admin_token`): they are never fields of the configuration, so they
+cannot appear in its ``repr``, its dump or a log line.
 
 Loading is all or nothing: :func:`load_config` returns a complete, frozen configuration or raises
 :class:`ConfigError` listing every problem, each naming where it is (the file or the environment variable) and
@@ -63,7 +65,9 @@ if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
 
 __all__ = [
+    "ADMIN_TOKEN_ENV",
     "ENV_PREFIX",
+    "ApiSection",
     "ConfigError",
     "DaemonSection",
     "FabricSection",
@@ -83,7 +87,10 @@ __all__ = [
 
 ENV_PREFIX = "FABRIC_"
 ENV_DELIMITER = "__"
-SECRET_KEYS = frozenset({"password", "token", "secret", "api_token"})
+SECRET_KEYS = frozenset({"password", "token", "secret", "api_token", "admin_token"})
+ADMIN_TOKEN_ENV = "FABRIC_API__ADMIN_TOKEN"
+SECRET_VARIABLES = {ADMIN_TOKEN_ENV: ("api", "admin_token")}
+"""Nested variables that carry a secret a section reads itself (never a field): neither refused nor parsed as keys."""
 
 def _positive(value: timedelta) -> timedelta:
     if value <= timedelta():
@@ -294,6 +301,19 @@ class DaemonSection(_Section):
     interval: PositiveDuration = timedelta(seconds=60)
 
 
+class ApiSection(_Section):
+    host: str = Field("127.0.0.1", min_length=1, description="The address the HTTP API listens on.")
+    port: int = Field(8080, ge=1, le=65535)
+    admin_token_file: Path | None = None
+
+    def admin_token(self) -> SecretStr | None:
+        """The bearer token the API's writes need: ``admin_token_file`` if set, else ``FABRIC_API__ADMIN_TOKEN``;
+        ``None`` when neither is set (the API then refuses every write). Read when called, never stored."""
+        if self.admin_token_file is None and not os.environ.get(ADMIN_TOKEN_ENV):
+            return None
+        return _read_secret(ADMIN_TOKEN_ENV, self.admin_token_file, "API admin token", "api.admin_token_file")
+
+
 # --- the whole configuration -------------------------------------------------------------------------------
 
 
@@ -315,6 +335,7 @@ class ServiceConfig(BaseSettings):
     store: StoreSection = StoreSection()
     tickets: TicketsSection = TicketsSection()
     daemon: DaemonSection = DaemonSection()
+    api: ApiSection = ApiSection()
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -323,7 +344,7 @@ class ServiceConfig(BaseSettings):
                                    file_secret_settings: PydanticBaseSettingsSource,
                                    ) -> tuple[PydanticBaseSettingsSource, ...]:
         # First wins: the environment over the file's values (passed as keyword arguments); no .env files.
-        return env_settings, init_settings
+        return _WithoutSecretVariables(settings_cls, env_settings), init_settings
 
     # --- the settings the service's parts take ---
 
@@ -335,6 +356,25 @@ class ServiceConfig(BaseSettings):
 
     def guard_settings(self) -> GuardSettings:
         return self.guard.build()
+
+
+class _WithoutSecretVariables(PydanticBaseSettingsSource):
+    """The environment, without the ``SECRET_VARIABLES`` (their sections read them when asked, as secrets)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._inner = inner
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self._inner.get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, Any]:
+        data = self._inner()
+        for section, key in SECRET_VARIABLES.values():
+            values = data.get(section)
+            if isinstance(values, dict):
+                values.pop(key, None)
+        return data
 
 
 # --- loading -----------------------------------------------------------------------------------------------
@@ -397,6 +437,8 @@ def _secret_advice(where: str) -> str:
         return "set FABRIC_UFM_PASSWORD (or FABRIC_UFM_TOKEN) in the environment, or name a file in ufm.secret_file"
     if where.startswith("tickets."):
         return "set FABRIC_JIRA_TOKEN in the environment, or name a file in tickets.jira.token_file"
+    if where.startswith("api."):
+        return f"set {ADMIN_TOKEN_ENV} in the environment, or name a file in api.admin_token_file"
     return "keep it in the environment or in a file only the service can read"
 
 
@@ -406,7 +448,7 @@ def _env_problems() -> list[str]:
     problems: list[str] = []
     for name in sorted(os.environ):
         upper = name.upper()
-        if not upper.startswith(ENV_PREFIX) or ENV_DELIMITER not in upper:
+        if not upper.startswith(ENV_PREFIX) or ENV_DELIMITER not in upper or upper in SECRET_VARIABLES:
             continue
         path = upper.removeprefix(ENV_PREFIX).lower().split(ENV_DELIMITER)
         if path[0] not in sections:

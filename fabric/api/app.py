@@ -1,0 +1,53 @@
+"""The API's assembly: ``api_router()`` (every ``/api/v1`` route) and ``create_app(context)``.
+
+The daemon builds its app with ``create_app`` (which also answers bad input as one line naming the field) and adds
+its own routes (``/healthz``, ``/readyz``, ``/metrics``, the webhooks) to it; tests serve ``create_app`` alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from fabric.api import hosts, reads, writes
+from fabric.api.context import ApiContext
+from fabric.api.deps import BAD_INPUT
+
+PREFIX = "/api/v1"
+
+
+def api_router() -> APIRouter:
+    """Every route of the API under ``/api/v1``."""
+    router = APIRouter(prefix=PREFIX)
+    for part in (reads.router, hosts.router, writes.router):
+        router.include_router(part)
+    return router
+
+
+def create_app(context: ApiContext, *, title: str = "fabric-remediation") -> FastAPI:
+    """An app serving the API over ``context`` (``app.state.context``, what the routers read)."""
+    app = FastAPI(title=title, version="1")
+    app.state.context = context
+    app.include_router(api_router())
+    app.add_exception_handler(RequestValidationError, _bad_input)
+    return app
+
+
+async def _bad_input(request: Request, exc: Exception) -> JSONResponse:
+    """422 with one line per problem, each naming its field: ``duration: not a duration: '10 minutes'``."""
+    assert isinstance(exc, RequestValidationError)
+    return JSONResponse({"detail": "; ".join(_describe(error) for error in exc.errors())},
+                        status_code=BAD_INPUT)
+
+
+def _describe(error: dict[str, Any]) -> str:
+    loc: Sequence[Any] = error.get("loc", ())
+    if len(loc) > 1 and loc[0] in ("body", "query", "path", "header"):
+        loc = loc[1:]
+    field = ".".join(str(part) for part in loc) or "body"
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{field}: {message}"

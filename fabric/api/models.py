@@ -1,0 +1,271 @@
+"""What the HTTP API answers and accepts: pydantic models (they make the OpenAPI document), built from the store's
+records by one ``of`` function each, so every endpoint shows a record the same way."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Self
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from fabric.api.context import GuardFigures
+from fabric.durations import parse_duration
+from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
+from fabric.remediation.muting import check_matcher
+from fabric.store import DecisionRecord, IntentRecord, OperatorRequest, Silence, TicketRecord
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _id(component: ComponentId | None) -> str | None:
+    return None if component is None else str(component)
+
+
+class Problem(_Model):
+    """Every error answer: one line saying what is wrong (and, for bad input, naming the field)."""
+
+    detail: str
+
+
+# --- reads -------------------------------------------------------------------------------------------------
+
+
+class Guard(_Model):
+    worst_leaf: str | None = Field(description="The leaf with the fewest paths to core for its plan.")
+    worst_leaf_fraction: float | None = Field(description="Its paths to core over its planned paths (1.0: intact).")
+    disabled: int = Field(description="Cables automation holds out of service, counted against the cap.")
+    cap: int = Field(description="The blast-radius cap: at most this many held out at once.")
+    disables_last_hour: int
+    hourly_limit: int
+
+    @classmethod
+    def of(cls, figures: GuardFigures) -> Self:
+        return cls(worst_leaf=figures.worst_leaf, worst_leaf_fraction=figures.worst_leaf_fraction,
+                   disabled=figures.disabled, cap=figures.cap, disables_last_hour=figures.disables_last_hour,
+                   hourly_limit=figures.hourly_limit)
+
+
+class RequestOut(_Model):
+    """An operator's request (resume, clear): the engine carries it out at its next cycle."""
+
+    id: int
+    kind: str
+    component: str | None
+    reason: str
+    requested_by: str
+    requested_at: datetime
+    handled_at: datetime | None = Field(description="When the engine carried it out (null: pending).")
+    outcome: str | None
+
+    @classmethod
+    def of(cls, request: OperatorRequest) -> Self:
+        return cls(id=request.id, kind=request.kind.value, component=_id(request.component), reason=request.reason,
+                   requested_by=request.requested_by, requested_at=request.requested_at,
+                   handled_at=request.handled_at, outcome=request.outcome)
+
+
+class Status(_Model):
+    fabric: str
+    dry_run: bool
+    halted: bool = Field(description="The storm breaker has halted automation (no UFM writes).")
+    halt_reason: str
+    halted_since: datetime | None = Field(description="When the breaker last changed (tripped or resumed).")
+    started_at: datetime
+    interval_seconds: float
+    last_poll_at: datetime | None
+    last_cycle_at: datetime | None
+    last_cycle_error: str | None = Field(description="Why the last cycle failed (null: it completed).")
+    ufm_reachable: bool
+    view_refused_since: datetime | None = Field(description="Since when UFM's topology readings are refused.")
+    guard: Guard
+    components: dict[str, int] = Field(description="Components recorded in each lifecycle state (zeros included).")
+    pending_requests: list[RequestOut]
+    counters: dict[str, int] = Field(description="The last cycle's counts (events, writes pending...).")
+
+
+class Component(_Model):
+    """A component's recorded state: the desired state the engine converges UFM to."""
+
+    id: str = Field(description="kind:name, e.g. 'link:leaf01/1|spine01/1' or 'switch:core01'.")
+    kind: str
+    lifecycle: str
+    since: datetime
+    rule: str
+    reason: str
+    strikes: int
+    never_auto_restore: bool
+    probation_until: datetime | None
+
+    @classmethod
+    def of(cls, component: ComponentId, record: ComponentRecord) -> Self:
+        return cls(id=str(component), kind=component.kind.value, lifecycle=record.lifecycle.value,
+                   since=record.since, rule=record.rule, reason=record.reason, strikes=record.strikes,
+                   never_auto_restore=record.never_auto_restore, probation_until=record.probation_until)
+
+
+class ComponentPage(_Model):
+    total: int = Field(description="How many components match the filters (all pages).")
+    limit: int
+    offset: int
+    items: list[Component]
+
+
+class FindingOut(_Model):
+    component: str
+    rule: str
+    at: datetime
+    reason: str
+    evidence: list[int] = Field(description="UFM event ids.")
+    ticket_only: bool
+    never_auto_restore: bool
+
+    @classmethod
+    def of(cls, finding: Finding) -> Self:
+        return cls(component=str(finding.component), rule=finding.rule, at=finding.at, reason=finding.reason,
+                   evidence=list(finding.evidence), ticket_only=finding.ticket_only,
+                   never_auto_restore=finding.never_auto_restore)
+
+
+class Decision(_Model):
+    id: int
+    at: datetime
+    kind: str
+    component: str | None
+    rule: str
+    reason: str
+    guard: dict[str, Any] = Field(description="The capacity guard's figures when it was decided.")
+    dry_run: bool
+
+    @classmethod
+    def of(cls, record: DecisionRecord) -> Self:
+        action = record.action
+        return cls(id=record.id, at=action.at, kind=action.kind.value, component=_id(action.component),
+                   rule=action.rule, reason=action.reason, guard=dict(action.guard), dry_run=action.dry_run)
+
+
+class Intent(_Model):
+    """A side effect (UFM write, ticket write), logged before it was attempted."""
+
+    id: int
+    kind: str
+    component: str | None
+    state: str
+    payload: dict[str, Any]
+    created_at: datetime
+    finished_at: datetime | None
+    outcome: str | None
+
+    @classmethod
+    def of(cls, intent: IntentRecord) -> Self:
+        return cls(id=intent.id, kind=intent.kind.value, component=_id(intent.component), state=intent.state.value,
+                   payload=dict(intent.payload), created_at=intent.created_at, finished_at=intent.finished_at,
+                   outcome=intent.outcome)
+
+
+class Ticket(_Model):
+    id: int
+    dedup_key: str
+    backend: str
+    external_key: str | None
+    state: str
+    summary: str
+    created_at: datetime
+    updated_at: datetime
+    resolved_at: datetime | None
+
+    @classmethod
+    def of(cls, ticket: TicketRecord) -> Self:
+        return cls(id=ticket.id, dedup_key=ticket.dedup_key, backend=ticket.backend, external_key=ticket.external_key,
+                   state=ticket.state.value, summary=ticket.summary, created_at=ticket.created_at,
+                   updated_at=ticket.updated_at, resolved_at=ticket.resolved_at)
+
+
+class ComponentDetail(_Model):
+    id: str
+    state: Component | None = Field(description="Its recorded state (null: none recorded, healthy as far as "
+                                                "automation knows).")
+    findings: list[FindingOut] = Field(description="The newest findings, oldest first.")
+    decisions: list[Decision] = Field(description="The newest decisions, oldest first.")
+    intents: list[Intent] = Field(description="The newest side effects, newest first.")
+    tickets: list[Ticket]
+
+
+class HostHealth(_Model):
+    """The yes/no a training scheduler consumes. Reflects what automation has recorded (findings, lifecycle
+    states, switch faults); a link UFM shows down counts once a finding about it is recorded."""
+
+    host: str
+    healthy: bool
+    reasons: list[str] = Field(description="Why it is not healthy, one line each (empty when healthy).")
+    since: datetime | None = Field(description="Since when it has been unhealthy (the oldest reason).")
+
+
+# --- writes ------------------------------------------------------------------------------------------------
+
+
+class Audit(_Model):
+    """Who asks and why: kept with the request, the silence or the log line of a write."""
+
+    reason: str = Field(min_length=1, description="Why (a change or ticket number...): kept in the audit trail.")
+    by: str = Field(min_length=1, description="Who asks.")
+
+    @field_validator("reason", "by")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank (it is kept in the audit trail)")
+        return value.strip()
+
+
+class SilenceCreate(Audit):
+    matcher: str = Field(description="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")
+    duration: str | None = Field(None, description="How long: '90m', '2h', '1d' (or give ends_at).")
+    ends_at: AwareDatetime | None = None
+    starts_at: AwareDatetime | None = Field(None, description="When it starts (a maintenance window); default now.")
+
+    @field_validator("matcher")
+    @classmethod
+    def _matcher(cls, value: str) -> str:
+        return check_matcher(value)
+
+    @field_validator("duration")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None and parse_duration(value) <= timedelta():
+            raise ValueError("a silence must last longer than zero")
+        return value
+
+    @model_validator(mode="after")
+    def _one_end(self) -> Self:
+        if (self.duration is None) == (self.ends_at is None):
+            raise ValueError("give either duration or ends_at")
+        return self
+
+    def length(self) -> timedelta | None:
+        return None if self.duration is None else parse_duration(self.duration)
+
+
+class SilenceOut(_Model):
+    id: int
+    matcher: str
+    reason: str
+    created_by: str
+    starts_at: datetime
+    ends_at: datetime
+    created_at: datetime
+
+    @classmethod
+    def of(cls, silence: Silence) -> Self:
+        return cls(id=silence.id, matcher=silence.matcher, reason=silence.reason, created_by=silence.created_by,
+                   starts_at=silence.starts_at, ends_at=silence.ends_at, created_at=silence.created_at)
+
+
+class Expired(_Model):
+    id: int
+    expired: bool
+
+
+class Reloaded(_Model):
+    changed: str = Field(description="What the reload changed, as the runtime reports it.")

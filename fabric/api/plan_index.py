@@ -1,0 +1,76 @@
+"""Which components of the plan sit on which devices and hosts: what the components' filters and host health read.
+
+Built once per plan (``plan_index``): the plan does not change while the service runs, and a request must not walk
+every cable of a 4,000-host fabric to answer one host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from fabric.remediation.domain import ComponentId, ComponentKind
+from fabric.remediation.signals import link_id
+from topology.model import Fabric
+from topology.ports import Kind
+
+
+@dataclass(frozen=True, slots=True)
+class PlanIndex:
+    plan: Fabric
+    hosts: Mapping[str, str]
+    """Every host of the plan, by its case-folded name (as host components are named), to its name as planned."""
+    link_devices: Mapping[ComponentId, tuple[str, str]]
+    """Every planned cable's component, to its two devices (keys)."""
+    adapter_hosts: Mapping[str, str]
+    """Every adapter (device key) to its host (case-folded)."""
+
+    def device_of_port(self, name: str) -> str | None:
+        """The device of a port component ``device/label`` (a label may hold '/' too: ``1/3/1``)."""
+        at = name.find("/")
+        while at > 0:
+            if name[:at] in self.plan.devices:
+                return name[:at]
+            at = name.find("/", at + 1)
+        return None
+
+    def devices_of(self, component: ComponentId) -> tuple[str, ...]:
+        """The devices (keys) ``component`` sits on: a cable's two ends, a port's device, the switch itself."""
+        if component.kind is ComponentKind.LINK:
+            return self.link_devices.get(component, ())
+        if component.kind is ComponentKind.PORT:
+            device = self.device_of_port(component.name)
+            return () if device is None else (device,)
+        if component.kind is ComponentKind.SWITCH:
+            return (component.name,)
+        return ()
+
+    def hosts_of(self, component: ComponentId) -> tuple[str, ...]:
+        """The hosts (case-folded) ``component`` belongs to: its adapters' hosts, or the host itself."""
+        if component.kind is ComponentKind.HOST:
+            return (component.name,) if component.name in self.hosts else ()
+        return tuple(sorted({self.adapter_hosts[d] for d in self.devices_of(component) if d in self.adapter_hosts}))
+
+    def known_switch(self, key: str) -> bool:
+        device = self.plan.devices.get(key)
+        return device is not None and device.kind is Kind.SWITCH
+
+    def known(self, component: ComponentId) -> bool:
+        """Whether ``component`` is part of the plan."""
+        if component.kind is ComponentKind.HOST:
+            return component.name in self.hosts
+        if component.kind is ComponentKind.SWITCH:
+            return self.known_switch(component.name)
+        return bool(self.devices_of(component))
+
+
+@lru_cache(maxsize=4)
+def plan_index(plan: Fabric) -> PlanIndex:
+    adapters = {key: device.host_name.casefold() for key, device in plan.devices.items()
+                if device.kind is Kind.ADAPTER}
+    hosts: dict[str, str] = {}
+    for key in sorted(adapters):
+        hosts.setdefault(adapters[key], plan.devices[key].host_name)
+    links = {link_id(cable.key): (cable.a.device, cable.b.device) for cable in plan.cables}
+    return PlanIndex(plan, hosts, links, adapters)

@@ -1,0 +1,109 @@
+"""The read endpoints: status, components (filtered, paginated) with their history, decisions.
+
+Endpoints that call the store are plain ``def``: FastAPI runs them in its worker threads, so the blocking store
+never holds the event loop the scheduler's cycles share.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+from pydantic import AwareDatetime
+
+from fabric.api.deps import ComponentDep, PlanIndexDep, RuntimeDep, StoreDep, parse_component
+from fabric.api.models import (
+    Component,
+    ComponentDetail,
+    ComponentPage,
+    Decision,
+    FindingOut,
+    Guard,
+    Intent,
+    Problem,
+    RequestOut,
+    Status,
+    Ticket,
+)
+from fabric.remediation.domain import Lifecycle
+
+HISTORY = 100
+"""How many of a component's newest findings, decisions and intents its page shows."""
+
+router = APIRouter(tags=["read"], responses={422: {"model": Problem}})
+
+
+@router.get("/status", response_model=Status, summary="Dry run, the breaker, the last cycle, the guard, counts")
+def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
+    live = runtime.status()
+    breaker = store.breaker_state()
+    return Status(
+        fabric=store.fabric, dry_run=live.dry_run, halted=breaker.halted, halt_reason=breaker.reason,
+        halted_since=breaker.since, started_at=live.started_at, interval_seconds=live.interval_seconds,
+        last_poll_at=live.last_poll_at, last_cycle_at=live.last_cycle_at, last_cycle_error=live.last_cycle_error,
+        ufm_reachable=live.ufm_reachable, view_refused_since=live.view_refused_since, guard=Guard.of(live.guard),
+        components={lifecycle.value: count for lifecycle, count in store.lifecycle_counts().items()},
+        pending_requests=[RequestOut.of(request) for request in store.pending_requests()],
+        counters=dict(live.counters))
+
+
+@router.get("/components", response_model=ComponentPage, responses={404: {"model": Problem}},
+            summary="Components with a recorded state, in id order")
+def list_components(
+    store: StoreDep,
+    index: PlanIndexDep,
+    state: Annotated[Lifecycle | None, Query(description="Only those in this lifecycle state.")] = None,
+    switch: Annotated[str | None, Query(description="Only those on this switch (its cables, ports, itself).")]
+    = None,
+    host: Annotated[str | None, Query(description="Only those of this host (its adapters' cables and ports).")]
+    = None,
+    rule: Annotated[str | None, Query(description="Only those put in their state by this rule.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> ComponentPage:
+    wanted_switch = switch.casefold() if switch is not None else None
+    if wanted_switch is not None and not index.known_switch(wanted_switch):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"switch: no switch {switch!r} in the fabric plan")
+    wanted_host = host.casefold() if host is not None else None
+    if wanted_host is not None and wanted_host not in index.hosts:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"host: no host {host!r} in the fabric plan")
+    matching = [
+        Component.of(component, record)
+        for component, record in store.components(state).items()
+        if (rule is None or record.rule == rule)
+        and (wanted_switch is None or wanted_switch in index.devices_of(component))
+        and (wanted_host is None or wanted_host in index.hosts_of(component))
+    ]
+    return ComponentPage(total=len(matching), limit=limit, offset=offset, items=matching[offset:offset + limit])
+
+
+@router.get("/components/{component_id:path}", response_model=ComponentDetail, responses={404: {"model": Problem}},
+            summary="One component: its state and history (findings, decisions, intents, tickets)")
+def get_component(component: ComponentDep, store: StoreDep, index: PlanIndexDep) -> ComponentDetail:
+    with store.transaction() as tx:  # one snapshot: the state and the history that led to it agree
+        record = tx.get_component(component)
+        findings = tx.findings(component=component, limit=HISTORY)
+        decisions = tx.decisions(component=component, limit=HISTORY)
+        intents = tx.intents(component=component, limit=HISTORY)
+        tickets = tx.tickets(component=component)
+    if record is None and not (findings or decisions or intents or tickets) and not index.known(component):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{component} is not in the fabric plan and nothing is "
+                                                       "recorded about it")
+    return ComponentDetail(
+        id=str(component), state=None if record is None else Component.of(component, record),
+        findings=[FindingOut.of(finding) for finding in findings],
+        decisions=[Decision.of(decision) for decision in decisions],
+        intents=[Intent.of(intent) for intent in intents], tickets=[Ticket.of(ticket) for ticket in tickets])
+
+
+@router.get("/decisions", response_model=list[Decision], summary="Decisions, oldest first, with the guard's figures")
+def list_decisions(
+    store: StoreDep,
+    since: Annotated[AwareDatetime | None, Query(description="From this time on (with its zone).")] = None,
+    until: Annotated[AwareDatetime | None, Query(description="Before this time (with its zone).")] = None,
+    component: Annotated[str | None, Query(description="Only this component's (kind:name).")] = None,
+    limit: Annotated[int, Query(ge=1, le=10_000, description="The newest N of them.")] = 100,
+) -> list[Decision]:
+    wanted = None if component is None else parse_component(component, "component")
+    return [Decision.of(record) for record in store.decisions(component=wanted, since=since, until=until,
+                                                              limit=limit)]

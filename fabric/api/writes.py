@@ -1,0 +1,92 @@
+"""The writes: silences, resume, clear, reload. Each needs the admin token and says who asks and why.
+
+Resume and clear are operator requests in the store, as ``fabricctl resume`` and ``components clear`` write them:
+the engine carries them out at its next cycle and records the outcome. A silence keeps its author and reason. An
+expiry and a reload have no row of their own: their who and why go to the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, status
+from pydantic import AwareDatetime
+
+from fabric.api.deps import AdminDep, ComponentDep, RuntimeDep, StoreDep
+from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
+from fabric.remediation.domain import Lifecycle
+from fabric.store import RequestKind
+
+log = logging.getLogger(__name__)
+
+_DENIED: dict[int | str, dict[str, Any]] = {401: {"model": Problem}, 403: {"model": Problem}}
+router = APIRouter(tags=["write"], responses={422: {"model": Problem}})
+
+
+@router.get("/silences", response_model=list[SilenceOut], summary="Current and future silences")
+def list_silences(
+    store: StoreDep,
+    ended_since: Annotated[AwareDatetime | None, Query(description="Also those that ended after this time.")]
+    = None,
+) -> list[SilenceOut]:
+    return [SilenceOut.of(silence) for silence in store.silences(include_ended_since=ended_since)]
+
+
+@router.post("/silences", response_model=SilenceOut, status_code=status.HTTP_201_CREATED, dependencies=[AdminDep],
+             responses=_DENIED, summary="Silence components (now, or a maintenance window)")
+def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
+    silence = store.add_silence(body.matcher, reason=body.reason, created_by=body.by, ends_at=body.ends_at,
+                                duration=body.length(), starts_at=body.starts_at)
+    log.info("silence %d of %s until %s added by %s: %s", silence.id, silence.matcher, silence.ends_at.isoformat(),
+             body.by, body.reason)
+    return SilenceOut.of(silence)
+
+
+@router.delete("/silences/{silence_id}", response_model=Expired, dependencies=[AdminDep],
+               responses={**_DENIED, 404: {"model": Problem}}, summary="Expire a silence now")
+def expire_silence(
+    silence_id: int,
+    store: StoreDep,
+    by: Annotated[str, Query(min_length=1, description="Who asks (logged).")],
+    reason: Annotated[str, Query(min_length=1, description="Why (logged).")],
+) -> Expired:
+    if not store.expire_silence(silence_id):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no active silence {silence_id} in fabric {store.fabric}")
+    log.info("silence %d expired by %s: %s", silence_id, by, reason)
+    return Expired(id=silence_id, expired=True)
+
+
+@router.post("/resume", response_model=RequestOut, status_code=status.HTTP_202_ACCEPTED, dependencies=[AdminDep],
+             responses={**_DENIED, 409: {"model": Problem}},
+             summary="Ask the engine to resume automation after the storm breaker halted it")
+def resume(body: Audit, store: StoreDep) -> RequestOut:
+    with store.transaction() as tx:
+        if not tx.breaker_state().halted:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"automation of fabric {store.fabric} is not halted")
+        request = tx.request(RequestKind.RESUME, reason=body.reason, requested_by=body.by)
+    log.info("resume requested (request %d) by %s: %s", request.id, body.by, body.reason)
+    return RequestOut.of(request)
+
+
+@router.post("/components/{component_id:path}/clear", response_model=RequestOut,
+             status_code=status.HTTP_202_ACCEPTED, dependencies=[AdminDep],
+             responses={**_DENIED, 409: {"model": Problem}},
+             summary="Ask the engine to release a quarantined component (on probation, within the guard)")
+def clear(component: ComponentDep, body: Audit, store: StoreDep) -> RequestOut:
+    with store.transaction() as tx:
+        record = tx.get_component(component)
+        if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"{component} is not quarantined in fabric {store.fabric}")
+        request = tx.request(RequestKind.CLEAR, component=component, reason=body.reason, requested_by=body.by)
+    log.info("clear of %s requested (request %d) by %s: %s", component, request.id, body.by, body.reason)
+    return RequestOut.of(request)
+
+
+@router.post("/reload", response_model=Reloaded, dependencies=[AdminDep], responses=_DENIED,
+             summary="Re-read rules and silences without a restart")
+async def reload(body: Audit, runtime: RuntimeDep) -> Reloaded:
+    # async: the runtime's reload runs on the service's loop; it touches no store from here.
+    changed = await runtime.reload()
+    log.info("reload by %s: %s; %s", body.by, body.reason, changed)
+    return Reloaded(changed=changed)
