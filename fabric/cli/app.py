@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from fabric.cli import demo, ops, plan, replay, simulate, tickets, ufm, verify
+from fabric.cli import demo, ops, plan, replay, simulate, tickets, ufm, verify, webhook
 from fabric.cli.common import fail
 
 
@@ -47,6 +47,7 @@ app.command()(demo.demo)
 app.command()(simulate.simulate)
 app.add_typer(tickets.tickets_app, name="tickets")
 app.add_typer(ufm.ufm_app, name="ufm")
+app.command()(webhook.webhook)
 ops.register(app)
 
 

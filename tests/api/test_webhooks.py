@@ -184,3 +184,21 @@ def test_a_generic_delivery_that_says_nothing_usable_is_400(receiver: Receiver, 
     response = receiver.generic(payload)
     assert response.status_code == 400 and detail in response.json()["detail"]
     assert receiver.stored() == []
+
+
+def test_a_secret_file_gone_since_the_start_is_503_and_stores_nothing(tmp_path: Path, receiver: Receiver) -> None:
+    secret = tmp_path / "webhook-secret"
+    secret.write_text(SECRET)
+    config = load_config(write_config(tmp_path, f'[tickets]\nwebhook_secret_file = "{secret}"\n'))
+    secret.unlink()
+    with webhooks(receiver.store, fat_tree(PRESETS["tiny"]), config, lambda: NOW) as url:
+        body = jira_body(receiver.ticket)
+        response = httpx.post(f"{url}/webhooks/jira", content=body, headers=signed(body, "d-1"), timeout=30)
+    assert response.status_code == 503 and SECRET not in response.text
+    assert receiver.stored() == []
+
+
+def write_config(directory: Path, text: str) -> Path:
+    path = directory / "config.toml"
+    path.write_text(text)
+    return path
