@@ -11,6 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from webhook_support import SECRET, TOKEN, jira_body, signed, webhooks
 
 from fabric.config import load_config
@@ -29,13 +31,15 @@ class Receiver:
     store: Store
     ticket: str
     """The key of a ticket of this fabric (the storm ticket, open)."""
+    client: httpx.Client
+    """One client, kept: a new one costs a TLS context (60 ms), even for plain HTTP."""
 
     def jira(self, body: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
-        return httpx.post(f"{self.url}/webhooks/jira", content=body, headers=headers or {}, timeout=30)
+        return self.client.post(f"{self.url}/webhooks/jira", content=body, headers=headers or {})
 
     def generic(self, payload: object, token: str | None = TOKEN, scheme: str = "Bearer") -> httpx.Response:
         headers = {"Authorization": f"{scheme} {token}"} if token is not None else {}
-        return httpx.post(f"{self.url}/webhooks/generic", json=payload, headers=headers, timeout=30)
+        return self.client.post(f"{self.url}/webhooks/generic", json=payload, headers=headers)
 
     def stored(self) -> list[str]:
         return [d.id for d in self.store.unprocessed_deliveries()]
@@ -50,8 +54,9 @@ def receiver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiv
     ticket = Ticketing(store, LocalTicketBackend(store.engine, clock=lambda: NOW), "test").ensure_open(
         None, "storm", "a storm")
     try:
-        with webhooks(store, fat_tree(PRESETS["tiny"]), load_config(), lambda: NOW) as url:
-            yield Receiver(url, store, ticket.key)
+        with webhooks(store, fat_tree(PRESETS["tiny"]), load_config(), lambda: NOW) as url, \
+                httpx.Client(timeout=30) as client:
+            yield Receiver(url, store, ticket.key, client)
     finally:
         store.close()
 
@@ -202,3 +207,21 @@ def write_config(directory: Path, text: str) -> Path:
     path = directory / "config.toml"
     path.write_text(text)
     return path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.one_of(st.binary(max_size=300), st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12).map(lambda value: json.dumps(value).encode())),
+    signature=st.text(st.characters(min_codepoint=0x21, max_codepoint=0xFF, exclude_categories=["Cc"]),
+                      max_size=80))
+def test_no_body_gets_in_unsigned_and_none_signed_is_a_server_error(receiver: Receiver, body: bytes,
+                                                                    signature: str) -> None:
+    before = receiver.stored()
+    forged = receiver.jira(body, {"X-Hub-Signature": signature.encode("latin-1")})
+    assert forged.status_code == 401 and receiver.stored() == before
+    response = receiver.jira(body, signed(body, "fuzzed"))
+    assert response.status_code in (200, 202, 400), response.text
+    if response.status_code == 400:
+        assert receiver.stored() == before
