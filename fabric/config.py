@@ -431,7 +431,7 @@ def _secrets_in(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, st
 def _secret_advice(where: str) -> str:
     if where.startswith("ufm."):
         return "set FABRIC_UFM_PASSWORD (or FABRIC_UFM_TOKEN) in the environment, or name a file in ufm.secret_file"
-    if where in ("tickets.webhook_secret", "tickets.webhook_token"):
+    if tuple(where.split(".")) in ENV_SECRETS:
         env = ENV_PREFIX + where.upper().replace(".", ENV_DELIMITER)
         return f"set {env} in the environment, or name a file in {where}_file"
     if where.startswith("tickets."):

@@ -66,9 +66,11 @@ def webhook_router() -> APIRouter:
         400: {"description": "the body is not JSON or does not say which ticket and what happened to it"},
         401: {"description": "no signature or token, or a wrong one"},
         413: {"description": f"a body over {MAX_BODY_BYTES:,} bytes"},
+        503: {"description": "the webhook's secret or token file cannot be read"},
     }
 
-    @router.post("/webhooks/jira", responses=answers, response_model=DeliveryAnswer)
+    @router.post("/webhooks/jira", summary="A Jira webhook", responses=answers, response_model=DeliveryAnswer,
+                 openapi_extra=_body_schema(_JIRA_BODY))
     async def jira(request: Request) -> JSONResponse:
         """A Jira webhook (Cloud or Data Center). When ``[tickets] webhook_secret`` is set, ``X-Hub-Signature:
         sha256=<hex>`` must be the HMAC-SHA256 of the raw body with it."""
@@ -80,7 +82,9 @@ def webhook_router() -> APIRouter:
         event = _event(jira_event, raw, request.headers.get(IDENTIFIER_HEADER))
         return await _store(context, event)
 
-    @router.post("/webhooks/generic", responses=answers, response_model=DeliveryAnswer)
+    @router.post("/webhooks/generic", summary="A ticket's new status, from any sender", responses=answers,
+                 response_model=DeliveryAnswer,
+                 openapi_extra=_body_schema(_GENERIC_BODY))
     async def generic(request: Request) -> JSONResponse:
         """``{"ticket": KEY, "status": "resolved" | "reopened"}`` with ``Authorization: Bearer <[tickets]
         webhook_token>`` (Jira Automation's "send web request", ServiceNow, scripts)."""
@@ -90,6 +94,25 @@ def webhook_router() -> APIRouter:
         return await _store(context, event)
 
     return router
+
+
+# The bodies are read raw (the signature is over the bytes), so their schemas are given to OpenAPI by hand.
+_JIRA_BODY: dict[str, Any] = {
+    "type": "object", "required": ["webhookEvent", "issue"],
+    "description": "Jira's webhook body; read: webhookEvent, issue.key, issue.fields.status.statusCategory.key, "
+                   "issue.fields.resolution, changelog.id, timestamp",
+    "properties": {"webhookEvent": {"type": "string", "example": "jira:issue_updated"},
+                   "issue": {"type": "object"}, "changelog": {"type": "object"}, "timestamp": {"type": "integer"}},
+}
+_GENERIC_BODY: dict[str, Any] = {
+    "type": "object", "required": ["ticket", "status"],
+    "properties": {"ticket": {"type": "string", "example": "OPS-123"},
+                   "status": {"type": "string", "enum": ["resolved", "reopened"]}},
+}
+
+
+def _body_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
 def _context(request: Request) -> ApiContext:

@@ -94,14 +94,13 @@ class Ticketing:
                 continue
             self._record_status(row, self.backend.status(row.external_key).status)
 
-    def refresh(self, external_key: str) -> TicketRecord | None:
+    def refresh(self, external_key: str) -> None:
         """Read the backend's ticket ``external_key`` (what a webhook named) and bring the store's open row of it
-        in line with the backend, the truth whatever the webhook said; ``None``: not one of this fabric's tickets.
-        ``repaired`` then acts on it. A row no longer open is left alone, as ``repaired``'s poll leaves it."""
+        in line with the backend, the truth whatever the webhook said; ``repaired`` then acts on it. A ticket not
+        of this fabric, or a row no longer open, is left alone (as ``repaired``'s poll leaves it)."""
         row = self.store.ticket_by_external_key(self.backend.name, external_key)
         if row is not None and row.state is TicketState.OPEN:
             self._record_status(row, self.backend.status(external_key).status)
-        return row
 
     def _record_status(self, row: TicketRecord, status: TicketStatus) -> None:
         if status is TicketStatus.RESOLVED:

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from webhook_support import SECRET, TOKEN, jira_body, signed, webhooks
 
+from fabric.api.webhooks import webhook_router
 from fabric.config import load_config
 from fabric.controller.ticketing import Ticketing
 from fabric.store import Store
@@ -225,3 +227,13 @@ def test_no_body_gets_in_unsigned_and_none_signed_is_a_server_error(receiver: Re
     assert response.status_code in (200, 202, 400), response.text
     if response.status_code == 400:
         assert receiver.stored() == before
+
+
+def test_openapi_describes_both_endpoints_their_bodies_and_answers() -> None:
+    app = FastAPI()
+    app.include_router(webhook_router())
+    paths = app.openapi()["paths"]
+    for path, required in (("/webhooks/jira", ["webhookEvent", "issue"]), ("/webhooks/generic", ["ticket", "status"])):
+        post = paths[path]["post"]
+        assert post["requestBody"]["content"]["application/json"]["schema"]["required"] == required
+        assert {"200", "202", "400", "401", "413"} <= set(post["responses"])
