@@ -18,10 +18,12 @@ The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``F
 ``"1h30m"``, ``"2d"`` or as a number of seconds.
 
 Secrets are read only from the environment (``FABRIC_UFM_PASSWORD``, ``FABRIC_UFM_TOKEN``,
-``FABRIC_JIRA_TOKEN``, ``FABRIC_API__ADMIN_TOKEN``) or from a file named in the configuration
-(``ufm.secret_file``, ``tickets.jira.token_file``, ``api.admin_token_file``), and only when asked for
-(:meth:`UfmSection.secret`, :meth:`ApiSection.admin_token`): they are never fields of the configuration, so they
-cannot appear in its ``repr``, its dump or a log line.
+``FABRIC_JIRA_TOKEN``, ``FABRIC_API__ADMIN_TOKEN``, ``FABRIC_TICKETS__WEBHOOK_SECRET``,
+``FABRIC_TICKETS__WEBHOOK_TOKEN``) or from a file named in the configuration (``ufm.secret_file``,
+``tickets.jira.token_file``, ``api.admin_token_file``, ``tickets.webhook_secret_file``,
+``tickets.webhook_token_file``), and only when asked for (:meth:`UfmSection.secret`, :meth:`ApiSection.admin_token`,
+:meth:`TicketsSection.webhook_secret`...): they are never fields of the configuration, so they cannot appear in
+its ``repr``, its dump or a log line.
 
 Loading is all or nothing: :func:`load_config` returns a complete, frozen configuration or raises
 :class:`ConfigError` listing every problem, each naming where it is (the file or the environment variable) and
@@ -52,7 +54,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from fabric.durations import format_duration, parse_duration
 from fabric.errors import ErrorKind, FabricError
@@ -87,10 +89,11 @@ __all__ = [
 
 ENV_PREFIX = "FABRIC_"
 ENV_DELIMITER = "__"
-SECRET_KEYS = frozenset({"password", "token", "secret", "api_token", "admin_token"})
+SECRET_KEYS = frozenset({"password", "token", "secret", "api_token", "admin_token", "webhook_secret",
+                         "webhook_token"})
 ADMIN_TOKEN_ENV = "FABRIC_API__ADMIN_TOKEN"
-SECRET_VARIABLES = {ADMIN_TOKEN_ENV: ("api", "admin_token")}
-"""Nested variables that carry a secret a section reads itself (never a field): neither refused nor parsed as keys."""
+ENV_SECRETS = frozenset({("api", "admin_token"), ("tickets", "webhook_secret"), ("tickets", "webhook_token")})
+"""Secrets read from ``FABRIC_<SECTION>__<KEY>`` when asked for: never fields of the configuration."""
 
 def _positive(value: timedelta) -> timedelta:
     if value <= timedelta():
@@ -212,6 +215,13 @@ def _read_secret(env: str, file: Path | None, what: str, file_key: str) -> Secre
     return SecretStr(value)
 
 
+def _optional_secret(env: str, file: Path | None, what: str, file_key: str) -> SecretStr | None:
+    """``_read_secret``, or ``None`` when neither the file nor the variable is set (the feature is off)."""
+    if file is None and not os.environ.get(env):
+        return None
+    return _read_secret(env, file, what, file_key)
+
+
 class UfmSection(_Section):
     url: str | None = None
     auth: Literal["basic", "token", "session"] = "basic"
@@ -286,6 +296,20 @@ class JiraSection(_Section):
 class TicketsSection(_Section):
     backend: Literal["local", "jira"] = "local"
     jira: JiraSection = JiraSection()
+    webhook_secret_file: Path | None = None
+    webhook_token_file: Path | None = None
+
+    def webhook_secret(self) -> SecretStr | None:
+        """The key Jira signs its webhooks with (``X-Hub-Signature``): ``webhook_secret_file`` if set, else
+        ``FABRIC_TICKETS__WEBHOOK_SECRET``; ``None``: Jira's deliveries are taken unsigned. Read when called."""
+        return _optional_secret(f"{ENV_PREFIX}TICKETS{ENV_DELIMITER}WEBHOOK_SECRET", self.webhook_secret_file,
+                                "webhook secret", "tickets.webhook_secret_file")
+
+    def webhook_token(self) -> SecretStr | None:
+        """The bearer token of ``/webhooks/generic``: ``webhook_token_file`` if set, else
+        ``FABRIC_TICKETS__WEBHOOK_TOKEN``; ``None``: the generic endpoint refuses every delivery. Read when called."""
+        return _optional_secret(f"{ENV_PREFIX}TICKETS{ENV_DELIMITER}WEBHOOK_TOKEN", self.webhook_token_file,
+                                "webhook token", "tickets.webhook_token_file")
 
     @model_validator(mode="after")
     def _jira_complete(self) -> TicketsSection:
@@ -344,7 +368,7 @@ class ServiceConfig(BaseSettings):
                                    file_secret_settings: PydanticBaseSettingsSource,
                                    ) -> tuple[PydanticBaseSettingsSource, ...]:
         # First wins: the environment over the file's values (passed as keyword arguments); no .env files.
-        return _WithoutSecretVariables(settings_cls, env_settings), init_settings
+        return _EnvWithoutSecrets(settings_cls), init_settings
 
     # --- the settings the service's parts take ---
 
@@ -358,19 +382,12 @@ class ServiceConfig(BaseSettings):
         return self.guard.build()
 
 
-class _WithoutSecretVariables(PydanticBaseSettingsSource):
-    """The environment, without the ``SECRET_VARIABLES`` (their sections read them when asked, as secrets)."""
-
-    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource) -> None:
-        super().__init__(settings_cls)
-        self._inner = inner
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return self._inner.get_field_value(field, field_name)
+class _EnvWithoutSecrets(EnvSettingsSource):
+    """The ``FABRIC_*`` variables but the ``ENV_SECRETS``, which are read when asked for, never kept as fields."""
 
     def __call__(self) -> dict[str, Any]:
-        data = self._inner()
-        for section, key in SECRET_VARIABLES.values():
+        data = super().__call__()
+        for section, key in ENV_SECRETS:
             values = data.get(section)
             if isinstance(values, dict):
                 values.pop(key, None)
@@ -435,6 +452,9 @@ def _secrets_in(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, st
 def _secret_advice(where: str) -> str:
     if where.startswith("ufm."):
         return "set FABRIC_UFM_PASSWORD (or FABRIC_UFM_TOKEN) in the environment, or name a file in ufm.secret_file"
+    if tuple(where.split(".")) in ENV_SECRETS:
+        env = ENV_PREFIX + where.upper().replace(".", ENV_DELIMITER)
+        return f"set {env} in the environment, or name a file in {where}_file"
     if where.startswith("tickets."):
         return "set FABRIC_JIRA_TOKEN in the environment, or name a file in tickets.jira.token_file"
     if where.startswith("api."):
@@ -448,12 +468,12 @@ def _env_problems() -> list[str]:
     problems: list[str] = []
     for name in sorted(os.environ):
         upper = name.upper()
-        if not upper.startswith(ENV_PREFIX) or ENV_DELIMITER not in upper or upper in SECRET_VARIABLES:
+        if not upper.startswith(ENV_PREFIX) or ENV_DELIMITER not in upper:
             continue
         path = upper.removeprefix(ENV_PREFIX).lower().split(ENV_DELIMITER)
         if path[0] not in sections:
             problems.append(f"{name}: unknown section {path[0]!r}{_suggest(path[0], sections)}")
-        elif path[-1] in SECRET_KEYS:
+        elif path[-1] in SECRET_KEYS and tuple(path) not in ENV_SECRETS:
             problems.append(f"{name}: {_secret_advice('.'.join(path))}")
     return problems
 

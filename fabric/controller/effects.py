@@ -80,6 +80,8 @@ class CycleReport:
     """Switch faults found this cycle (many cables of one switch at once: one switch ticket, no cable disabled)."""
     folded: int = 0
     """Cable findings folded into a switch fault this cycle."""
+    deliveries: int = 0
+    """Ticket webhook deliveries processed this cycle (``fabric.controller.deliveries``)."""
 
     def fail(self, kind: ErrorKind, action: str, component: ComponentId | None, cause: object) -> None:
         self.failed.append(CycleFailure(kind, action, component, str(cause)))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from fabric.controller import reconcile, recovery
+from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
@@ -266,6 +267,8 @@ class Engine:
         self._waiting = []
         report.events = len(new_events)
         previous = self.state
+        if not self.dry_run:  # like the ticket poll: a dry run acts on no ticket, deliveries wait for live mode
+            await asyncio.to_thread(process_deliveries, self.store, self.ticketing, now, report)
         requests = self.store.pending_requests()
         resume = previous.breaker.halted and any(r.kind is RequestKind.RESUME for r in requests)
         cleared = self._cleared(requests)

@@ -92,10 +92,20 @@ class Ticketing:
         for row in rows:
             if row.external_key in still_open or row.external_key is None:
                 continue
-            status = self.backend.status(row.external_key).status
-            if status is TicketStatus.RESOLVED:
-                self.store.ticket_resolved(row.id)
-            elif status is TicketStatus.CLOSED:
-                log.warning("ticket %s of %s was closed without a repair: it stays out of service, with a new "
-                            "ticket", row.external_key, row.component)
-                self.store.ticket_closed(row.id)
+            self._record_status(row, self.backend.status(row.external_key).status)
+
+    def refresh(self, external_key: str) -> None:
+        """Read the backend's ticket ``external_key`` (what a webhook named) and bring the store's open row of it
+        in line with the backend, the truth whatever the webhook said; ``repaired`` then acts on it. A ticket not
+        of this fabric, or a row no longer open, is left alone (as ``repaired``'s poll leaves it)."""
+        row = self.store.ticket_by_external_key(self.backend.name, external_key)
+        if row is not None and row.state is TicketState.OPEN:
+            self._record_status(row, self.backend.status(external_key).status)
+
+    def _record_status(self, row: TicketRecord, status: TicketStatus) -> None:
+        if status is TicketStatus.RESOLVED:
+            self.store.ticket_resolved(row.id)
+        elif status is TicketStatus.CLOSED:
+            log.warning("ticket %s of %s was closed without a repair: it stays out of service, with a new "
+                        "ticket", row.external_key, row.component)
+            self.store.ticket_closed(row.id)

@@ -385,3 +385,27 @@ def test_the_reboot_and_switch_fault_keys_reach_the_rules(tmp_path: Path) -> Non
     assert (rules.boot_time, rules.switch_fault_cables, rules.switch_fault_window) == (
         timedelta(minutes=15), 6, timedelta(minutes=2))
     assert rules.longest_settle == timedelta(minutes=16)
+
+
+def test_the_webhook_secrets_come_from_the_environment_or_a_file_and_never_show(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_config().tickets.webhook_secret() is None and load_config().tickets.webhook_token() is None
+    monkeypatch.setenv("FABRIC_TICKETS__WEBHOOK_SECRET", "hmac-key")
+    token = tmp_path / "webhook-token"
+    token.write_text("bearer-value\n")
+    config = load_config(write(tmp_path, f'[tickets]\nwebhook_token_file = "{token}"\n'))
+    secret, bearer = config.tickets.webhook_secret(), config.tickets.webhook_token()
+    assert secret is not None and secret.get_secret_value() == "hmac-key"
+    assert bearer is not None and bearer.get_secret_value() == "bearer-value"
+    shown = " ".join([repr(config), str(config.model_dump()), config.model_dump_json(), repr(secret), str(bearer)])
+    assert "hmac-key" not in shown and "bearer-value" not in shown
+
+
+def test_webhook_secrets_in_the_file_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, '[tickets]\nwebhook_secret = "hmac-key"\nwebhook_token = "t0k"\n')
+    assert problems(path) == [
+        f"{path}: tickets.webhook_secret: secrets are never read from the file: set FABRIC_TICKETS__WEBHOOK_SECRET "
+        "in the environment, or name a file in tickets.webhook_secret_file",
+        f"{path}: tickets.webhook_token: secrets are never read from the file: set FABRIC_TICKETS__WEBHOOK_TOKEN "
+        "in the environment, or name a file in tickets.webhook_token_file",
+    ]

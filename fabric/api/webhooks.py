@@ -1,0 +1,192 @@
+"""The ticket webhook receiver: ``POST /webhooks/jira`` and ``POST /webhooks/generic``.
+
+A delivery is checked (size, signature or token, payload), stored (``Store.record_delivery``) and answered at
+once; nothing else happens in the request. The engine processes stored deliveries at its next cycle
+(``fabric.controller.deliveries``), reading each ticket from the backend again: a webhook is only a hint.
+
+Answers: 202 ``accepted`` (stored), 200 ``duplicate`` (this delivery was stored already: a retry or a replay
+changes nothing), 202 ``ignored`` (not a ticket of this fabric), 400 a payload that says nothing usable (the
+detail names the field), 401 a missing or wrong signature or token, 413 a body over ``MAX_BODY_BYTES`` (refused
+while it is read, not after).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, SecretStr
+
+from fabric.api.context import ApiContext
+from fabric.config import ConfigError
+from fabric.controller.deliveries import delivery_payload
+from fabric.store import Store
+from tickets.events import MAX_BODY_BYTES, TicketEvent, TicketEventError, generic_event, jira_event, parse_body
+
+__all__ = ["DeliveryAnswer", "Outcome", "webhook_router"]
+
+log = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "X-Hub-Signature"
+"""Jira's HMAC-SHA256 of the raw body with the webhook's secret: ``sha256=<hex>``."""
+IDENTIFIER_HEADER = "X-Atlassian-Webhook-Identifier"
+"""Jira's delivery id, the same across its retries of one delivery."""
+
+
+class Outcome(StrEnum):
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    IGNORED = "ignored"
+
+
+_STATUS = {Outcome.ACCEPTED: 202, Outcome.DUPLICATE: 200, Outcome.IGNORED: 202}
+
+
+class DeliveryAnswer(BaseModel):
+    outcome: Outcome
+    ticket: str
+    delivery: str
+    """What identifies the delivery among its repeats."""
+
+
+def webhook_router() -> APIRouter:
+    """The two webhook endpoints; they read the service's ``ApiContext`` from ``request.app.state.context``."""
+    router = APIRouter(tags=["webhooks"])
+    answers: dict[int | str, dict[str, Any]] = {
+        200: {"model": DeliveryAnswer, "description": "a repeat of a delivery stored already: nothing changes"},
+        202: {"model": DeliveryAnswer, "description": "stored for the engine's next cycle, or ignored (not a "
+                                                      "ticket of this fabric)"},
+        400: {"description": "the body is not JSON or does not say which ticket and what happened to it"},
+        401: {"description": "no signature or token, or a wrong one"},
+        413: {"description": f"a body over {MAX_BODY_BYTES:,} bytes"},
+        503: {"description": "the webhook's secret or token file cannot be read"},
+    }
+
+    @router.post("/webhooks/jira", summary="A Jira webhook", responses=answers, response_model=DeliveryAnswer,
+                 openapi_extra=_body_schema(_JIRA_BODY))
+    async def jira(request: Request) -> JSONResponse:
+        """A Jira webhook (Cloud or Data Center). When ``[tickets] webhook_secret`` is set, ``X-Hub-Signature:
+        sha256=<hex>`` must be the HMAC-SHA256 of the raw body with it."""
+        context = _context(request)
+        raw = await _body(request)
+        secret = _secret(context.config.tickets.webhook_secret)
+        if secret is not None:
+            _check_signature(raw, request.headers.get(SIGNATURE_HEADER), secret)
+        event = _event(jira_event, raw, request.headers.get(IDENTIFIER_HEADER))
+        return await _store(context, event)
+
+    @router.post("/webhooks/generic", summary="A ticket's new status, from any sender", responses=answers,
+                 response_model=DeliveryAnswer,
+                 openapi_extra=_body_schema(_GENERIC_BODY))
+    async def generic(request: Request) -> JSONResponse:
+        """``{"ticket": KEY, "status": "resolved" | "reopened"}`` with ``Authorization: Bearer <[tickets]
+        webhook_token>`` (Jira Automation's "send web request", ServiceNow, scripts)."""
+        context = _context(request)
+        _check_token(request.headers.get("Authorization"), _secret(context.config.tickets.webhook_token))
+        event = _event(generic_event, await _body(request), None)
+        return await _store(context, event)
+
+    return router
+
+
+# The bodies are read raw (the signature is over the bytes), so their schemas are given to OpenAPI by hand.
+_JIRA_BODY: dict[str, Any] = {
+    "type": "object", "required": ["webhookEvent", "issue"],
+    "description": "Jira's webhook body; read: webhookEvent, issue.key, issue.fields.status.statusCategory.key, "
+                   "issue.fields.resolution, changelog.id, timestamp",
+    "properties": {"webhookEvent": {"type": "string", "example": "jira:issue_updated"},
+                   "issue": {"type": "object"}, "changelog": {"type": "object"}, "timestamp": {"type": "integer"}},
+}
+_GENERIC_BODY: dict[str, Any] = {
+    "type": "object", "required": ["ticket", "status"],
+    "properties": {"ticket": {"type": "string", "example": "OPS-123"},
+                   "status": {"type": "string", "enum": ["resolved", "reopened"]}},
+}
+
+
+def _body_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+def _context(request: Request) -> ApiContext:
+    context: ApiContext = request.app.state.context
+    return context
+
+
+async def _body(request: Request) -> bytes:
+    """The raw body, refused (413) as soon as it is known to exceed ``MAX_BODY_BYTES``: from its declared length,
+    else while it is read, so an endless body is never held in memory."""
+    declared = request.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large() -> HTTPException:
+    return HTTPException(413, f"body larger than the {MAX_BODY_BYTES:,} bytes accepted")
+
+
+def _secret(read: Callable[[], SecretStr | None]) -> bytes | None:
+    try:
+        secret = read()
+    except ConfigError as exc:  # a secret file gone or emptied since the service started
+        log.error("webhook refused: %s", exc)
+        raise HTTPException(503, "the webhook's secret cannot be read: see the service's log") from None
+    return None if secret is None else secret.get_secret_value().encode()
+
+
+def _check_signature(raw: bytes, header: str | None, secret: bytes) -> None:
+    method, _, given = (header or "").partition("=")
+    expected = hmac.new(secret, raw, hashlib.sha256).hexdigest().encode()
+    if method.strip().lower() != "sha256" or not hmac.compare_digest(expected, given.strip().lower().encode(
+            "latin-1", "replace")):
+        log.warning("webhook /webhooks/jira refused: %s", "a wrong signature" if header else "no signature")
+        raise HTTPException(401, f"{SIGNATURE_HEADER}: {'wrong' if header else 'missing'} signature "
+                                 "(sha256=<HMAC-SHA256 of the body>)")
+
+
+def _check_token(header: str | None, token: bytes | None) -> None:
+    scheme, _, given = (header or "").partition(" ")
+    if token is None:
+        raise HTTPException(401, "no webhook token is configured: [tickets] webhook_token_file or "
+                                 "FABRIC_TICKETS__WEBHOOK_TOKEN", headers={"WWW-Authenticate": "Bearer"})
+    if scheme.lower() != "bearer" or not hmac.compare_digest(token, given.strip().encode("latin-1", "replace")):
+        log.warning("webhook /webhooks/generic refused: %s", "a wrong token" if header else "no token")
+        raise HTTPException(401, f"Authorization: {'wrong' if header else 'missing'} bearer token",
+                            headers={"WWW-Authenticate": "Bearer"})
+
+
+def _event(parse: Callable[..., TicketEvent], raw: bytes, delivery: str | None) -> TicketEvent:
+    try:
+        return parse(parse_body(raw), delivery=delivery.strip() if delivery and delivery.strip() else None)
+    except TicketEventError as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
+async def _store(context: ApiContext, event: TicketEvent) -> JSONResponse:
+    outcome = await asyncio.to_thread(_record, context.store, context.config.tickets.backend, event)
+    log.info("webhook %s delivery %s for ticket %s (%s): %s", event.source, event.delivery, event.key,
+             event.status.value, outcome.value)
+    answer = DeliveryAnswer(outcome=outcome, ticket=event.key, delivery=event.delivery)
+    return JSONResponse(answer.model_dump(mode="json"), status_code=_STATUS[outcome])
+
+
+def _record(store: Store, backend: str, event: TicketEvent) -> Outcome:
+    if store.ticket_by_external_key(backend, event.key) is None:
+        return Outcome.IGNORED
+    stored = store.record_delivery(event.delivery, source=event.source, payload=delivery_payload(event))
+    return Outcome.ACCEPTED if stored else Outcome.DUPLICATE
