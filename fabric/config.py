@@ -2,7 +2,7 @@
 
 Sections (every key is documented, with its default, in ``examples/config.toml``)::
 
-    [fabric]   name                                   which fabric this daemon manages
+    [fabric]   name, plan                             which fabric this daemon manages, its wiring plan
     [policy]   dry_run, host_links_ticket_only, ...   -> fabric.remediation.policy.PolicyConfig
     [rules]    flap_cycles, flap_window, ...          -> fabric.remediation.detectors.RuleSettings
     [guard]    c, cap_fraction, cap_floor, ...        -> topology.guard.GuardSettings
@@ -10,7 +10,8 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [plausibility] max_drop, min_planned              -> fabric.ufm.plausibility.PlausibilitySettings
     [store]    url                                    the service's database
     [tickets]  backend, [tickets.jira] ...            where tickets go
-    [daemon]   interval                               seconds between cycles
+    [daemon]   interval, shutdown_wait                seconds between cycles, the bounded wait at shutdown
+    [api]      host, port                             where ``fabricctl run`` serves HTTP
 
 The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``FABRIC_POLICY__DRY_RUN=false``,
 ``FABRIC_TICKETS__JIRA__PROJECT=NET``). Durations are written ``"12h"``, ``"10m"``, ``"7s"``, ``"500ms"``,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_PREFIX",
+    "ApiSection",
     "ConfigError",
     "DaemonSection",
     "FabricSection",
@@ -118,6 +120,8 @@ class _Section(BaseModel):
 
 class FabricSection(_Section):
     name: str = Field("default", min_length=1, description="Which fabric this daemon manages.")
+    plan: Path | None = None
+    """The wiring plan (NDT CSV) ``fabricctl run`` loads; commands that take ``--plan`` ignore it."""
 
 
 class PolicySection(_Section):
@@ -291,7 +295,17 @@ class TicketsSection(_Section):
 
 
 class DaemonSection(_Section):
-    interval: PositiveDuration = timedelta(seconds=60)
+    interval: PositiveDuration = timedelta(seconds=30)
+    shutdown_wait: PositiveDuration = timedelta(seconds=60)
+    """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
+
+
+class ApiSection(_Section):
+    """Where ``fabricctl run`` serves its HTTP API (health, metrics, status)."""
+
+    host: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8080, ge=0, le=65535)
+    """0: any free port (tests), written to the log when bound."""
 
 
 # --- the whole configuration -------------------------------------------------------------------------------
@@ -315,6 +329,7 @@ class ServiceConfig(BaseSettings):
     store: StoreSection = StoreSection()
     tickets: TicketsSection = TicketsSection()
     daemon: DaemonSection = DaemonSection()
+    api: ApiSection = ApiSection()
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
