@@ -70,3 +70,5 @@ def configure(log_format: LogFormat, level: int = logging.INFO) -> None:
     root.setLevel(level)
     # APScheduler logs every run at INFO ("Running job ...", "executed successfully"): twice a cycle of noise.
     logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
+    # httpx logs every request at INFO: hundreds a cycle on a large fabric. Its failures reach us as UfmErrors.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
