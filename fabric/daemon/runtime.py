@@ -54,6 +54,7 @@ class DaemonRuntime:
         self._idle = asyncio.Event()
         self._idle.set()
         self._stopping = False
+        self._running: asyncio.Task[object] | None = None
         self._status = RuntimeStatus(started_at=started_at, dry_run=engine.dry_run,
                                      interval_seconds=config.daemon.interval.total_seconds(), ufm_reachable=True,
                                      guard=guard_figures(engine.guard, started_at))
@@ -90,6 +91,7 @@ class DaemonRuntime:
         if self._stopping:
             return
         self._idle.clear()
+        self._running = asyncio.current_task()
         token = CYCLE_ID.set(next(self._ids))
         started = time.monotonic()
         try:
@@ -101,6 +103,7 @@ class DaemonRuntime:
             self._done(report, time.monotonic() - started)
         finally:
             CYCLE_ID.reset(token)
+            self._running = None
             self._idle.set()
 
     def _done(self, report: CycleReport, seconds: float) -> None:
@@ -145,10 +148,14 @@ class DaemonRuntime:
         self.metrics.state(lifecycles, self.engine.state.breaker.halted, guard_figures(self.engine.guard, now))
 
     async def drain(self, wait: float) -> bool:
-        """Take no new cycle; wait up to ``wait`` seconds for the running one. False: it did not finish."""
+        """Take no new cycle; wait up to ``wait`` seconds for the running one, then cancel it (before the store and
+        the UFM client close under it). False: it did not finish in time."""
         self._stopping = True
         try:
             await asyncio.wait_for(self._idle.wait(), wait)
         except TimeoutError:
+            if self._running is not None:
+                self._running.cancel()
+            await self._idle.wait()
             return False
         return True
