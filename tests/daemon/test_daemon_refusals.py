@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -74,3 +75,30 @@ def test_a_second_daemon_on_the_same_sqlite_database_is_refused(tiny_plan: Path,
             line = _one_line(stderr)
             assert f"(pid {first.process.pid}) already runs on {db}" in line
             assert first.get("/healthz").status_code == 200  # the first one goes on
+
+
+def test_no_plan_and_a_port_in_use_are_refused(tiny_plan: Path, tmp_path: Path) -> None:
+    migrate(tmp_path / "fabric.db")
+    with simulator(tiny_plan) as sim:
+        no_plan = write_config(tmp_path, sim.url, tiny_plan, port=free_port())
+        no_plan.write_text(no_plan.read_text().replace(f'plan = "{tiny_plan}"\n', ""))
+        code, stderr = refused(no_plan)
+        assert code == 2 and "fabric.plan: not set" in _one_line(stderr)
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            code, stderr = refused(write_config(tmp_path, sim.url, tiny_plan, port=port))
+        assert code == 2 and f"api.host/api.port: cannot listen on 127.0.0.1:{port}" in _one_line(stderr)
+
+
+def test_an_unknown_log_format_or_clock_is_refused(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fabric.cli.app import app
+
+    config = tmp_path / "none.toml"
+    for option, value in (("--log-format", "xml"), ("--clock", "sundial")):
+        result = CliRunner().invoke(app, ["run", "--config", str(config), option, value])
+        assert result.exit_code == 2
+        assert f"fabricctl: error: {option}: {value!r}: one of" in result.output
