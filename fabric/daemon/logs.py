@@ -16,7 +16,7 @@ from enum import StrEnum
 
 CYCLE_ID: ContextVar[int | None] = ContextVar("fabric_cycle_id", default=None)
 
-FIELDS = ("component", "rule", "decision", "reason", "dry_run")
+FIELDS = ("component", "rule", "decision", "dry_run")
 """``extra=`` keys copied to the JSON object when a line has them."""
 
 

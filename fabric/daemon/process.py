@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
+from fastapi import FastAPI
 
 from fabric import wiring
 from fabric.api.context import ApiContext
@@ -41,6 +42,7 @@ from fabric.daemon.runtime import DaemonRuntime
 from fabric.errors import ErrorKind, FabricError
 from fabric.store import database_errors
 from fabric.ufm.client import JobPollPolicy, RetryPolicy
+from fabric.ufm.connect import UfmTarget
 from fabric.ufm.errors import UfmAuthError
 from topology.formats.ndt import read_ndt
 from topology.model import Fabric
@@ -83,8 +85,7 @@ def _listen(config: ServiceConfig) -> socket.socket:
     """The API's socket, bound before anything starts (uvicorn would exit 1 on its own, after the engine)."""
     host, port = config.api.host, config.api.port
     try:
-        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
-                                    reuse_port=False)
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:
         raise StartError(f"api.host/api.port: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.setblocking(False)
@@ -92,16 +93,17 @@ def _listen(config: ServiceConfig) -> socket.socket:
 
 
 async def _serve(config: ServiceConfig, plan: Fabric, options: RunOptions) -> None:
-    clock = make_clock(options.clock, config.ufm.target().url)
+    target = config.ufm.target()
+    clock = make_clock(options.clock, target.url)
     try:
         await clock.sync()
-        await _serve_with(config, plan, options, clock)
+        await _serve_with(config, plan, options, target, clock)
     finally:
         await clock.aclose()
 
 
-async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, clock: Clock) -> None:
-    target = config.ufm.target()
+async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
+                      clock: Clock) -> None:
     auth = target.auth()
     url = config.store.url
     with database_errors(url):
@@ -149,10 +151,10 @@ class _Server(uvicorn.Server):
         yield
 
 
-async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: object, sock: socket.socket,
+async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI, sock: socket.socket,
                     metrics: DaemonMetrics) -> None:
     loop = asyncio.get_running_loop()
-    server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))  # type: ignore[arg-type]
+    server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
     reloads: set[asyncio.Task[str]] = set()
 

@@ -77,8 +77,7 @@ class DaemonRuntime:
             message = f"reload: {self.config_path} not applied: {error}"
             log.warning(message)
             return message
-        changed = sorted(name for name in ("rules", "policy", "guard", "plausibility", "ufm", "store", "fabric",
-                                           "api", "daemon", "tickets")
+        changed = sorted(name for name in ServiceConfig.model_fields
                          if getattr(fresh, name) != getattr(self.config, name))
         message = "reload: silences are read at every cycle; " + (
             f"changed sections {', '.join(changed)} take a restart (not applied)" if changed
