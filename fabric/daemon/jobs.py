@@ -12,21 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from fabric.daemon.metrics import DaemonMetrics
-from fabric.daemon.runtime import DaemonRuntime
 
 log = logging.getLogger(__name__)
 
 CYCLE_JOB = "cycle"
 
 
-def start_scheduler(runtime: DaemonRuntime, interval: timedelta, metrics: DaemonMetrics,
+def start_scheduler(cycle: Callable[[], Awaitable[None]], interval: timedelta, metrics: DaemonMetrics,
                     loop: asyncio.AbstractEventLoop) -> AsyncIOScheduler:
+    """The scheduler started on ``loop``, ``cycle`` (``DaemonRuntime.cycle``) due at once."""
     scheduler = AsyncIOScheduler(event_loop=loop, timezone=UTC)
 
     def skipped(event: JobEvent) -> None:
@@ -36,7 +37,7 @@ def start_scheduler(runtime: DaemonRuntime, interval: timedelta, metrics: Daemon
                     "it missed its time" if why == "missed" else "the previous run is still going")
 
     scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
-    scheduler.add_job(runtime.cycle, "interval", seconds=interval.total_seconds(), id=CYCLE_JOB,
+    scheduler.add_job(cycle, "interval", seconds=interval.total_seconds(), id=CYCLE_JOB,
                       max_instances=1, coalesce=True, misfire_grace_time=max(1, int(interval.total_seconds() / 2)),
                       next_run_time=datetime.now(UTC))
     scheduler.start()

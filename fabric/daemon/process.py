@@ -168,7 +168,7 @@ async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI,
     loop.add_signal_handler(signal.SIGHUP, reload)
     serving = loop.create_task(server.serve(sockets=[sock]))
     host, port = sock.getsockname()[:2]
-    scheduler = start_scheduler(runtime, config.daemon.interval, metrics, loop)
+    scheduler = start_scheduler(runtime.cycle, config.daemon.interval, metrics, loop)
     log.info("fabric %s: serving http://%s:%d/api/v1, a cycle every %gs, %s", config.fabric.name, host, port,
              config.daemon.interval.total_seconds(), "dry run" if config.policy.dry_run else "live")
     stopping = loop.create_task(stop.wait())
