@@ -34,6 +34,8 @@ def test_sigterm_while_acting_then_restart_loses_and_repeats_nothing(stop: str, 
             # started) and the process exits 0. After acting: the restart must not act again.
             if stop == "after_acting":
                 first.wait_for("the disable", lambda: first.metric("fabric_decisions_total", kind="disable") == 1)
+                assert first.metric("fabric_findings_total", rule="flap") == 1
+                assert first.metric("fabric_components", state="awaiting_repair") == 1
             assert first.signal(signal.SIGTERM) == 0
         with daemon(config, port, tmp_path / "second.log") as second:
             second.wait_for("ready", lambda: second.get("/readyz").status_code == 200)
