@@ -60,11 +60,16 @@ class TextFormatter(logging.Formatter):
         return text if cycle is None else f"{text} [cycle {cycle}]"
 
 
+def cycle_filter() -> logging.Filter:
+    """Adds the running cycle's id (``None`` outside a cycle) to every record a handler emits."""
+    return _CycleFilter()
+
+
 def configure(log_format: LogFormat, level: int = logging.INFO) -> None:
     """Route every logger (the service's, uvicorn's, APScheduler's) to stderr in ``log_format``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format is LogFormat.JSON else TextFormatter())
-    handler.addFilter(_CycleFilter())
+    handler.addFilter(cycle_filter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
