@@ -15,10 +15,11 @@ def run(
     clock: Annotated[str, typer.Option(
         hidden=True, help="system, or simulator: the UFM simulator's clock (the demo and the tests).")] = "system",
 ) -> None:
-    """Run the remediation service: a cycle every [daemon] interval, the HTTP API on [api] host:port.
+    """Run the remediation service: a cycle every daemon.interval, the HTTP API on api.host and api.port.
 
-    Dry run unless [policy] dry_run = false. SIGTERM or SIGINT: the running cycle finishes, then exit 0. SIGHUP:
-    re-read the configuration (silences apply at every cycle; other changes are reported and take a restart).
+    Dry run unless policy.dry_run is false. The database must exist at this version's schema (fabricctl store
+    migrate). SIGTERM or SIGINT: the running cycle finishes, then exit 0. SIGHUP: re-read the configuration
+    (silences apply at every cycle; other changes are reported and take a restart).
     """
     from fabric.cli.common import fail
     from fabric.daemon.clock import ClockKind
