@@ -40,7 +40,7 @@ from fabric.daemon.jobs import start_scheduler, stop_taking_cycles
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import DaemonRuntime
 from fabric.errors import ErrorKind, FabricError
-from fabric.store import database_errors
+from fabric.store import Store, database_errors
 from fabric.ufm.client import JobPollPolicy, RetryPolicy
 from fabric.ufm.connect import UfmTarget
 from fabric.ufm.errors import UfmAuthError
@@ -104,34 +104,39 @@ async def _serve(config: ServiceConfig, plan: Fabric, options: RunOptions) -> No
 
 async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
                       clock: Clock) -> None:
-    auth = target.auth()
     url = config.store.url
     with database_errors(url):
         store = wiring.open_existing_store(url, fabric=config.fabric.name, read_only=False, clock=clock.now)
     held = None
     try:
         held = lock.hold(url)
-        sock = _listen(config)
-        tickets = wiring.ticket_backend(store, clock=clock.now)
-        async with wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(),
-                                     sleep=clock.sleep, verify=not target.insecure,
-                                     ca_bundle=target.ca_bundle) as client:
-            engine = wiring.build_engine(plan, client, store, tickets, wiring.engine_settings(config), clock.now)
-            try:
-                await engine.start()
-            except UfmAuthError as exc:
-                raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
-                                 f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
-                                 "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
-            _apply_gc_policy()
-            metrics = DaemonMetrics()
-            runtime = DaemonRuntime(engine, config, str(options.config_path), clock.sync, metrics, clock.now())
-            context = ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=clock.now)
-            await _run_loop(config, runtime, build_app(context, metrics), sock, metrics)
+        with _listen(config) as sock:
+            await _start_and_serve(config, plan, options, target, clock, store, sock)
     finally:
         if held is not None:
             held.release()
         store.close()
+
+
+async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
+                           clock: Clock, store: Store, sock: socket.socket) -> None:
+    auth = target.auth()
+    tickets = wiring.ticket_backend(store, clock=clock.now)
+    async with wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(),
+                                 sleep=clock.sleep, verify=not target.insecure,
+                                 ca_bundle=target.ca_bundle) as client:
+        engine = wiring.build_engine(plan, client, store, tickets, wiring.engine_settings(config), clock.now)
+        try:
+            await engine.start()
+        except UfmAuthError as exc:
+            raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
+                             f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
+                             "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
+        _apply_gc_policy()
+        metrics = DaemonMetrics()
+        runtime = DaemonRuntime(engine, config, str(options.config_path), clock.sync, metrics, clock.now())
+        context = ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=clock.now)
+        await _run_loop(config, runtime, build_app(context, metrics), sock, metrics)
 
 
 def _apply_gc_policy() -> None:
