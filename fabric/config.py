@@ -2,7 +2,7 @@
 
 Sections (every key is documented, with its default, in ``examples/config.toml``)::
 
-    [fabric]   name                                   which fabric this daemon manages
+    [fabric]   name, plan                             which fabric this daemon manages, its wiring plan
     [policy]   dry_run, host_links_ticket_only, ...   -> fabric.remediation.policy.PolicyConfig
     [rules]    flap_cycles, flap_window, ...          -> fabric.remediation.detectors.RuleSettings
     [guard]    c, cap_fraction, cap_floor, ...        -> topology.guard.GuardSettings
@@ -10,8 +10,8 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [plausibility] max_drop, min_planned              -> fabric.ufm.plausibility.PlausibilitySettings
     [store]    url                                    the service's database
     [tickets]  backend, [tickets.jira] ...            where tickets go
-    [daemon]   interval                               seconds between cycles
-    [api]      host, port, admin_token_file           the HTTP API (its writes need the admin token)
+    [daemon]   interval, shutdown_wait                seconds between cycles, the bounded wait at shutdown
+    [api]      host, port, admin_token_file           where ``fabricctl run`` serves HTTP (writes need the admin token)
 
 The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``FABRIC_POLICY__DRY_RUN=false``,
 ``FABRIC_TICKETS__JIRA__PROJECT=NET``). Durations are written ``"12h"``, ``"10m"``, ``"7s"``, ``"500ms"``,
@@ -128,6 +128,8 @@ class _Section(BaseModel):
 
 class FabricSection(_Section):
     name: str = Field("default", min_length=1, description="Which fabric this daemon manages.")
+    plan: Path | None = None
+    """The wiring plan (NDT CSV) ``fabricctl run`` loads; commands that take ``--plan`` ignore it."""
 
 
 class PolicySection(_Section):
@@ -322,12 +324,17 @@ class TicketsSection(_Section):
 
 
 class DaemonSection(_Section):
-    interval: PositiveDuration = timedelta(seconds=60)
+    interval: PositiveDuration = timedelta(seconds=30)
+    shutdown_wait: PositiveDuration = timedelta(seconds=60)
+    """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
 
 
 class ApiSection(_Section):
+    """Where ``fabricctl run`` serves its HTTP API (health, metrics, status, the operator's writes)."""
+
     host: str = Field("127.0.0.1", min_length=1, description="The address the HTTP API listens on.")
-    port: int = Field(8080, ge=1, le=65535)
+    port: int = Field(8080, ge=0, le=65535)
+    """0: any free port (tests), written to the log when bound."""
     admin_token_file: Path | None = None
 
     def admin_token(self) -> SecretStr | None:

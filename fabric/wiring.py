@@ -1,6 +1,6 @@
 """The only place that builds the service's parts: the store, the ticket backend, the UFM client, the engine.
 
-Commands, the demo and (next) the daemon ask this module for them, so how a part is made from the
+Commands, the demo and the daemon ask this module for them, so how a part is made from the
 configuration is decided once: which backend ``[tickets] backend`` means, which port action ``[ufm] method``
 means, which fabric every table is scoped by.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from fabric.config import ServiceConfig
 from fabric.controller.engine import Engine, EngineSettings, UfmApi
@@ -39,10 +40,10 @@ def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabr
     return Store.open(url, fabric=fabric, clock=clock, legacy_fabric=legacy_fabric)
 
 
-def open_existing_store(url: str, *, fabric: str, read_only: bool = True) -> Store:
-    """The database of a fabric that already runs, for commands that operate on it: nothing is created or
-    migrated (``read_only``: the command only reads)."""
-    return Store.open_existing(url, fabric=fabric, read_only=read_only)
+def open_existing_store(url: str, *, fabric: str, read_only: bool = True, clock: Clock | None = None) -> Store:
+    """The database of a fabric that already runs, for commands that operate on it and for the daemon: nothing is
+    created or migrated (``read_only``: the command only reads)."""
+    return Store.open_existing(url, fabric=fabric, read_only=read_only, clock=clock)
 
 
 def ticket_backend(store: Store, *, clock: Clock | None = None) -> TicketBackend:
@@ -58,10 +59,10 @@ def local_tickets(store: Store) -> LocalTicketBackend:
 
 
 def ufm_client(url: str, auth: UfmAuth, *, retry: RetryPolicy, job_poll: JobPollPolicy,
-               sleep: SleepFn | None = None) -> UfmClient:
-    """A UFM client with explicit read-retry and job-poll policies (the daemon's come from ``[ufm]``; the demo's
-    and the tests' run on the simulator's clock through ``sleep``)."""
-    return UfmClient(url, auth, retry=retry, job_poll=job_poll, sleep=sleep)
+               sleep: SleepFn | None = None, verify: bool = True, ca_bundle: Path | None = None) -> UfmClient:
+    """A UFM client with explicit read-retry and job-poll policies (the demo's and the tests' run on the
+    simulator's clock through ``sleep``); ``verify`` and ``ca_bundle``: ``[ufm] insecure`` and ``ca_bundle``."""
+    return UfmClient(url, auth, retry=retry, job_poll=job_poll, sleep=sleep, verify=verify, ca_bundle=ca_bundle)
 
 
 def build_engine(plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend, settings: EngineSettings,

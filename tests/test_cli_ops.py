@@ -133,7 +133,8 @@ def test_commands_never_create_a_store(tmp_path: Path) -> None:
         assert str(typo) in line and "no database" in line
     assert not typo.parent.exists()
     missing = tmp_path / "x.db"
-    assert "the daemon creates it" in _one_error_line(runner.invoke(app, ["status", "--store", f"sqlite:///{missing}"]))
+    line = _one_error_line(runner.invoke(app, ["status", "--store", f"sqlite:///{missing}"]))
+    assert "create it with `fabricctl store migrate`" in line
     assert not missing.exists()
 
 

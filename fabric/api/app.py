@@ -1,7 +1,7 @@
-"""The API's assembly: ``api_router()`` (every ``/api/v1`` route) and ``create_app(context)``.
+"""The API's assembly: ``api_router()`` (every ``/api/v1`` route), ``install(app)`` and ``create_app(context)``.
 
-The daemon builds its app with ``create_app`` (which also answers bad input as one line naming the field) and adds
-its own routes (``/healthz``, ``/readyz``, ``/metrics``, the webhooks) to it; tests serve ``create_app`` alone.
+``install`` puts the API's routes, the webhook receiver and the one-line answer to bad input on an app: the daemon
+calls it on its own app (which adds ``/healthz``, ``/readyz``, ``/metrics``); tests serve ``create_app`` alone.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from fabric.api import hosts, reads, writes
 from fabric.api.context import ApiContext
 from fabric.api.deps import BAD_INPUT
+from fabric.api.webhooks import webhook_router
 
 PREFIX = "/api/v1"
 
@@ -28,12 +29,19 @@ def api_router() -> APIRouter:
     return router
 
 
+def install(app: FastAPI) -> None:
+    """The API's routes under ``/api/v1``, the webhook receiver (``/webhooks/...``) and the 422 answer, on ``app``
+    (whose ``state.context`` the routers read)."""
+    app.include_router(api_router())
+    app.include_router(webhook_router())
+    app.add_exception_handler(RequestValidationError, _bad_input)
+
+
 def create_app(context: ApiContext, *, title: str = "fabric-remediation") -> FastAPI:
     """An app serving the API over ``context`` (``app.state.context``, what the routers read)."""
     app = FastAPI(title=title, version="1")
     app.state.context = context
-    app.include_router(api_router())
-    app.add_exception_handler(RequestValidationError, _bad_input)
+    install(app)
     return app
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from fabric.cli import config_cmd, demo, ops, plan, replay, simulate, tickets, ufm, verify, webhook
+from fabric.cli import config_cmd, demo, ops, plan, replay, run, simulate, tickets, ufm, verify, webhook
 from fabric.cli.common import fail
 
 
@@ -45,6 +45,7 @@ app.command()(verify.verify)
 app.command()(replay.replay)
 app.command()(demo.demo)
 app.command()(simulate.simulate)
+app.command()(run.run)
 app.add_typer(tickets.tickets_app, name="tickets")
 app.add_typer(ufm.ufm_app, name="ufm")
 app.add_typer(config_cmd.config_app, name="config")

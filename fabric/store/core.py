@@ -143,7 +143,7 @@ class Store(_Operations):
             if found is None:
                 raise StoreError(f"{shown}: not a fabric-remediation database (it has no schema_version table)")
             raise StoreError(f"{shown}: schema version {found}, this version of fabricctl needs {SCHEMA_VERSION}: "
-                             f"run `fabricctl store migrate --store {shown}` (or start the daemon) first")
+                             f"run `fabricctl store migrate --store {shown}` first")
         if found > SCHEMA_VERSION:
             engine.dispose()
             raise SchemaTooNewError(found, SCHEMA_VERSION)

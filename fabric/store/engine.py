@@ -59,8 +59,9 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def _check_sqlite_file(path: Path) -> None:
     """Refuse, before SQLite creates anything, a path that is not an existing SQLite database file."""
     if not path.exists():
-        where = "its directory does not exist either" if not path.parent.is_dir() else "the daemon creates it"
-        raise StoreError(f"no database at {path} ({where}: check the path)")
+        if not path.parent.is_dir():
+            raise StoreError(f"no database at {path} (its directory does not exist either: check the path)")
+        raise StoreError(f"no database at {path} (check the path, or create it with `fabricctl store migrate`)")
     if path.is_dir():
         raise StoreError(f"{path} is a directory, not a database file")
     try:

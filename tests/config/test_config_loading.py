@@ -47,7 +47,7 @@ def test_defaults_build_the_services_own_defaults() -> None:
     assert engine_settings(config) == EngineSettings()
     assert config.store.url == "sqlite:///fabric-remediation.db"
     assert config.tickets.backend == "local"
-    assert config.daemon.interval == timedelta(seconds=60)
+    assert config.daemon.interval == timedelta(seconds=30)
     assert config.policy.dry_run is True
 
 

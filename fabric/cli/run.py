@@ -1,0 +1,35 @@
+"""``fabricctl run``: the remediation daemon (scheduler, HTTP API, metrics) on one configuration file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def run(
+    config: Annotated[Path, typer.Option("--config", "-c", help="The service configuration (TOML).")],
+    log_format: Annotated[str, typer.Option(
+        "--log-format", help="json: one JSON object a line (for a log pipeline); text: for a terminal.")] = "json",
+    clock: Annotated[str, typer.Option(
+        hidden=True, help="system, or simulator: the UFM simulator's clock (the demo and the tests).")] = "system",
+) -> None:
+    """Run the remediation service: a cycle every daemon.interval, the HTTP API on api.host and api.port.
+
+    Dry run unless policy.dry_run is false. The database must exist at this version's schema (fabricctl store
+    migrate). SIGTERM or SIGINT: the running cycle finishes, then exit 0. SIGHUP: re-read the configuration
+    (silences apply at every cycle; other changes are reported and take a restart).
+    """
+    from fabric.cli.common import fail
+    from fabric.daemon.clock import ClockKind
+    from fabric.daemon.logs import LogFormat, configure
+    from fabric.daemon.process import RunOptions
+    from fabric.daemon.process import run as run_daemon
+
+    if log_format not in {f.value for f in LogFormat}:
+        fail(f"--log-format: {log_format!r}: one of json, text")
+    if clock not in {c.value for c in ClockKind}:
+        fail(f"--clock: {clock!r}: one of system, simulator")
+    configure(LogFormat(log_format))
+    run_daemon(RunOptions(config, ClockKind(clock)))

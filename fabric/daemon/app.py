@@ -1,0 +1,74 @@
+"""The daemon's FastAPI app: its own endpoints (``/api/v1/healthz``, ``/readyz``, ``/metrics``) and the routers of
+``fabric.api``, all reading one ``ApiContext`` on ``app.state.context``.
+
+``fabric.api.app.install`` puts the API's routes and the webhook receiver on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+from fabric.api.app import PREFIX, install
+from fabric.api.context import ApiContext
+from fabric.daemon.metrics import DaemonMetrics
+
+STALE_AFTER_INTERVALS = 3
+"""The last cycle is not recent once this many intervals passed without one completing."""
+
+CONTENT_TYPE_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def build_app(context: ApiContext, metrics: DaemonMetrics) -> FastAPI:
+    app = FastAPI(title="fabric-remediation", summary="Safe, explainable remediation of InfiniBand fabrics.",
+                  openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
+    app.state.context = context
+    app.state.metrics = metrics
+    app.include_router(_health_router())
+    install(app)  # the API's reads, host health, writes and the webhook receiver
+    return app
+
+
+def _health_router() -> APIRouter:
+    router = APIRouter(prefix=PREFIX, tags=["health"])
+
+    @router.get("/healthz", summary="The process is alive and its loop answers.")
+    async def healthz() -> dict[str, bool]:
+        return {"alive": True}
+
+    @router.get("/readyz", summary="Ready: the database answers, UFM answered the last cycle, which is recent "
+                                    "and was decided on a reading of UFM that can be true (503 with the reasons).")
+    async def readyz(request: Request) -> JSONResponse:
+        context: ApiContext = request.app.state.context
+        reasons = await _not_ready(context)
+        return JSONResponse({"ready": not reasons, "reasons": reasons}, status_code=503 if reasons else 200)
+
+    @router.get("/metrics", summary="Prometheus metrics (text exposition format).")
+    async def metrics(request: Request) -> Response:
+        registry: DaemonMetrics = request.app.state.metrics
+        return Response(registry.render(), media_type=CONTENT_TYPE_PROMETHEUS)
+
+    return router
+
+
+async def _not_ready(context: ApiContext) -> list[str]:
+    status = context.runtime.status()
+    reasons: list[str] = []
+    if not await asyncio.to_thread(context.store.ping):
+        reasons.append("the database does not answer")
+    ufm_ok = await context.ping_ufm() if context.ping_ufm is not None else status.ufm_reachable
+    if not ufm_ok:
+        reasons.append(f"UFM did not answer the last cycle ({status.last_cycle_error})")
+    if status.last_cycle_at is None:
+        reasons.append("no cycle has completed yet")
+    else:
+        stale = timedelta(seconds=status.interval_seconds * STALE_AFTER_INTERVALS)
+        if context.clock() - status.last_cycle_at > stale:
+            reasons.append(f"the last cycle completed at {status.last_cycle_at.isoformat()}, more than "
+                           f"{STALE_AFTER_INTERVALS} intervals ago")
+    if status.view_refused_since is not None:
+        reasons.append(f"UFM's topology readings are refused since {status.view_refused_since.isoformat()}")
+    return reasons

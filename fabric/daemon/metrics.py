@@ -1,0 +1,95 @@
+"""The daemon's Prometheus metrics, in a registry of its own (``/api/v1/metrics`` serves it, nothing global).
+
+Counters add what each cycle's ``CycleReport`` counted; gauges hold what the last cycle left (components by
+state, the breaker, the guard's figures, writes waiting for UFM). Label values come from closed sets (rules,
+action kinds, lifecycles, error kinds), never from component names, so the series stay few.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from fabric.api.context import GuardFigures
+from fabric.controller.engine import CycleReport
+from fabric.remediation.domain import Lifecycle
+
+CYCLE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+
+class DaemonMetrics:
+    def __init__(self) -> None:
+        self.registry = registry = CollectorRegistry(auto_describe=True)
+        self.cycle_seconds = Histogram("fabric_cycle_duration_seconds", "How long one cycle took (poll included).",
+                                       buckets=CYCLE_BUCKETS, registry=registry)
+        self.cycles = Counter("fabric_cycles", "Cycles run, by outcome (ok, failed).", ["outcome"], registry=registry)
+        self.cycle_errors = Counter("fabric_cycle_errors", "Cycles that failed, by error kind (ufm, store, bug...).",
+                                    ["kind"], registry=registry)
+        self.events = Counter("fabric_events", "UFM events handed to the pipeline.", registry=registry)
+        self.findings = Counter("fabric_findings", "Findings, by rule.", ["rule"], registry=registry)
+        self.decisions = Counter("fabric_decisions", "Decisions, by kind.", ["kind"], registry=registry)
+        self.failures = Counter("fabric_action_failures", "Side effects that did not happen, by error kind.",
+                                ["kind"], registry=registry)
+        self.report_counts = {
+            name: Counter(f"fabric_{name}", help_text, registry=registry) for name, help_text in (
+                ("repeated_events", "Events handed over again, dropped as counted already."),
+                ("suspected_restarts", "Event lists that looked like a UFM restart without its evidence."),
+                ("views_refused", "Readings of UFM's topology refused as ones that cannot be true."),
+                ("switch_faults", "Switch faults found."),
+                ("folded", "Cable findings folded into a switch fault."),
+            )}
+        self.writes = {
+            name: Gauge(f"fabric_{name}", help_text, registry=registry) for name, help_text in (
+                ("writes_pending", "UFM port writes sent and not settled at the end of the last cycle."),
+                ("writes_backing_off", "Components whose last write UFM did not confirm, waiting to retry."),
+                ("writes_given_up", "Components whose write UFM never confirmed: nothing more is sent."),
+            )}
+        self.components = Gauge("fabric_components", "Components automation holds, by lifecycle state.",
+                                ["state"], registry=registry)
+        self.halted = Gauge("fabric_breaker_halted", "1 while the storm breaker halts automation.",
+                            registry=registry)
+        self.disabled = Gauge("fabric_guard_disabled", "Cables automation holds disabled.", registry=registry)
+        self.cap = Gauge("fabric_guard_cap", "The blast-radius cap on cables disabled.", registry=registry)
+        self.disables_hour = Gauge("fabric_guard_disables_last_hour", "Disables in the last hour.",
+                                   registry=registry)
+        self.hourly_limit = Gauge("fabric_guard_hourly_limit", "The hourly limit on disables.", registry=registry)
+        self.worst_leaf = Gauge("fabric_guard_worst_leaf_fraction",
+                                "The worst leaf's paths to core over its planned paths (1: intact).", registry=registry)
+        self.misfires = Counter("fabric_scheduler_misfires", "Job runs the scheduler skipped, by job and why "
+                                "(missed: too late; busy: the previous run still running).", ["job", "why"],
+                                registry=registry)
+
+    def cycle_done(self, report: CycleReport, seconds: float) -> None:
+        self.cycle_seconds.observe(seconds)
+        self.cycles.labels("ok").inc()
+        self.events.inc(report.events)
+        for rule, count in sorted(Tally(f.rule for f in report.findings).items()):
+            self.findings.labels(rule).inc(count)
+        for kind, count in sorted(Tally(a.kind.value for a in report.actions).items()):
+            self.decisions.labels(kind).inc(count)
+        for kind, count in sorted(Tally(f.kind.value for f in report.failed).items()):
+            self.failures.labels(kind).inc(count)
+        for name, counter in self.report_counts.items():
+            counter.inc(getattr(report, name))
+        for name, gauge in self.writes.items():
+            gauge.set(getattr(report, name))
+
+    def cycle_failed(self, kind: str, seconds: float) -> None:
+        self.cycle_seconds.observe(seconds)
+        self.cycles.labels("failed").inc()
+        self.cycle_errors.labels(kind).inc()
+
+    def state(self, lifecycles: Tally[Lifecycle], halted: bool, guard: GuardFigures) -> None:
+        for lifecycle in Lifecycle:
+            self.components.labels(lifecycle.value).set(lifecycles.get(lifecycle, 0))
+        self.halted.set(int(halted))
+        self.disabled.set(guard.disabled)
+        self.cap.set(guard.cap)
+        self.disables_hour.set(guard.disables_last_hour)
+        self.hourly_limit.set(guard.hourly_limit)
+        if guard.worst_leaf_fraction is not None:
+            self.worst_leaf.set(guard.worst_leaf_fraction)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

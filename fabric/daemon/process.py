@@ -1,0 +1,193 @@
+"""``fabricctl run``: start-up with its refusals, then one asyncio loop serving the API and running the cycles.
+
+Start-up refuses, each with one line (a ``FabricError``: the CLI's handler makes it exit 2), before anything is
+written or served: a bad configuration (``load_config`` names the file and the key), no ``[fabric] plan``, a
+database that is missing, unreachable or not at this version's schema (``fabricctl store migrate`` creates or
+migrates it: the daemon never does), another daemon on the same SQLite database (``lock``), UFM refusing the
+credentials (the engine's first read), a port the API cannot listen on.
+
+Then: the engine started (settling what a crash left pending), the garbage collector's policy applied, uvicorn
+and the scheduler on one loop. SIGTERM or SIGINT: no new cycle starts, the running one may finish within
+``[daemon] shutdown_wait``, the server stops, the store is closed, exit 0 (a cycle cut short is what a crash
+would leave, and ``start`` settles it at the next start). SIGHUP: ``DaemonRuntime.reload``.
+
+Not on the loop: ticket backends (worker threads, in the engine). On it, for now: the store's SQLite writes (the
+engine's are synchronous; a few milliseconds a cycle at the sizes measured).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import signal
+import socket
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+from fastapi import FastAPI
+
+from fabric import wiring
+from fabric.api.context import ApiContext
+from fabric.config import ConfigError, ServiceConfig, load_config
+from fabric.daemon import lock
+from fabric.daemon.app import build_app
+from fabric.daemon.clock import Clock, ClockKind, make_clock
+from fabric.daemon.jobs import start_scheduler, stop_taking_cycles
+from fabric.daemon.metrics import DaemonMetrics
+from fabric.daemon.runtime import DaemonRuntime
+from fabric.errors import ErrorKind, FabricError
+from fabric.store import Store, database_errors
+from fabric.ufm.client import JobPollPolicy, RetryPolicy
+from fabric.ufm.connect import UfmTarget
+from fabric.ufm.errors import UfmAuthError
+from topology.formats.ndt import read_ndt
+from topology.model import Fabric
+
+log = logging.getLogger(__name__)
+
+GC_THRESHOLD = (50_000, 50, 100)
+"""A young generation of 50,000 objects instead of 700: a storm's cycle allocates millions of short-lived objects,
+and the default collects (and walks the frozen model) thousands of times a cycle. Its effect is to be measured
+by the daemon's benchmark (``make bench``, next)."""
+
+
+class StartError(FabricError):
+    """The daemon cannot start as configured."""
+
+    kind = ErrorKind.CONFIG
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    config_path: Path
+    clock: ClockKind = ClockKind.SYSTEM
+
+
+def run(options: RunOptions) -> None:
+    """Start, serve until SIGTERM/SIGINT, stop cleanly; a ``FabricError`` for every refusal to start."""
+    config = load_config(options.config_path)
+    plan = _load_plan(config)
+    asyncio.run(_serve(config, plan, options))
+
+
+def _load_plan(config: ServiceConfig) -> Fabric:
+    if config.fabric.plan is None:
+        raise ConfigError(["fabric.plan: not set: fabricctl run needs the wiring plan (an NDT CSV) in the file or "
+                           "FABRIC_FABRIC__PLAN"])
+    return read_ndt(config.fabric.plan)
+
+
+def _listen(config: ServiceConfig) -> socket.socket:
+    """The API's socket, bound before anything starts (uvicorn would exit 1 on its own, after the engine)."""
+    host, port = config.api.host, config.api.port
+    try:
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        raise StartError(f"api.host/api.port: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.setblocking(False)
+    return sock
+
+
+async def _serve(config: ServiceConfig, plan: Fabric, options: RunOptions) -> None:
+    target = config.ufm.target()
+    clock = make_clock(options.clock, target.url)
+    try:
+        await clock.sync()
+        await _serve_with(config, plan, options, target, clock)
+    finally:
+        await clock.aclose()
+
+
+async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
+                      clock: Clock) -> None:
+    url = config.store.url
+    with database_errors(url):
+        store = wiring.open_existing_store(url, fabric=config.fabric.name, read_only=False, clock=clock.now)
+    held = None
+    try:
+        held = lock.hold(url)
+        with _listen(config) as sock:
+            await _start_and_serve(config, plan, options, target, clock, store, sock)
+    finally:
+        if held is not None:
+            held.release()
+        store.close()
+
+
+async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
+                           clock: Clock, store: Store, sock: socket.socket) -> None:
+    auth = target.auth()
+    tickets = wiring.ticket_backend(store, clock=clock.now)
+    async with wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(),
+                                 sleep=clock.sleep, verify=not target.insecure,
+                                 ca_bundle=target.ca_bundle) as client:
+        engine = wiring.build_engine(plan, client, store, tickets, wiring.engine_settings(config), clock.now)
+        try:
+            await engine.start()
+        except UfmAuthError as exc:
+            raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
+                             f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
+                             "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
+        _apply_gc_policy()
+        metrics = DaemonMetrics()
+        runtime = DaemonRuntime(engine, config, str(options.config_path), clock.sync, metrics, clock.now())
+        context = ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=clock.now)
+        await _run_loop(config, runtime, build_app(context, metrics), sock, metrics)
+
+
+def _apply_gc_policy() -> None:
+    """The model and the engine's start-up state live as long as the process: frozen, the collector never walks
+    them again; the larger young generation collects a storm's garbage in fewer, larger passes."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: the daemon's handlers stop the cycles first, then the server
+    (uvicorn's would stop serving at once, then raise the signal again once done, killing the process)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI, sock: socket.socket,
+                    metrics: DaemonMetrics) -> None:
+    loop = asyncio.get_running_loop()
+    server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
+    stop = asyncio.Event()
+    reloads: set[asyncio.Task[str]] = set()
+
+    def reload() -> None:
+        task = loop.create_task(runtime.reload())
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, reload)
+    serving = loop.create_task(server.serve(sockets=[sock]))
+    host, port = sock.getsockname()[:2]
+    scheduler = start_scheduler(runtime.cycle, config.daemon.interval, metrics, loop)
+    log.info("fabric %s: serving http://%s:%d/api/v1, a cycle every %gs, %s", config.fabric.name, host, port,
+             config.daemon.interval.total_seconds(), "dry run" if config.policy.dry_run else "live")
+    stopping = loop.create_task(stop.wait())
+    await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    log.info("stopping: no new cycle starts")
+    stop_taking_cycles(scheduler)
+    wait = config.daemon.shutdown_wait.total_seconds()
+    if not await runtime.drain(wait):
+        log.warning("the running cycle did not finish within %gs: stopping anyway (the next start settles what "
+                    "it left pending)", wait)
+    scheduler.shutdown(wait=False)
+    server.should_exit = True
+    await serving
+    stopping.cancel()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.remove_signal_handler(sig)
+    log.info("stopped")

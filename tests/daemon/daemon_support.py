@@ -1,0 +1,152 @@
+"""The real daemon (``fabricctl run``) as a subprocess against a simulated UFM served by the test process.
+
+The daemon runs on the simulator's clock (``--clock simulator``: read over HTTP before each cycle), so a test
+moves simulated time with ``advance`` and never waits for it; real time only bounds each wait (``wait_for``).
+Its API is reached over loopback HTTP on a port picked free for it; its log (JSON lines) goes to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from fabric import wiring
+from fabric.simulator import SimClock, SimSettings, SimState, serve
+from fabric.simulator.driver import SimulatorDriver
+from topology.formats.ndt import read_ndt
+
+START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+PASSWORD = "123456"
+BOUND = 30.0
+"""Real seconds any one wait may take (start-up, a cycle, a shutdown) before the test fails."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def simulator(plan_path: Path) -> Iterator[SimulatorDriver]:
+    state = SimState.from_plan(read_ndt(plan_path), clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
+    with serve(state) as server:
+        yield SimulatorDriver(server.url)
+
+
+def write_config(tmp_path: Path, ufm_url: str, plan_path: Path, *, port: int, db: Path | None = None,
+                 extra: str = "", dry_run: bool = True) -> Path:
+    db = db or tmp_path / "fabric.db"
+    path = tmp_path / f"daemon-{port}.toml"
+    path.write_text(f"""
+[fabric]
+name = "test"
+plan = "{plan_path}"
+
+[policy]
+dry_run = {str(dry_run).lower()}
+
+[ufm]
+url = "{ufm_url}"
+
+[store]
+url = "sqlite:///{db}"
+
+[daemon]
+interval = "1s"
+shutdown_wait = "20s"
+
+[api]
+port = {port}
+{extra}""")
+    return path
+
+
+def migrate(db: Path, fabric: str = "test") -> None:
+    wiring.open_store(f"sqlite:///{db}", fabric=fabric).close()
+
+
+@dataclass
+class Daemon:
+    process: subprocess.Popen[bytes]
+    api: str
+    log: Path
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(f"{self.api}/api/v1{path}", timeout=10)
+
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        text = self.get("/metrics").text
+        return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                for family in text_string_to_metric_families(text) for sample in family.samples}
+
+    def metric(self, name: str, **labels: str) -> float:
+        return self.metrics().get((name, tuple(sorted(labels.items()))), 0.0)
+
+    def wait_for(self, what: str, check: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + BOUND
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the daemon exited ({self.process.returncode}) waiting for {what}:\n"
+                                     f"{self.log.read_text()[-3000:]}")
+            try:
+                if check():
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"no {what} within {BOUND}s:\n{self.log.read_text()[-3000:]}")
+
+    def cycles(self) -> float:
+        return self.metric("fabric_cycles_total", outcome="ok")
+
+    def signal(self, sig: signal.Signals) -> int:
+        self.process.send_signal(sig)
+        return self.process.wait(BOUND)
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+
+def command(config: Path) -> list[str]:
+    return [sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock", "simulator"]
+
+
+def daemon_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
+    return {**env, "FABRIC_UFM_PASSWORD": PASSWORD, **extra}
+
+
+@contextmanager
+def daemon(config: Path, port: int, log: Path, **env: str) -> Iterator[Daemon]:
+    """The daemon started and answering ``/healthz``; killed at the end if the test did not stop it."""
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command(config), stdout=subprocess.DEVNULL, stderr=sink, env=daemon_env(**env))
+    running = Daemon(process, f"http://127.0.0.1:{port}", log)
+    try:
+        running.wait_for("answer on /healthz", lambda: running.get("/healthz").status_code == 200)
+        yield running
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(BOUND)
+
+
+def refused(config: Path, **env: str) -> tuple[int, str]:
+    """A daemon that must refuse to start: its exit code and its stderr."""
+    done = subprocess.run(command(config), capture_output=True, env=daemon_env(**env), timeout=BOUND, check=False)
+    return done.returncode, done.stderr.decode()

@@ -1,0 +1,50 @@
+"""A live daemon stopped by SIGTERM while it acts, then started again: every side effect happens exactly once."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import httpx
+import pytest
+from daemon_support import PASSWORD, daemon, free_port, migrate, simulator, write_config
+
+from fabric import wiring
+from fabric.remediation.domain import ActionKind
+
+
+def _disabled(ufm: str) -> list[str]:
+    ports = httpx.get(f"{ufm}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+    return sorted(p["name"] for p in ports if p["physical_state"] == "Disabled")
+
+
+@pytest.mark.parametrize("stop", ["at_once", "after_acting"])
+def test_sigterm_while_acting_then_restart_loses_and_repeats_nothing(stop: str, tiny_plan: Path,
+                                                                     tmp_path: Path) -> None:
+    db = tmp_path / "fabric.db"
+    migrate(db)
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False)
+        with daemon(config, port, tmp_path / "first.log") as first:
+            first.wait_for("a first cycle", lambda: first.cycles() >= 1)
+            sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+            sim.advance(300)  # the flaps, settled: the next cycle disables the cable and opens its ticket
+            # Stopped at once, the cycle that acts may be running, about to start, or done: it is finished (or not
+            # started) and the process exits 0. After acting: the restart must not act again.
+            if stop == "after_acting":
+                first.wait_for("the disable", lambda: first.metric("fabric_decisions_total", kind="disable") == 1)
+                assert first.metric("fabric_findings_total", rule="flap") == 1
+                assert first.metric("fabric_components", state="awaiting_repair") == 1
+            assert first.signal(signal.SIGTERM) == 0
+        with daemon(config, port, tmp_path / "second.log") as second:
+            second.wait_for("ready", lambda: second.get("/readyz").status_code == 200)
+            second.wait_for("three cycles", lambda: second.cycles() >= 3)
+            disabled = _disabled(sim.url)
+            assert second.signal(signal.SIGTERM) == 0
+        assert len(disabled) == 1, disabled
+    with wiring.open_existing_store(f"sqlite:///{db}", fabric="test") as store:
+        kinds = [record.action.kind for record in store.decisions(limit=1000)]
+        tickets = wiring.local_tickets(store).list()
+    assert kinds.count(ActionKind.DISABLE) == 1 and kinds.count(ActionKind.TICKET) == 1, kinds
+    assert len(tickets) == 1

@@ -1,0 +1,110 @@
+"""``fabricctl run`` as operators run it: a subprocess, driven only through HTTP, stopped by a signal."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import httpx
+from daemon_support import Daemon, daemon, free_port, migrate, simulator, write_config
+
+from topology.formats.ndt import read_ndt
+from topology.guard import CapacityGuard
+
+
+def test_daemon_serves_health_readiness_and_metrics_then_stops_cleanly_on_sigterm(tiny_plan: Path,
+                                                                                  tmp_path: Path) -> None:
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        with daemon(config, port, tmp_path / "daemon.log") as d:
+            assert d.get("/healthz").json() == {"alive": True}
+            d.wait_for("/readyz after a cycle", lambda: d.get("/readyz").status_code == 200)
+            assert d.get("/readyz").json() == {"ready": True, "reasons": []}
+            d.wait_for("two cycles", lambda: d.cycles() >= 2)
+            text = d.get("/metrics").text
+            assert "fabric_cycle_duration_seconds_bucket" in text
+            assert d.metric("fabric_cycle_duration_seconds_count") >= 2
+            assert d.metric("fabric_components", state="healthy") == 0.0
+            cap = CapacityGuard(read_ndt(tiny_plan)).cap
+            assert d.metric("fabric_guard_cap") == cap and d.metric("fabric_guard_worst_leaf_fraction") == 1.0
+            # The API's routes and the webhook receiver are served by the daemon, over its runtime.
+            status = d.get("/status").json()
+            assert status["dry_run"] is True and status["guard"]["cap"] == cap
+            assert status["last_cycle_at"] is not None
+            assert d.get("/hosts/pod01-node01/health").json()["healthy"] is True
+            assert "/webhooks/jira" in d.get("/openapi.json").json()["paths"]
+            assert d.signal(signal.SIGTERM) == 0
+        lines = d.lines()
+        assert [line["message"] for line in lines][-1] == "stopped"
+        cycle_lines = [line for line in lines if line["message"].startswith("cycle done")]
+        assert cycle_lines and all(isinstance(line.get("cycle"), int) for line in cycle_lines)
+        assert {line["cycle"] for line in cycle_lines} >= {1, 2}
+
+
+def test_sighup_rereads_the_configuration_and_says_what_takes_a_restart(tiny_plan: Path, tmp_path: Path) -> None:
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        with daemon(config, port, tmp_path / "daemon.log") as d:
+            d.wait_for("a cycle", lambda: d.cycles() >= 1)
+            config.write_text(config.read_text() + "\n[rules]\nflap_cycles = 4\n")
+            d.process.send_signal(signal.SIGHUP)
+            d.wait_for("the reload's line", lambda: any(line["message"].startswith("reload:") for line in d.lines()))
+            config.write_text(config.read_text() + "bad_key = 1\n")
+            d.process.send_signal(signal.SIGHUP)
+            d.wait_for("the second reload", lambda: sum(line["message"].startswith("reload:")
+                                                         for line in d.lines()) == 2)
+            reloads = [line["message"] for line in d.lines() if line["message"].startswith("reload:")]
+            assert reloads[0] == ("reload: silences are read at every cycle; changed sections rules take a restart "
+                                  "(not applied)")
+            assert reloads[1].startswith(f"reload: {config} not applied: ")
+            assert "rules.bad_key: unknown key" in reloads[1]
+            assert d.get("/healthz").status_code == 200
+            assert d.signal(signal.SIGTERM) == 0
+
+
+def test_ufm_failing_makes_the_daemon_unready_until_it_answers_again(tiny_plan: Path, tmp_path: Path) -> None:
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        with daemon(config, port, tmp_path / "daemon.log") as d:
+            d.wait_for("ready", lambda: d.get("/readyz").status_code == 200)
+            sim.inject(fault="api", endpoint="*", mode="error", status=503, requests=1_000_000)
+            d.wait_for("a failed cycle", lambda: d.metric("fabric_cycle_errors_total", kind="ufm") >= 1)
+            unready = d.get("/readyz")
+            assert unready.status_code == 503 and unready.json()["ready"] is False
+            assert any(reason.startswith("UFM did not answer the last cycle (ufm: ")
+                       for reason in unready.json()["reasons"]), unready.json()
+            assert d.get("/healthz").status_code == 200  # alive: a failed cycle does not end the process
+            httpx.delete(f"{sim.url}/simulator/api_faults", timeout=10).raise_for_status()
+            d.wait_for("ready again", lambda: d.get("/readyz").status_code == 200)
+            assert d.signal(signal.SIGTERM) == 0
+
+
+def test_sigterm_waits_for_a_running_cycle_only_as_long_as_shutdown_wait(tiny_plan: Path, tmp_path: Path) -> None:
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        config.write_text(config.read_text().replace('shutdown_wait = "20s"', 'shutdown_wait = "1s"'))
+        with daemon(config, port, tmp_path / "daemon.log") as d:
+            d.wait_for("a cycle", lambda: d.cycles() >= 1)
+            sim.inject(fault="api", endpoint="/app/events", mode="delay", delay=4, requests=1)
+            d.wait_for("a cycle stuck on UFM", lambda: _stuck(d))
+            assert d.signal(signal.SIGTERM) == 0
+        messages = [line["message"] for line in d.lines()]
+        assert "the running cycle did not finish within 1s: stopping anyway (the next start settles what it left " \
+               "pending)" in messages
+        assert messages[-1] == "stopped"
+
+
+def _stuck(d: Daemon) -> bool:
+    """The cycle started after the fault was injected is still running: no cycle completed for a second."""
+    before = d.cycles()
+    time.sleep(1.5)
+    return d.cycles() == before

@@ -1,0 +1,40 @@
+"""The guard's figures the daemon reports (``/status``, ``/metrics``): the worst leaf, the cap, the sliding hour."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabric.daemon.runtime import guard_figures
+from topology.generate import PRESETS, fat_tree
+from topology.guard import CapacityGuard
+
+PLAN = fat_tree(PRESETS["tiny"])
+GUARDED = sorted((c.key for c in PLAN.cables if CapacityGuard(PLAN).guards(c.key)), key=str)
+NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def test_an_intact_fabric_has_every_leaf_whole_and_nothing_disabled() -> None:
+    guard = CapacityGuard(PLAN)
+    figures = guard_figures(guard, NOW)
+    assert figures.worst_leaf_fraction == 1.0
+    assert figures.worst_leaf == min(guard.names[leaf] for leaf in guard.planned)  # ties: the first by name
+    assert (figures.disabled, figures.cap, figures.disables_last_hour) == (0, guard.cap, 0)
+    assert figures.hourly_limit == guard.settings.hourly_limit
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(GUARDED), st.integers(0, 180)), max_size=12, unique_by=lambda t: t[0]))
+def test_the_worst_leaf_is_the_lowest_fraction_and_the_hour_slides(taken: list[tuple[object, int]]) -> None:
+    guard = CapacityGuard(PLAN)
+    for cable, minutes_ago in taken:
+        guard.take_out(cable, NOW - timedelta(minutes=minutes_ago))  # type: ignore[arg-type]
+    figures = guard_figures(guard, NOW)
+    fractions = {guard.names[leaf]: guard.paths[leaf] / planned for leaf, planned in guard.planned.items()}
+    lowest = min(fractions.values())
+    assert figures.worst_leaf_fraction == lowest
+    assert figures.worst_leaf == min(name for name, fraction in fractions.items() if fraction == lowest)
+    assert figures.disabled == len(taken)
+    assert figures.disables_last_hour == sum(1 for _, minutes_ago in taken if minutes_ago < 60)
