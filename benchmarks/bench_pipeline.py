@@ -11,6 +11,9 @@ are timed:
 - ``pipeline``: ``Pipeline.step`` once per 60 s boundary of event time, exactly as the engine and replay call
   it (signals -> detectors -> ``decide``, default rules, guard and policy), with the cyclic garbage collector
   on, as in a daemon; the time its collections took inside the timed part is reported alongside;
+- ``pipeline-gc``: the same with the daemon's garbage-collector policy applied once the pipeline is built
+  (``fabric.daemon.gcpolicy``: ``gc.freeze()`` and a young generation of 50,000), run alternately with
+  ``pipeline`` so that the two are compared side by side on the same host load;
 - ``classify``: the same steps without ``decide`` (``SignalMapper.map`` + ``Detectors.observe`` +
   ``Detectors.evaluate``), to show where the time goes;
 - ``guard``: ``CapacityGuard.verdict`` on random switch-switch cables of h100-4k, and ``take_out`` +
@@ -134,6 +137,10 @@ def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
     pipeline = Pipeline(view, PolicyConfig(), RuleSettings(), GuardSettings())
     mapper = pipeline.mapper
     gc.collect()
+    if mode == "pipeline-gc":
+        from fabric.daemon.gcpolicy import apply_gc_policy
+
+        apply_gc_policy()
     rss_before = _rss_mib()
     collector = {"passes": 0, "seconds": 0.0, "started": 0.0, "timing": False}
 
@@ -154,7 +161,7 @@ def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
         count += len(batch)
         collector["timing"] = True
         step_started = time.perf_counter()
-        if mode == "pipeline":
+        if mode in ("pipeline", "pipeline-gc"):
             step = pipeline.step(batch, now)
             findings += len(step.findings)
             actions += len(step.decision.actions)
@@ -232,13 +239,26 @@ def _storm_runs(storm: Path, mode: str, repeat: int) -> tuple[list[dict[str, Any
     return runs, peak
 
 
+def _alternate(storm: Path, modes: tuple[str, ...], repeat: int) -> dict[str, tuple[list[dict[str, Any]], float]]:
+    """Each mode ``repeat`` times, taking turns (a, b, a, b...), so that a noisy host's load falls on all."""
+    found: dict[str, tuple[list[dict[str, Any]], float]] = {mode: ([], 0.0) for mode in modes}
+    for _ in range(repeat):
+        for mode in modes:
+            report, rss = _child([mode, str(storm)])
+            runs, peak = found[mode]
+            found[mode] = ([*runs, report], max(peak, rss))
+    return found
+
+
 def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
     # Prepared in a child of its own: this process stays small, so the children it starts do too.
     storm = Path(_child(["prepare", str(workdir)])[0]["storm"])
     target_s = STORM_EVENTS / TARGET_EVENTS_PER_S
     results: list[Measurement] = []
-    for mode, title in (("classify", "signals + detectors"), ("pipeline", "Pipeline.step (+ decide)")):
-        runs, peak = _storm_runs(storm, mode, repeat)
+    alternated = _alternate(storm, ("pipeline", "pipeline-gc"), repeat)
+    for mode, title in (("classify", "signals + detectors"), ("pipeline", "Pipeline.step (+ decide)"),
+                        ("pipeline-gc", "Pipeline.step, the daemon's GC policy")):
+        runs, peak = alternated[mode] if mode in alternated else _storm_runs(storm, mode, repeat)
         last = runs[-1]
         results.append(Measurement(
             f"{title} on the {STORM_EVENTS:,}-event storm ({PRESET})", [r["seconds"] for r in runs], peak, target_s,
@@ -268,7 +288,7 @@ if __name__ == "__main__":
         result = {"storm": str(prepare(Path(sys.argv[2])))}
     elif mode == "guard":
         result = child_guard()
-    elif mode in ("pipeline", "classify"):
+    elif mode in ("pipeline", "pipeline-gc", "classify"):
         result = child_pipeline(Path(sys.argv[2]), mode)
     else:
         raise SystemExit(f"unknown mode {mode!r}")

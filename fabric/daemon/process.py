@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import signal
 import socket
@@ -36,6 +35,7 @@ from fabric.config import ConfigError, ServiceConfig, load_config
 from fabric.daemon import lock
 from fabric.daemon.app import build_app
 from fabric.daemon.clock import Clock, ClockKind, make_clock
+from fabric.daemon.gcpolicy import apply_gc_policy
 from fabric.daemon.jobs import start_scheduler, stop_taking_cycles
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import DaemonRuntime
@@ -49,10 +49,6 @@ from topology.model import Fabric
 
 log = logging.getLogger(__name__)
 
-GC_THRESHOLD = (50_000, 50, 100)
-"""A young generation of 50,000 objects instead of 700: a storm's cycle allocates millions of short-lived objects,
-and the default collects (and walks the frozen model) thousands of times a cycle. Its effect is to be measured
-by the daemon's benchmark (``make bench``, next)."""
 
 
 class StartError(FabricError):
@@ -132,19 +128,11 @@ async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOpti
             raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
                              f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
                              "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
-        _apply_gc_policy()
+        apply_gc_policy()
         metrics = DaemonMetrics()
         runtime = DaemonRuntime(engine, config, str(options.config_path), clock.sync, metrics, clock.now())
         context = ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=clock.now)
         await _run_loop(config, runtime, build_app(context, metrics), sock, metrics)
-
-
-def _apply_gc_policy() -> None:
-    """The model and the engine's start-up state live as long as the process: frozen, the collector never walks
-    them again; the larger young generation collects a storm's garbage in fewer, larger passes."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLD)
 
 
 class _Server(uvicorn.Server):
