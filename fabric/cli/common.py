@@ -32,6 +32,11 @@ FabricOption = Annotated[str, typer.Option(
     "--fabric", envvar="FABRIC_FABRIC__NAME",
     help="Which fabric (several can share one database; each sees only its own).")]
 DEFAULT_FABRIC = "default"
+API_URL_ENV = "FABRIC_API_URL"
+ApiOption = Annotated[str | None, typer.Option(
+    "--api", envvar=API_URL_ENV, show_default=False,
+    help="The running daemon's URL (http://host:8080): ask it over HTTP instead of reading --store (the fabric "
+         "is then the daemon's; writes need FABRIC_API__ADMIN_TOKEN).")]
 
 
 def fail(message: str) -> NoReturn:

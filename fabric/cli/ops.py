@@ -4,12 +4,19 @@ They work on the service's database, so they answer whether or not the engine is
 (``--fabric``, as the configuration's ``[fabric] name``) and sees that fabric's rows only. None of them creates a
 database: a wrong ``--store`` is an error, not an empty system. What an operator asks the engine to do (release
 a quarantine, resume after a storm) is recorded as a request the engine carries out at its next cycle.
+
+With ``--api URL`` (or ``FABRIC_API_URL``) the same commands ask the running daemon over HTTP instead
+(``fabric.cli.api_client``); without it they read ``--store`` as always, so they keep working with the daemon
+down. Both modes build their rows from the API's models (``fabric.api.models``: from the store's records with
+their ``of``, from the API's answers by validation), so the same data prints the same in both. ``tickets`` has
+no endpoint and stays on the store.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +25,7 @@ from fabric.cli.common import (
     DEFAULT_STORE,
     EXIT_FINDINGS,
     EXIT_OK,
+    ApiOption,
     FabricOption,
     FormatOption,
     OutputFormat,
@@ -29,27 +37,92 @@ from fabric.cli.common import (
 )
 from fabric.cli.text import one_line
 
+if TYPE_CHECKING:
+    from fabric.api.models import Component, RequestOut
+    from fabric.cli.api_client import ApiClient
+    from fabric.remediation.domain import ComponentId
+    from fabric.store import Store
+
 ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).")]
 
 
+def _api(url: str) -> ApiClient:
+    from fabric.cli.api_client import ApiClient
+
+    return ApiClient(url)
+
+
+def _component_path(component: ComponentId) -> str:
+    from urllib.parse import quote
+
+    return f"/components/{quote(str(component), safe='')}"
+
+
+@dataclass(frozen=True)
+class _StatusView:
+    """What ``status`` shows, from the store or from the API (the rows are the API's models either way)."""
+
+    fabric: str
+    halted: bool
+    since: datetime | None
+    reason: str
+    counts: dict[str, int]
+    components: list[Component]
+    pending: list[RequestOut]
+
+
+def _status_from_store(store: Store) -> _StatusView:
+    from fabric.api.models import Component, RequestOut
+
+    breaker = store.breaker_state()
+    return _StatusView(store.fabric, breaker.halted, breaker.since, breaker.reason,
+                       {lifecycle.value: count for lifecycle, count in store.lifecycle_counts().items()},
+                       [Component.of(c, r) for c, r in store.components().items()],
+                       [RequestOut.of(request) for request in store.pending_requests()])
+
+
+def _status_from_api(client: ApiClient) -> _StatusView:
+    from fabric.api.models import Status
+
+    live = Status.model_validate(client.get("/status"))
+    return _StatusView(live.fabric, live.halted, live.halted_since, live.halt_reason, live.components,
+                       _api_components(client), live.pending_requests)
+
+
+def _api_components(client: ApiClient) -> list[Component]:
+    """Every component with a recorded state, page by page (the API's pages hold at most 1000)."""
+    from fabric.api.models import ComponentPage
+
+    found: list[Component] = []
+    while True:
+        page = ComponentPage.model_validate(client.get("/components", {"limit": 1000, "offset": len(found)}))
+        found.extend(page.items)
+        if not page.items or len(found) >= page.total:
+            return found
+
+
 def status(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
-           output_format: FormatOption = OutputFormat.TABLE) -> None:
+           output_format: FormatOption = OutputFormat.TABLE, api: ApiOption = None) -> None:
     """The breaker, components by lifecycle, pending operator requests. Exit 1 when automation is halted."""
-    with open_store(store_url, fabric) as store:
-        breaker = store.breaker_state()
-        counts = {lifecycle.value: count for lifecycle, count in store.lifecycle_counts().items() if count}
-        out = [{"component": str(c), "lifecycle": r.lifecycle.value, "since": r.since.isoformat(), "rule": r.rule,
-                "reason": r.reason} for c, r in store.components().items() if r.lifecycle.value != "healthy"]
-        pending = [{"id": r.id, "kind": r.kind.value, "component": str(r.component or ""), "by": r.requested_by,
-                    "at": r.requested_at.isoformat(), "reason": r.reason} for r in store.pending_requests()]
-    payload = {"fabric": fabric, "halted": breaker.halted,
-               "halted_since": breaker.since.isoformat() if breaker.since else None, "halt_reason": breaker.reason,
+    if api is None:
+        with open_store(store_url, fabric) as store:
+            view = _status_from_store(store)
+    else:
+        with _api(api) as client:
+            view = _status_from_api(client)
+    counts = {lifecycle: count for lifecycle, count in view.counts.items() if count}
+    out = [{"component": c.id, "lifecycle": c.lifecycle, "since": c.since.isoformat(), "rule": c.rule,
+            "reason": c.reason} for c in view.components if c.lifecycle != "healthy"]
+    pending = [{"id": r.id, "kind": r.kind, "component": r.component or "", "by": r.requested_by,
+                "at": r.requested_at.isoformat(), "reason": r.reason} for r in view.pending]
+    payload = {"fabric": view.fabric, "halted": view.halted,
+               "halted_since": view.since.isoformat() if view.since else None, "halt_reason": view.reason,
                "components": counts, "not_healthy": out, "pending_requests": pending}
     if output_format is OutputFormat.JSON:
         print_json(payload)
     else:
-        state = f"HALTED since {breaker.since}: {breaker.reason}" if breaker.halted else "running"
-        typer.echo(one_line(f"fabric {fabric}, automation: {state}"))
+        state = f"HALTED since {view.since}: {view.reason}" if view.halted else "running"
+        typer.echo(one_line(f"fabric {view.fabric}, automation: {state}"))
         typer.echo("components: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none recorded"))
         for entry in out:
             typer.echo(one_line(f"  {entry['lifecycle']:<16} {entry['component']}  {entry['rule']}: "
@@ -57,22 +130,31 @@ def status(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAUL
         for request in pending:
             typer.echo(one_line(f"  requested: {request['kind']} {request['component']} by {request['by']}: "
                                 f"{request['reason']}"))
-    raise typer.Exit(EXIT_FINDINGS if breaker.halted else EXIT_OK)
+    raise typer.Exit(EXIT_FINDINGS if view.halted else EXIT_OK)
 
 
 def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (kept in the audit trail).")],
            store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
-           requested_by: ByOption = "operator") -> None:
+           requested_by: ByOption = "operator", api: ApiOption = None) -> None:
     """Ask the engine to resume automation after the storm breaker halted it (at its next cycle; findings held
     during the storm are dropped)."""
+    from fabric.api.models import RequestOut
     from fabric.store.records import RequestKind
 
-    with open_store(store_url, fabric, writes=True) as store:
-        before = store.breaker_state()
-        if not before.halted:
-            typer.echo(f"automation of fabric {fabric} is not halted")
-            return
-        request = store.request(RequestKind.RESUME, reason=_reason(reason), requested_by=requested_by)
+    why = _reason(reason)
+    if api is None:
+        with open_store(store_url, fabric, writes=True) as store:
+            before = _status_from_store(store)
+            if before.halted:
+                request = RequestOut.of(store.request(RequestKind.RESUME, reason=why, requested_by=requested_by))
+    else:
+        with _api(api) as client:
+            before = _status_from_api(client)
+            if before.halted:  # the API answers 409 (an error) when it is not: say so as --store does
+                request = RequestOut.model_validate(client.post("/resume", {"reason": why, "by": requested_by}))
+    if not before.halted:
+        typer.echo(f"automation of fabric {before.fabric} is not halted")
+        return
     typer.echo(one_line(f"resume requested (request {request.id}); halted since {before.since}: {before.reason}"))
     typer.echo("the engine resumes automation at its next cycle")
 
@@ -80,25 +162,33 @@ def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (k
 def decisions(
     component: Annotated[str | None, typer.Option(help="Only this component ('link:a/1|b/2', 'switch:core01-01').")]
     = None,
-    limit: Annotated[int, typer.Option(min=1, max=100_000, help="The newest N decisions.")] = 50,
+    limit: Annotated[int, typer.Option(min=1, max=100_000, help="The newest N decisions (over --api at most "
+                                                                 "10000).")] = 50,
     store_url: StoreOption = DEFAULT_STORE,
     fabric: FabricOption = DEFAULT_FABRIC,
     output_format: FormatOption = OutputFormat.TABLE,
+    api: ApiOption = None,
 ) -> None:
     """Why automation did what it did: every decision with its rule, reason and the guard's figures.
 
     The table gives each reason on one line; --format json (or --component, one decision a block) gives it whole.
     """
+    from fabric.api.models import Decision
     from fabric.remediation.domain import ComponentId
 
     try:
         wanted = ComponentId.parse(component) if component else None
     except ValueError as exc:
         fail(f"--component: {exc}")
-    with open_store(store_url, fabric) as store:
-        found = [record.action for record in store.decisions(component=wanted, limit=limit)]
-    rows = [{"at": a.at.isoformat(), "action": a.kind.value, "rule": a.rule, "component": str(a.component or ""),
-             "reason": a.reason, "dry_run": a.dry_run, "guard": a.guard} for a in found]
+    if api is None:
+        with open_store(store_url, fabric) as store:
+            found = [Decision.of(record) for record in store.decisions(component=wanted, limit=limit)]
+    else:
+        params: dict[str, object] = {"limit": limit} | ({} if wanted is None else {"component": str(wanted)})
+        with _api(api) as client:
+            found = [Decision.model_validate(item) for item in client.get("/decisions", params)]
+    rows = [{"at": d.at.isoformat(), "action": d.kind, "rule": d.rule, "component": d.component or "",
+             "reason": d.reason, "dry_run": d.dry_run, "guard": d.guard} for d in found]
     if output_format is OutputFormat.JSON:
         print_json(rows)
         return
@@ -125,11 +215,18 @@ components_app = typer.Typer(help="Components automation holds: list them, relea
 
 @components_app.command("list")
 def components_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
-                    output_format: FormatOption = OutputFormat.TABLE) -> None:
+                    output_format: FormatOption = OutputFormat.TABLE, api: ApiOption = None) -> None:
     """Every component with a recorded state (the desired state the engine converges UFM to)."""
-    with open_store(store_url, fabric) as store:
-        rows = [{"component": str(c), "lifecycle": r.lifecycle.value, "since": r.since.isoformat(),
-                 "strikes": r.strikes, "rule": r.rule, "reason": r.reason} for c, r in store.components().items()]
+    from fabric.api.models import Component
+
+    if api is None:
+        with open_store(store_url, fabric) as store:
+            found = [Component.of(c, r) for c, r in store.components().items()]
+    else:
+        with _api(api) as client:
+            found = _api_components(client)
+    rows = [{"component": c.id, "lifecycle": c.lifecycle, "since": c.since.isoformat(), "strikes": c.strikes,
+             "rule": c.rule, "reason": c.reason} for c in found]
     print_rows(rows, output_format, lambda row: f"{row['lifecycle']:<16} {row['component']}  strikes "
                                                 f"{row['strikes']}  {row['rule']}: {row['reason']}")
 
@@ -137,9 +234,10 @@ def components_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption
 @components_app.command("clear")
 def components_clear(component: str, reason: Annotated[str, typer.Option(help="Why it may come back.")],
                      store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
-                     requested_by: ByOption = "operator") -> None:
+                     requested_by: ByOption = "operator", api: ApiOption = None) -> None:
     """Ask the engine to release a quarantined component: at its next cycle it comes back (within the guard) on
     probation."""
+    from fabric.api.models import RequestOut
     from fabric.remediation.domain import ComponentId, Lifecycle
     from fabric.store.records import RequestKind
 
@@ -147,12 +245,18 @@ def components_clear(component: str, reason: Annotated[str, typer.Option(help="W
         wanted = ComponentId.parse(component)
     except ValueError as exc:
         fail(str(exc))
-    with open_store(store_url, fabric, writes=True) as store:
-        record = store.get_component(wanted)
-        if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
-            fail(f"{component} is not quarantined in fabric {fabric}")
-        request = store.request(RequestKind.CLEAR, component=wanted, reason=_reason(reason),
-                                requested_by=requested_by)
+    why = _reason(reason)
+    if api is None:
+        with open_store(store_url, fabric, writes=True) as store:
+            record = store.get_component(wanted)
+            if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
+                fail(f"{wanted} is not quarantined in fabric {fabric}")
+            request = RequestOut.of(store.request(RequestKind.CLEAR, component=wanted, reason=why,
+                                                  requested_by=requested_by))
+    else:  # the API answers 409 with the same line when it is not quarantined
+        with _api(api) as client:
+            request = RequestOut.model_validate(client.post(f"{_component_path(wanted)}/clear",
+                                                            {"reason": why, "by": requested_by}))
     typer.echo(f"{component}: clear requested (request {request.id}); the engine releases it at its next cycle")
 
 
@@ -171,8 +275,10 @@ def silence_add(
     created_by: ByOption = "operator",
     store_url: StoreOption = DEFAULT_STORE,
     fabric: FabricOption = DEFAULT_FABRIC,
+    api: ApiOption = None,
 ) -> None:
     """Silence components for a while, now or in a maintenance window (planned work, a known-bad batch of optics)."""
+    from fabric.api.models import SilenceOut
     from fabric.durations import parse_duration
     from fabric.remediation.muting import check_matcher
 
@@ -187,18 +293,31 @@ def silence_add(
     except ValueError as exc:
         fail(str(exc))
     starts_at = _aware_time(starts, "--starts") if starts is not None else None
-    with open_store(store_url, fabric, writes=True) as store:
-        silence = store.add_silence(matcher, reason=_reason(reason), created_by=created_by, duration=length,
-                                    starts_at=starts_at)
+    why = _reason(reason)
+    if api is None:
+        with open_store(store_url, fabric, writes=True) as store:
+            silence = SilenceOut.of(store.add_silence(matcher, reason=why, created_by=created_by, duration=length,
+                                                      starts_at=starts_at))
+    else:
+        body = {"matcher": matcher, "duration": duration, "reason": why, "by": created_by,
+                "starts_at": None if starts_at is None else starts_at.isoformat()}
+        with _api(api) as client:
+            silence = SilenceOut.model_validate(client.post("/silences", body))
     typer.echo(f"silence {silence.id}: {silence.matcher} until {silence.ends_at.isoformat(timespec='seconds')}")
 
 
 @silence_app.command("list")
 def silence_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAULT_FABRIC,
-                 output_format: FormatOption = OutputFormat.TABLE) -> None:
+                 output_format: FormatOption = OutputFormat.TABLE, api: ApiOption = None) -> None:
     """Current and future silences."""
-    with open_store(store_url, fabric) as store:
-        found = store.silences()
+    from fabric.api.models import SilenceOut
+
+    if api is None:
+        with open_store(store_url, fabric) as store:
+            found = [SilenceOut.of(silence) for silence in store.silences()]
+    else:
+        with _api(api) as client:
+            found = [SilenceOut.model_validate(item) for item in client.get("/silences")]
     rows = [{"id": s.id, "matcher": s.matcher, "reason": s.reason, "by": s.created_by,
              "starts_at": s.starts_at.isoformat(), "ends_at": s.ends_at.isoformat()} for s in found]
     print_rows(rows, output_format, lambda row: f"{row['id']:>4}  {row['matcher']}  until {row['ends_at'][:19]}  "
@@ -206,12 +325,24 @@ def silence_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = 
 
 
 @silence_app.command("expire")
-def silence_expire(silence_id: int, store_url: StoreOption = DEFAULT_STORE,
-                   fabric: FabricOption = DEFAULT_FABRIC) -> None:
+def silence_expire(
+    silence_id: int,
+    store_url: StoreOption = DEFAULT_STORE,
+    fabric: FabricOption = DEFAULT_FABRIC,
+    reason: Annotated[str | None, typer.Option(
+        help="Why (over --api it is required: the daemon logs who ended a silence and why).")] = None,
+    requested_by: ByOption = "operator",
+    api: ApiOption = None,
+) -> None:
     """End a silence now."""
-    with open_store(store_url, fabric, writes=True) as store:
-        if not store.expire_silence(silence_id):
-            fail(f"no active silence {silence_id} in fabric {fabric}")
+    if api is None:
+        with open_store(store_url, fabric, writes=True) as store:
+            if not store.expire_silence(silence_id):
+                fail(f"no active silence {silence_id} in fabric {fabric}")
+    else:  # the API answers 404 with the same line when there is no such silence
+        why = _reason(reason or "")
+        with _api(api) as client:
+            client.delete(f"/silences/{silence_id}", {"by": requested_by, "reason": why})
     typer.echo(f"silence {silence_id} expired")
 
 

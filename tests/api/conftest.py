@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
 from api_support import NOW, TOKEN, FakeRuntime
 from fastapi import FastAPI
 
-from fabric.api.app import create_app
+from fabric.api.app import PREFIX, create_app
 from fabric.api.context import ApiContext
 from fabric.config import ServiceConfig
 from fabric.store import Store
@@ -61,3 +64,22 @@ def app(plan: Fabric, store: Store, runtime: FakeRuntime) -> FastAPI:
 async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://api/api/v1") as http:
         yield http
+
+
+@pytest.fixture
+def served(app: FastAPI) -> Iterator[str]:
+    """``app`` served by uvicorn on 127.0.0.1, a free port; yields the API's base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False,
+                                           lifespan="off"))
+    thread = threading.Thread(target=server.run, name="api-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}{PREFIX}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterator
 from urllib.parse import quote
 
 import httpx
 import pytest
-import uvicorn
 from api_support import NODE1_LINK, TOKEN, seed
 from fastapi import FastAPI
 
 from fabric.api.app import PREFIX
 from fabric.store import Store
 from topology.model import Fabric
-
-
-@pytest.fixture
-def served(app: FastAPI) -> Iterator[str]:
-    """``app`` served by uvicorn on 127.0.0.1, a free port; yields the API's base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False,
-                                           lifespan="off"))
-    thread = threading.Thread(target=server.run, name="api-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}{PREFIX}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @pytest.mark.usefixtures("token")
