@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine_support import Rig, rig
+from engine_support import Rig, restart, rig
 
 from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
 from fabric.remediation.policy import LINK_CHECK
@@ -120,3 +120,15 @@ def test_a_finding_on_probation_disables_again_reopens_and_the_last_strike_quara
         r.tickets.resolve(ticket, "replaced it again")
         r.cycle()
         assert r.port_state(port) == "Disabled", "a quarantined link waits for an operator"
+
+
+def test_a_confirmation_survives_a_restart(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        component, _, ticket = flap_out(r)
+        repair(r, ticket)
+        r.advance(30)
+        assert [a.rule for a in r.cycle().actions] == [LINK_CHECK]
+        restart(r)
+        r.advance(30)
+        assert r.cycle().actions == [], "read back from the decision log: not confirmed twice"
+        assert lifecycle(r, component) is Lifecycle.PROBATION
