@@ -136,7 +136,7 @@ class PolicySection(_Section):
     dry_run: bool = True
     host_links_ticket_only: bool = True
     max_strikes: int = Field(3, ge=1)
-    probation: PositiveDuration = timedelta(days=2)
+    probation: PositiveDuration = timedelta(hours=2)
     storm_components: int = Field(25, ge=1)
     storm_window: PositiveDuration = timedelta(minutes=15)
     storm_quiet_period: QuietPeriod = None
@@ -242,6 +242,8 @@ class UfmSection(_Section):
     """How long a cycle waits for the jobs it posted; the rest are read again in later cycles."""
     job_deadline: PositiveDuration = timedelta(minutes=5)
     """A job unfinished (or a POST unanswered) this long after it was sent is an attempt UFM did not confirm."""
+    link_up_wait: PositiveDuration = timedelta(minutes=2)
+    """How long a re-enabled link is given to come up at its planned width and speed before it is backed out."""
 
     @field_validator("url")
     @classmethod

@@ -32,7 +32,7 @@ def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
                            job_deadline=ufm.job_deadline)
     return EngineSettings(fabric=config.fabric.name, policy=config.policy_config(), rules=config.rule_settings(),
                           guard=config.guard_settings(), method=PortActionMethod(ufm.method), writes=writes,
-                          epoch=epoch, plausibility=config.plausibility.build())
+                          epoch=epoch, plausibility=config.plausibility.build(), link_up_wait=ufm.link_up_wait)
 
 
 def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:

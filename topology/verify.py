@@ -269,14 +269,20 @@ def verify(plan: Fabric, actual: Fabric, guard: float = DEFAULT_GUARD, *, bandwi
     return report
 
 
+def below_plan(actual: Cable, width: int | None, speed_gbps: float | None) -> bool:
+    """``actual`` runs narrower or slower than ``width`` lanes at ``speed_gbps`` (a figure not known is not
+    judged)."""
+    narrow = width is not None and actual.width is not None and actual.width < width
+    slow = speed_gbps is not None and actual.speed_gbps is not None and actual.speed_gbps < speed_gbps
+    return narrow or slow
+
+
 def _check_rate(
     report: VerifyReport, planned: Cable, actual: Cable, default_width: int | None, default_speed: float | None
 ) -> None:
     width = planned.width or default_width
     speed = planned.speed_gbps or default_speed
-    narrow = width is not None and actual.width is not None and actual.width < width
-    slow = speed is not None and actual.speed_gbps is not None and actual.speed_gbps < speed
-    if narrow or slow:
+    if below_plan(actual, width, speed):
         report.degraded.append(Degraded(planned, actual, width, speed))
     else:
         report.ok.append(planned)

@@ -21,11 +21,12 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from fabric.controller import reconcile, recovery
 from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
+from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
@@ -34,7 +35,7 @@ from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
 from fabric.remediation.pipeline import Pipeline
-from fabric.remediation.policy import Breaker, PolicyConfig, PolicyState
+from fabric.remediation.policy import Breaker, FailedRepair, PolicyConfig, PolicyState
 from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.view import FabricView, build_view, fabric_context
 from fabric.store import Store
@@ -52,7 +53,7 @@ from fabric.ufm.plausibility import (
 from fabric.ufm.snapshot import fetch_snapshot
 from tickets.base import TicketBackend
 from topology.guard import CableKey, CapacityGuard, GuardSettings
-from topology.model import Fabric
+from topology.model import Cable, Fabric
 
 __all__ = ["CycleReport", "Engine", "EngineSettings", "UfmApi"]
 
@@ -72,6 +73,8 @@ class EngineSettings:
     epoch: int = 1
     """The leader's fencing token, written with every intent."""
     plausibility: PlausibilitySettings = field(default_factory=PlausibilitySettings)
+    link_up_wait: timedelta = timedelta(minutes=2)
+    """How long a re-enabled link is given to come up at its planned width and speed before it is backed out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,8 @@ class _Reading:
     versions: dict[str, int]
     view: FabricView
     live: set[CableKey]
+    built: dict[CableKey, Cable]
+    """The planned cables UFM shows up, as UFM shows them (their active width and speed)."""
     disabled_ports: set[str]
     figures: TopologyFigures
 
@@ -108,6 +113,9 @@ class Engine:
         """UFM ports whose physical state is Disabled, as of the last reading accepted."""
         self.live: set[CableKey] = set()
         """Planned cables UFM shows up, as of the last reading accepted."""
+        self.built: dict[CableKey, Cable] = {}
+        """Those cables as UFM shows them, as of the last reading accepted."""
+        self.link_checks = LinkChecks(store, plan.cables, settings.link_up_wait)
         self._versions: dict[str, int] = {}
         self._figures = TopologyFigures.planned(plan)
         """The figures of the last reading accepted, that the next one is judged against (before the first, the
@@ -209,11 +217,12 @@ class Engine:
         actual = snapshot.fabric("UFM")
         view = build_view(self.plan, actual, self.context)
         live = view.live_cables(actual)
-        return _Reading(versions, view, live, snapshot.disabled_ports(), TopologyFigures.of(snapshot, len(live)))
+        built = {cable.key: cable for cable in actual.cables if cable.key in live}
+        return _Reading(versions, view, live, built, snapshot.disabled_ports(), TopologyFigures.of(snapshot, len(live)))
 
     def _accept(self, reading: _Reading) -> tuple[FabricView, set[CableKey]]:
         self._versions, self.view, self.disabled_ports = reading.versions, reading.view, reading.disabled_ports
-        self.live = reading.live
+        self.live, self.built = reading.live, reading.built
         self._figures = reading.figures
         if self.view_refused_since is not None:
             log.warning("fabric %s: UFM's topology can be true again (refused since %s): deciding again",
@@ -272,10 +281,11 @@ class Engine:
         requests = self.store.pending_requests()
         resume = previous.breaker.halted and any(r.kind is RequestKind.RESUME for r in requests)
         cleared = self._cleared(requests)
-        step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared)
+        step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
+                                  failed_repairs=self._failed_repairs(now, report))
         report.repeated_events = step.repeated
         decision = step.decision
-        report.findings, report.actions = step.findings, list(decision.actions)
+        report.findings, report.actions = step.findings, [*report.actions, *decision.actions]
         report.switch_faults, report.folded = step.switch_faults, step.folded
         for finding in step.findings:
             if finding.rule == SWITCH_FAULT:
@@ -303,6 +313,19 @@ class Engine:
             return []
         waiting = {c: r.since for c, r in self.state.components.items() if r.lifecycle in reconcile.WAITING}
         return await asyncio.to_thread(self.ticketing.repaired, waiting)
+
+    def _failed_repairs(self, now: datetime, report: CycleReport) -> list[FailedRepair]:
+        """Links re-enabled on probation that UFM has not shown up as planned within ``link_up_wait``
+        (``linkcheck``); in dry run nothing was re-enabled."""
+        if self.dry_run:
+            return []
+        state = self.state
+        probation = {c: r for c in state.revisit() if (r := state.components.get(c)) is not None}
+        failed = self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
+        for repair in failed:
+            log.warning("%s: %s", repair.component, repair.reason)
+        report.repairs_backed_out += len(failed)
+        return failed
 
     def _cleared(self, requests: Sequence[OperatorRequest]) -> list[ComponentId]:
         """Quarantined components an operator asked to release (``fabricctl components clear``)."""

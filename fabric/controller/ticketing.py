@@ -57,7 +57,11 @@ class Ticketing:
         return self.ensure_open(component, summary, comment)
 
     def comment(self, component: ComponentId | None, text: str) -> None:
-        row = self.store.active_ticket(self.key(component))
+        """Comment on the component's open ticket, else on its last one (a repair's closing word goes on the
+        ticket that was resolved)."""
+        key = self.key(component)
+        row = self.store.active_ticket(key) or next(
+            (t for t in reversed(self.store.tickets(dedup_key=key)) if t.external_key), None)
         if row is not None and row.external_key:
             self.backend.comment(row.external_key, text)
 

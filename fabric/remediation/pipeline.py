@@ -21,7 +21,7 @@ from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentRecord, Finding
 from fabric.remediation.identity import SeenEvents
 from fabric.remediation.muting import Muter
-from fabric.remediation.policy import CycleInput, Decision, PolicyConfig, PolicyState, decide
+from fabric.remediation.policy import CycleInput, Decision, FailedRepair, PolicyConfig, PolicyState, decide
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import EventLike, SignalMapper
 from fabric.remediation.view import FabricView
@@ -81,7 +81,8 @@ class Pipeline:
         self.detectors.evaluate(now)
 
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
-             resume: bool = False, cleared: Sequence[ComponentId] = ()) -> Step:
+             resume: bool = False, cleared: Sequence[ComponentId] = (),
+             failed_repairs: Sequence[FailedRepair] = ()) -> Step:
         fresh, repeated = self._seen.first_time(events)
         findings = self.detectors.observe(self._mapper.map(fresh)) + self.detectors.evaluate(now)
         if self._state.breaker.halted and not resume:
@@ -90,7 +91,8 @@ class Pipeline:
             correlated = Correlator.unchanged(findings)
         else:
             correlated = self.correlator.correlate(findings, self._state)
-        decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared)),
+        decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared),
+                                                  tuple(failed_repairs)),
                           self.guard, self.view.context, self.policy)
         if correlated.folded:
             decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))

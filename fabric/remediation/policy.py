@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
+from fabric.durations import format_duration
 from fabric.remediation.domain import (
     Action,
     ActionKind,
@@ -32,7 +34,7 @@ class PolicyConfig:
     dry_run: bool = True
     host_links_ticket_only: bool = True
     max_strikes: int = 3
-    probation: timedelta = timedelta(days=2)
+    probation: timedelta = timedelta(hours=2)
     storm_components: int = 25
     storm_window: timedelta = timedelta(minutes=15)
     storm_quiet_period: timedelta | None = None
@@ -97,6 +99,20 @@ class CycleInput:
     """An operator ran ``fabricctl resume``."""
     cleared: tuple[ComponentId, ...] = ()
     """Quarantined components an operator cleared."""
+    failed_repairs: tuple[FailedRepair, ...] = ()
+    """Components re-enabled on probation whose link UFM has not shown up at its planned width and speed within
+    the time it is given to train (the controller's link check): backed out."""
+
+
+LINK_CHECK = "link_check"
+"""The rule of the decisions of the check that a re-enabled link came back up as planned."""
+
+
+class FailedRepair(NamedTuple):
+    component: ComponentId
+    reason: str
+    """What UFM shows instead of the planned link, e.g. ``re-enabled, but the link came up at 1x/NDR instead of
+    4x/NDR: backed out``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +199,9 @@ def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, co
     for finding in cycle_input.findings:
         _finding(cycle, finding)
     if not cycle.breaker.halted:
+        # After the findings: a finding on the same component is a strike, and takes it out first.
+        for failed in cycle_input.failed_repairs:
+            _failed_repair(cycle, failed)
         _reconsider_deferred(cycle)
     return Decision(tuple(cycle.actions), cycle.state())
 
@@ -347,6 +366,18 @@ def _repaired(cycle: _Cycle, component: ComponentId) -> None:
     cycle.set(component, Lifecycle.PROBATION, "repair", reason, probation_until=until)
 
 
+def _failed_repair(cycle: _Cycle, failed: FailedRepair) -> None:
+    """The repair did not bring the link back as planned: out again (within the guard, which counted it back in
+    when it was enabled) and its ticket reopened with what UFM showed. No strike: the link did not fail on
+    probation, the repair did not take. While halted it waits: the controller reports it again every cycle."""
+    record = cycle.get(failed.component)
+    if record is None or record.lifecycle is not Lifecycle.PROBATION:
+        return
+    finding = Finding(failed.component, LINK_CHECK, cycle.now, failed.reason,
+                      never_auto_restore=record.never_auto_restore)
+    _take_out(cycle, finding, strikes=record.strikes, reopen=True)
+
+
 def _wait_for_breaker(cycle: _Cycle, component: ComponentId, record: ComponentRecord, rule: str,
                       reason: str) -> None:
     """A re-enable that must wait until automation resumes: said once, not at every cycle of a long halt (the
@@ -365,7 +396,9 @@ def _expire_probation(cycle: _Cycle) -> None:
            and record.probation_until and now >= record.probation_until]
     for component in sorted(due):
         cycle.set(component, Lifecycle.HEALTHY, "probation", "clean soak: healthy again", probation_until=None)
-        cycle.act(ActionKind.RECORD, "probation", "clean soak over: healthy", component)
+        # The closing word on the ticket of the repair: operators see there that the repair held.
+        cycle.act(ActionKind.COMMENT, "probation", f"clean soak of {format_duration(cycle.config.probation)}: healthy",
+                  component)
 
 
 def _clear(cycle: _Cycle, component: ComponentId) -> None:

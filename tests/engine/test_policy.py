@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, ComponentRecord, Finding, Lifecycle
-from fabric.remediation.policy import CycleInput, FabricContext, PolicyConfig, PolicyState, decide
+from fabric.remediation.policy import (
+    LINK_CHECK,
+    CycleInput,
+    FabricContext,
+    FailedRepair,
+    PolicyConfig,
+    PolicyState,
+    decide,
+)
 from fabric.remediation.rules import SWITCH_FAULT
 from fabric.remediation.signals import link_id
 from topology.generate import PRESETS, fat_tree
@@ -107,6 +115,37 @@ def test_probation_ends_healthy_after_a_clean_soak() -> None:
     state = decide(state, CycleInput(T0, repaired=(link,)), guard, CONTEXT, LIVE).state
     soak = decide(state, CycleInput(T0 + LIVE.probation), guard, CONTEXT, LIVE)
     assert soak.state.components[link].lifecycle is Lifecycle.HEALTHY
+
+
+def test_the_clean_soak_comments_on_the_ticket() -> None:
+    guard = CapacityGuard(H100)
+    link = SWITCH_LINKS[7]
+    state = decide(PolicyState(), CycleInput(T0, (finding(link, T0),)), guard, CONTEXT, LIVE).state
+    state = decide(state, CycleInput(T0, repaired=(link,)), guard, CONTEXT, LIVE).state
+    assert LIVE.probation == timedelta(hours=2)
+    soak = decide(state, CycleInput(T0 + timedelta(hours=2)), guard, CONTEXT, LIVE)
+    assert [(a.kind, a.reason) for a in soak.actions] == [(ActionKind.COMMENT, "clean soak of 2h: healthy")]
+
+
+def test_a_failed_repair_is_backed_out_within_the_guard_without_a_strike() -> None:
+    guard = CapacityGuard(H100)
+    link = SWITCH_LINKS[7]
+    state = decide(PolicyState(), CycleInput(T0, (finding(link, T0),)), guard, CONTEXT, LIVE).state
+    state = decide(state, CycleInput(T0, repaired=(link,)), guard, CONTEXT, LIVE).state
+    assert CONTEXT.cables[link] not in guard.disabled
+    failed = FailedRepair(link, "re-enabled, but the link came up at 2x/HDR instead of 4x/NDR: backed out")
+    later = T0 + timedelta(minutes=2)
+    backed = decide(state, CycleInput(later, failed_repairs=(failed,)), guard, CONTEXT, LIVE)
+    assert [(a.kind, a.rule) for a in backed.actions] == [(ActionKind.DISABLE, LINK_CHECK),
+                                                           (ActionKind.REOPEN, LINK_CHECK)]
+    assert backed.actions[1].reason == failed.reason
+    assert backed.actions[0].guard, "the disable carries the guard's figures"
+    record = backed.state.components[link]
+    assert (record.lifecycle, record.strikes) == (Lifecycle.DISABLED, 1)
+    assert CONTEXT.cables[link] in guard.disabled
+    # Reported again while no longer on probation (already out): nothing more.
+    again = decide(backed.state, CycleInput(later, failed_repairs=(failed,)), guard, CONTEXT, LIVE)
+    assert again.actions == ()
 
 
 def test_storm_halts_with_one_ticket_and_holds_the_rest() -> None:

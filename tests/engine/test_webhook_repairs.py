@@ -15,6 +15,7 @@ from webhook_support import SECRET, TOKEN, jira_body, signed, webhooks
 
 from fabric.config import load_config
 from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
+from fabric.remediation.policy import LINK_CHECK
 from fabric.store.records import TicketState
 from tickets.base import BackendUnavailableError, Ticket, TicketStatus
 from tickets.local import LocalTicketBackend
@@ -94,7 +95,9 @@ def test_a_signed_resolved_delivery_brings_the_component_back_on_probation_once(
     assert jira(url, ticket.key, "d-2").status_code == 202
     assert jira(url, ticket.key, "d-0", category="indeterminate").status_code == 202
     after = r.cycle()
-    assert after.actions == [] and after.deliveries == 2
+    # The only decision: the link check confirms the re-enabled link is up as planned (no second enable).
+    assert [(a.kind, a.rule) for a in after.actions] == [(ActionKind.RECORD, LINK_CHECK)]
+    assert after.deliveries == 2
     assert lifecycle(r, component) is Lifecycle.PROBATION
     assert r.store.unprocessed_deliveries() == []
 
