@@ -38,6 +38,8 @@ class DaemonMetrics:
                 ("views_refused", "Readings of UFM's topology refused as ones that cannot be true."),
                 ("switch_faults", "Switch faults found."),
                 ("folded", "Cable findings folded into a switch fault."),
+                ("repairs_backed_out", "Re-enabled links that did not come up as planned, disabled again."),
+                ("deliveries", "Stored ticket webhook deliveries the engine processed."),
             )}
         self.writes = {
             name: Gauge(f"fabric_{name}", help_text, registry=registry) for name, help_text in (

@@ -27,7 +27,8 @@ from topology.guard import CapacityGuard
 log = logging.getLogger(__name__)
 
 REPORT_COUNTS = ("events", "repeated_events", "suspected_restarts", "views_refused", "executed", "writes_pending",
-                 "writes_backing_off", "writes_given_up", "switch_faults", "folded")
+                 "writes_backing_off", "writes_given_up", "switch_faults", "folded", "repairs_backed_out",
+                 "deliveries")
 
 
 def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
