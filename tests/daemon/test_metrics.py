@@ -12,7 +12,7 @@ from fabric.daemon.runtime import REPORT_COUNTS
 
 def test_every_count_of_the_cycle_report_is_exported_and_shown_in_status() -> None:
     counts = [f.name for f in dataclasses.fields(CycleReport) if f.type in (int, "int")]
-    report = CycleReport(datetime(2026, 5, 1, tzinfo=UTC), **{name: 7 for name in counts})
+    report = CycleReport(datetime(2026, 5, 1, tzinfo=UTC), **dict.fromkeys(counts, 7))
     metrics = DaemonMetrics()
     metrics.cycle_done(report, 0.5)
     text = metrics.render().decode()
