@@ -35,7 +35,7 @@ from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
 from fabric.remediation.pipeline import Pipeline
-from fabric.remediation.policy import Breaker, FailedRepair, PolicyConfig, PolicyState
+from fabric.remediation.policy import LINK_CHECK, Breaker, FailedRepair, PolicyConfig, PolicyState
 from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.view import FabricView, build_view, fabric_context
 from fabric.store import Store
@@ -287,6 +287,12 @@ class Engine:
         decision = step.decision
         report.findings, report.actions = step.findings, [*report.actions, *decision.actions]
         report.switch_faults, report.folded = step.switch_faults, step.folded
+        # Counted from what the policy did, not from what the controller reported: while halted a failed repair
+        # is reported again every cycle and waits.
+        for action in decision.actions:
+            if action.rule == LINK_CHECK and action.kind is ActionKind.REOPEN:
+                report.repairs_backed_out += 1
+                log.warning("%s: %s", action.component, action.reason)
         for finding in step.findings:
             if finding.rule == SWITCH_FAULT:
                 log.warning("switch fault on %s: %s", finding.component, finding.reason.partition(CABLES)[0])
@@ -321,11 +327,7 @@ class Engine:
             return []
         state = self.state
         probation = {c: r for c in state.revisit() if (r := state.components.get(c)) is not None}
-        failed = self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
-        for repair in failed:
-            log.warning("%s: %s", repair.component, repair.reason)
-        report.repairs_backed_out += len(failed)
-        return failed
+        return self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
 
     def _cleared(self, requests: Sequence[OperatorRequest]) -> list[ComponentId]:
         """Quarantined components an operator asked to release (``fabricctl components clear``)."""

@@ -49,6 +49,9 @@ class LinkChecks:
         self.planned: dict[CableKey, Cable] = {cable.key: cable for cable in plan}
         self._confirmed: dict[ComponentId, datetime] = {}
         """Component -> the ``since`` of the probation its link was confirmed in."""
+        self._read_back: dict[ComponentId, datetime] = {}
+        """Component -> the ``since`` of the probation whose confirmations were read from the decision log: once
+        per probation, not at every cycle a link stays down (later ones this process makes itself)."""
 
     def check(self, records: Mapping[ComponentId, ComponentRecord], cables: Mapping[ComponentId, CableKey],
               built: Mapping[CableKey, Cable], now: datetime, report_actions: list[Action]) -> list[FailedRepair]:
@@ -57,6 +60,7 @@ class LinkChecks:
         failed: list[FailedRepair] = []
         on_probation = {c: r for c, r in records.items() if r.lifecycle is Lifecycle.PROBATION}
         self._confirmed = {c: s for c, s in self._confirmed.items() if c in on_probation and on_probation[c].since == s}
+        self._read_back = {c: s for c, s in self._read_back.items() if c in on_probation and on_probation[c].since == s}
         for component in sorted(on_probation):
             record = on_probation[component]
             key = cables.get(component)
@@ -78,6 +82,9 @@ class LinkChecks:
     def _is_confirmed(self, component: ComponentId, record: ComponentRecord) -> bool:
         if self._confirmed.get(component) == record.since:
             return True
+        if self._read_back.get(component) == record.since:
+            return False
+        self._read_back[component] = record.since
         # Not seen by this process: a confirmation made before a restart is in the decision log.
         if any(d.action.rule == LINK_CHECK and d.action.kind is ActionKind.RECORD
                for d in self.store.decisions(component=component, since=record.since)):

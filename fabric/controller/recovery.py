@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from datetime import datetime
 
@@ -15,8 +14,6 @@ from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import IntentState
 from topology.guard import RATE_WINDOW, CableKey, CapacityGuard
-
-log = logging.getLogger(__name__)
 
 
 async def settle_intents(store: Store, writes: PortWrites, disabled_ports: set[str], now: datetime) -> None:
