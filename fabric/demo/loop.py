@@ -1,123 +1,227 @@
-"""The remediation loop of ``fabricctl demo``: a simulated UFM over HTTP, the engine, SQLite and local tickets."""
+"""The remediation loop of ``fabricctl demo``: the real daemon, live, against a simulated UFM, told as a timeline.
+
+The simulator serves the h100-4k fabric on loopback; ``fabricctl run`` runs as a subprocess on its clock
+(``fabric.demo.daemon``). The demo injects the scenario's faults, moves simulated time in steps and waits each
+time for a cycle of the daemon that saw it, resolves two tickets in the ticket system and tells the daemon with
+signed Jira webhooks, then fails one of the repaired links again during its probation. Everything it prints
+about the daemon it read from the daemon's HTTP API; at the end it stops the daemon with SIGTERM.
+"""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterable
-from datetime import UTC, datetime
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from rich.console import Console
-from rich.table import Table
 
 from fabric import wiring
-from fabric.controller.engine import Engine, EngineSettings
-from fabric.remediation.correlate import CABLES
-from fabric.remediation.domain import Action, ActionKind
-from fabric.remediation.policy import PolicyConfig
-from fabric.replay.render import line_table
+from fabric.demo.daemon import FABRIC, DaemonFailed, DemoDaemon
+from fabric.demo.timeline import Entry, decision_entries, followed_entries, header, ordered, render, short
 from fabric.simulator import SimClock, SimSettings, SimState, serve
-from fabric.simulator.driver import SimulatorDriver, simulated_sleep
-from fabric.ufm.auth import BasicAuth
-from fabric.ufm.client import JobPollPolicy, RetryPolicy
-from tickets.base import TicketBackend, TicketStatus
+from fabric.simulator.driver import SimulatorDriver
 from topology.model import Fabric
 
 START = datetime(2026, 1, 15, 3, 0, tzinfo=UTC)  # 3 a.m., when these things happen
 
-
-def _actions_table(title: str, actions: Iterable[Action]) -> Table:
-    table: Table = line_table(title, "at", "action", "rule", "component", "why")
-    for action in actions:
-        table.add_row(action.at.strftime("%H:%M:%S"), action.kind.value, action.rule,
-                      str(action.component or "the fabric"), " ".join(action.reason.split()))
-    return table
-
-
-class _Loop(SimulatorDriver):
-    def __init__(self, url: str, engine: Engine, tickets: TicketBackend, console: Console) -> None:
-        super().__init__(url)
-        self.engine, self.tickets, self.console = engine, tickets, console
-
-    async def cycle(self, title: str) -> list[Action]:
-        report = await self.engine.cycle()
-        tickets = [a for a in report.actions if a.kind in (ActionKind.TICKET, ActionKind.REOPEN)]
-        shown = [a for a in report.actions if a.kind not in (ActionKind.RECORD, ActionKind.TICKET, ActionKind.REOPEN)]
-        if shown:
-            self.console.print(_actions_table(title, shown))
-        if tickets:
-            self.console.print(f"{title}: {len(tickets)} tickets opened or reopened, one per component "
-                               "(switch-only and deferred findings are ticketed too)")
-        if not shown and not tickets:
-            self.console.print(f"[dim]{title}: nothing to do[/]")
-        for failure in report.failed:
-            self.console.print(f"[red]failed:[/] {failure}")
-        return report.actions
+FLAPPING = "link:core01-01/1|pod01-spine01/33"
+BER_LEAF = "pod03-leaf05"
+BER_PORTS = range(33, 43)
+"""Ten of the leaf's 32 uplinks: the guard (every leaf keeps 75% of its paths to the core) lets eight go."""
+REPAIRED_BER = "link:pod03-leaf05/33|pod03-spine01/17"
+HOT_PORT = "pod06-spine04/40"
+HOST_LINK_PORT = "pod02-leaf03/1"
+AFFECTED_HOST = "pod02-node01"
+REBOOTED_HOSTS = tuple(f"pod04-node{n:02d}" for n in range(1, 33)) + tuple(f"pod05-node{n:02d}" for n in range(1, 9))
+REBOOTED_SWITCH = "pod07-spine02"
+BLIP_PORT = "pod11-leaf02/40"
 
 
-async def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: Console) -> bool:
-    database = workdir / "fabric-remediation.db"
-    database.unlink(missing_ok=True)
-    with wiring.open_store(f"sqlite:///{database}", fabric="demo", clock=state.now) as store:
-        tickets = wiring.ticket_backend(store, clock=state.now)
-        async with wiring.ufm_client(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=2),
-                                     job_poll=JobPollPolicy(interval=1.0, deadline=60.0),
-                                     sleep=simulated_sleep(url)) as client:
-            # Live mode against the simulator: this is the demo's UFM, so automation may act on it.
-            engine = wiring.build_engine(plan, client, store, tickets,
-                                         EngineSettings(fabric="demo", policy=PolicyConfig(dry_run=False)),
-                                         clock=state.now)
-            await engine.start()
-            loop = _Loop(url, engine, tickets, console)
+@dataclass
+class Story:
+    """What the demo did and saw, and whether each of its promises held."""
 
-            console.print("A spine-core cable starts flapping; critical BER on 10 of pod03-leaf05's 32 uplinks, "
-                          "one every two minutes; all 32 core uplinks of pod09-spine03 at once; six hosts reboot; "
-                          "a spine reboots.")
-            loop.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
-            for n, port in enumerate(range(33, 43)):
-                loop.inject(fault="ber", port=f"pod03-leaf05/{port}", escalate_after="30s", at=f"{2 * n}m")
-            for port in range(33, 65):
-                loop.inject(fault="ber", port=f"pod09-spine03/{port}", escalate_after="30s")
-            loop.inject(fault="host_reboot", count=6, stagger="10s", downtime="4m")
-            loop.inject(fault="switch_reboot", switch="pod07-spine02", downtime="3m")
-            loop.advance(20 * 60)
-            first = await loop.cycle("Cycle 1: decisions")
-            switch_fault = next((a for a in first if a.rule == "switch_fault" and a.kind is ActionKind.TICKET), None)
-            if switch_fault is not None:
-                console.print(f"{switch_fault.component}: one switch fault and one ticket, not 32 cable faults "
-                              f"({switch_fault.reason.partition(CABLES)[0]})")
-            explained = engine.detectors.explained
-            console.print(f"{len(explained)} link-downs explained by the reboots, not treated as cable faults "
-                          f"(e.g. {explained[0].reason})" if explained else "no link-downs needed explaining")
-            loop.advance(60)
-            await loop.cycle("Cycle 2 (nothing new: idempotent)")
+    daemon: DemoDaemon
+    simulator: SimulatorDriver
+    state: SimState
+    verbose: bool
+    own: list[Entry] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
 
-            store_options = f"--store sqlite:///{database} --fabric demo"
-            open_tickets = tickets.list(TicketStatus.OPEN)
-            console.print(f"{len(open_tickets)} tickets open in the local backend "
-                          f"(fabricctl tickets list {store_options}):")
-            for ticket in open_tickets[:3]:
-                console.print(f"  {ticket.key}  {ticket.summary}")
-            repaired = next(t for t in open_tickets if "pod03-leaf05/33|" in t.summary)
-            tickets.resolve(repaired.key, "replaced the optic at both ends")
-            console.print(f"A technician resolves {repaired.key} (fabricctl tickets resolve {repaired.key} --comment "
-                          f"'...' {store_options}): that uplink comes back on probation, and the capacity it returns "
-                          "lets a deferred one be taken out.")
-            loop.advance(60)
-            third = await loop.cycle("Cycle 3: after the repair")
-    disabled = sum(1 for a in first if a.kind is ActionKind.DISABLE)
-    deferred = sum(1 for a in first if a.kind is ActionKind.DEFER)
-    after = [a.kind for a in third if a.kind is not ActionKind.RECORD]
-    if after != [ActionKind.ENABLE, ActionKind.DISABLE, ActionKind.COMMENT]:
-        return False
-    console.print(f"Decisions, evidence and guard figures are in {database}:")
-    for command in ("status", "decisions", "tickets list"):
-        console.print(f"  fabricctl {command} --store sqlite:///{database} --fabric demo")
-    return disabled == 9 and deferred == 2 and switch_fault is not None
+    def now(self) -> datetime:
+        return self.state.now()
+
+    def inject(self, **step: Any) -> None:
+        self.simulator.inject(**step)
+
+    def advance(self, seconds: float) -> None:
+        """Simulated time passes; then a cycle of the daemon that saw all of it."""
+        self.daemon.cycled_since(datetime.fromisoformat(self.simulator.advance(seconds)["now"]))
+
+    def component(self, component: str) -> dict[str, Any]:
+        detail: dict[str, Any] = self.daemon.get(f"/components/{quote(component, safe='/:')}")
+        return detail
+
+    def promise(self, held: bool, what: str) -> None:
+        if not held:
+            self.broken.append(what)
+
+    def note(self, component: str, what: str, why: str) -> None:
+        self.own.append(Entry(self.now(), short(component), what, why))
 
 
-def run_loop(plan: Fabric, workdir: Path, console: Console) -> bool:
-    """Run the loop on ``plan``; True when it behaved as the demo promises."""
+def _inject_scenario(story: Story) -> None:
+    story.inject(fault="flap", link=FLAPPING.partition(":")[2].split("|")[0], cycles=5, period="20s")
+    story.note(FLAPPING, "injected", "the cable flaps: 5 down/up cycles, 20 s apart")
+    for n, port in enumerate(BER_PORTS):
+        story.inject(fault="ber", port=f"{BER_LEAF}/{port}", escalate_after="30s", at=f"{2 * n}m")
+    story.note(f"switch:{BER_LEAF}", "injected", "BER on uplinks 33-42, critical one every 2 min")
+    story.inject(fault="hot_module", port=HOT_PORT, temperature=88)
+    story.note(f"port:{HOT_PORT}", "injected", "the module runs hot: 88C (threshold 70C)")
+    story.inject(fault="link_down", link=HOST_LINK_PORT)
+    story.note(f"port:{HOST_LINK_PORT}", "injected", f"{AFFECTED_HOST}'s link goes down and stays down")
+    story.inject(fault="host_reboot", hosts=list(REBOOTED_HOSTS), stagger="60s", downtime="4m")
+    story.note("hosts:pod04-node01…pod05-node08", "injected", "40 hosts reboot within a minute, 4 min each")
+    story.inject(fault="switch_reboot", switch=REBOOTED_SWITCH, downtime="3m")
+    story.note(f"switch:{REBOOTED_SWITCH}", "injected", "the switch reboots, back after 3 min")
+    story.inject(fault="link_down", link=BLIP_PORT, duration="20s", at="30s")
+    story.note(f"port:{BLIP_PORT}", "injected", "a single blip at 03:00:30: down 20 s, then up")
+
+
+def _ticket_of(story: Story, component: str) -> str:
+    tickets = story.component(component)["tickets"]
+    return str(tickets[-1]["external_key"]) if tickets else ""
+
+
+def _repair(story: Story, components: tuple[str, ...]) -> None:
+    """A technician fixes each cable and resolves its ticket; Jira tells the daemon with a signed webhook."""
+    with wiring.open_store(story.daemon.store_url, fabric=FABRIC, clock=story.now) as store:
+        backend = wiring.ticket_backend(store, clock=story.now)
+        for component in components:
+            key = _ticket_of(story, component)
+            backend.resolve(key, "replaced the optics at both ends")
+            story.note(component, "resolved", f"{key} resolved by the technician in the ticket system")
+            answer = story.daemon.jira_webhook(key, f"demo-{key}", story.now())
+            story.note(component, "webhook", f"signed Jira delivery for {key}: {answer}")
+
+
+def _left_alone(story: Story, components: dict[str, dict[str, Any]]) -> list[Entry]:
+    """What the faults that need no action did not get: each checked against the daemon's recorded components."""
+    alone = []
+    rebooted_links = [c for c in components if any(f"{host} " in c for host in REBOOTED_HOSTS)]
+    story.promise(not rebooted_links, f"no finding on the rebooted hosts' links (found {rebooted_links[:3]})")
+    alone.append(Entry(START, "pod04-node01…pod05-node08", "left alone",
+                       "40 hosts rebooted, 320 link-downs: explained by node down/up (331/332), no finding"))
+    switch_links = [c for c in components if c.startswith("link:") and REBOOTED_SWITCH in c]
+    story.promise(not switch_links, f"no cable finding on the rebooted switch (found {switch_links[:3]})")
+    alone.append(Entry(START, REBOOTED_SWITCH, "left alone",
+                       "its 64 link-downs explained by the reboot (907, 1312): a switch_down ticket, no cable "
+                       "disabled"))
+    blip = [c for c in components if BLIP_PORT in c]
+    story.promise(not blip, f"the 20 s blip left alone (found {blip})")
+    alone.append(Entry(START + timedelta(seconds=30), BLIP_PORT, "left alone",
+                       "one down/up cycle (20 s): noted, below every flap threshold"))
+    return alone
+
+
+def _table(console: Console, components: dict[str, dict[str, Any]]) -> None:
+    by_state: dict[str, list[str]] = defaultdict(list)
+    for component, record in components.items():
+        by_state[record["lifecycle"]].append(short(component))
+    console.print(f"{'state':<16} {'n':>3}  components")
+    for lifecycle, names in sorted(by_state.items()):
+        listed = ", ".join(sorted(names))
+        console.print(f"{lifecycle:<16} {len(names):>3}  {listed if len(listed) <= 58 else listed[:57] + '…'}",
+                      markup=False, highlight=False)
+
+
+def _story(story: Story, console: Console) -> None:
+    _inject_scenario(story)
+    story.advance(6 * 60)  # the flap, the first BER cables, the hot module, the reboots: all seen by now
+    story.advance(6 * 60)  # the host link has been down 10 minutes: its ticket
+    story.advance(8 * 60)  # the last BER cables: the guard defers two
+    _repair(story, (FLAPPING, REPAIRED_BER))
+    story.advance(30)  # the repairs: both links re-enabled, on probation; a deferred cable can go now
+    story.advance(3 * 60)  # UFM shows both up at their planned width and speed
+    story.inject(fault="flap", link=FLAPPING.partition(":")[2].split("|")[0], cycles=5, period="20s")
+    story.note(FLAPPING, "injected", "the repaired cable flaps again, during its probation")
+    story.advance(4 * 60)  # second strike: disabled again, ticket reopened
+    story.advance(2 * 60 * 60)  # the other repaired link soaks clean: healthy
+
+
+def _check(story: Story, components: dict[str, dict[str, Any]], decisions: list[dict[str, Any]]) -> None:
+    ber = [d for d in decisions if d["component"] and f"{BER_LEAF}/" in d["component"]]
+    story.promise(sum(d["kind"] == "disable" for d in ber) == 9, "9 BER cables disabled (8, then 1 after a repair)")
+    story.promise(sum(d["kind"] == "defer" for d in ber) == 2, "2 BER cables deferred by the guard")
+    flapping = components.get(FLAPPING, {})
+    story.promise(flapping.get("lifecycle") == "awaiting_repair" and flapping.get("strikes") == 2,
+                  f"the repaired cable that failed again is out with strike 2 (is {flapping})")
+    story.promise(any(d["kind"] == "reopen" and d["component"] == FLAPPING for d in decisions),
+                  "its ticket reopened")
+    story.promise(components.get(REPAIRED_BER, {}).get("lifecycle") == "healthy",
+                  "the other repaired cable healthy after its probation")
+    hot = [c for c, r in components.items() if HOT_PORT in c and r["lifecycle"] == "awaiting_repair"]
+    story.promise(len(hot) == 1, "the hot module's cable disabled")
+
+
+def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: Console, verbose: bool) -> bool:
+    plan_path = workdir / "plan.csv"
+    with DemoDaemon(workdir, plan_path, url) as daemon:
+        story = Story(daemon, SimulatorDriver(url), state, verbose)
+        daemon.cycled_since(story.now())
+        _story(story, console)
+        decisions: list[dict[str, Any]] = daemon.get("/decisions", limit=10_000)
+        components = {c["id"]: c for c in daemon.get("/components", limit=1000)["items"]}
+        followed = [e for c in (FLAPPING, REPAIRED_BER) for e in followed_entries(story.component(c), _event(state))]
+        entries = ordered([*story.own, *decision_entries(decisions, verbose=verbose), *followed])
+        alone = _left_alone(story, components)
+        health = daemon.get(f"/hosts/{AFFECTED_HOST}/health")
+        unhealthy = daemon.get("/hosts", healthy="false")
+        _check(story, components, decisions)
+        story.promise(not health["healthy"] and [h["host"] for h in unhealthy] == [AFFECTED_HOST],
+                      f"only {AFFECTED_HOST} unhealthy (answered {[h['host'] for h in unhealthy]})")
+        stopped = daemon.stop()
+        story.promise(stopped == 0, f"the daemon stopped cleanly on SIGTERM (exit {stopped})")
+    console.print(header(), markup=False, highlight=False)
+    for entry in [*entries]:
+        for line in render(entry, verbose=verbose):
+            console.print(line, markup=False, highlight=False)
+    console.print("\nLeft alone, and why:", markup=False)
+    for entry in alone:
+        for line in render(entry, verbose=verbose):
+            console.print(line, markup=False, highlight=False)
+    console.print("\nComponents by state (GET /api/v1/components):", markup=False)
+    _table(console, components)
+    console.print(f"\nGET /api/v1/hosts/{AFFECTED_HOST}/health: healthy={health['healthy']}", markup=False)
+    for reason in health["reasons"]:
+        console.print(f"  {reason}", markup=False, highlight=False)
+    for broken in story.broken:
+        console.print(f"NOT AS PROMISED: {broken}", markup=False, highlight=False)
+    console.print(f"Decisions, evidence and guard figures are in {daemon.database} (fabricctl decisions --store "
+                  f"{daemon.store_url} --fabric {FABRIC}); the daemon's log is {daemon.log}.", markup=False,
+                  highlight=False)
+    return not story.broken
+
+
+def _event(state: SimState) -> Any:
+    def read(event_id: int) -> tuple[datetime, str] | None:
+        with state.lock:
+            record = state.events.get(event_id)
+        return None if record is None else (record.when, f"{record.spec.id} {record.spec.name}")
+    return read
+
+
+def run_loop(plan: Fabric, workdir: Path, console: Console, *, verbose: bool = False) -> bool:
+    """Run the loop on ``plan`` (written to ``workdir/plan.csv``); True when it behaved as the demo promises."""
     state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
     with serve(state) as server:
-        return asyncio.run(_run(plan, state, server.url, workdir, console))
+        try:
+            return _run(plan, state, server.url, workdir, console, verbose)
+        except DaemonFailed as exc:
+            console.print(f"the daemon failed: {exc}", markup=False, highlight=False)
+            return False
