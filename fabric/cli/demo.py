@@ -9,12 +9,16 @@ import typer
 
 
 def demo(
-    workdir: Annotated[Path, typer.Option(help="Where the demo writes its plan and as-built files.")] = Path(
-        "out/demo"),
+    workdir: Annotated[Path, typer.Option(help="Where the demo writes its plan, as-built files, database and the "
+                                               "daemon's configuration and log.")] = Path("out/demo"),
     seed: Annotated[int, typer.Option(help="Seed for the planted faults.")] = 7,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Under each line of the timeline: its whole "
+                                                                  "reason and the capacity guard's figures.")]
+    = False,
 ) -> None:
-    """The product end to end: verify the reference fabric with planted cabling faults, then run the remediation
-    loop against a simulated UFM (disable within the capacity guard, defer, ticket, repair)."""
+    """The product end to end: verify the reference fabric with planted cabling faults, then run the daemon
+    (fabricctl run, live) against a simulated UFM with a scenario of faults, repairs through signed ticket
+    webhooks and a repaired link failing again, and print what it did as a timeline."""
     from fabric.demo.story import run_demo
 
-    raise typer.Exit(run_demo(workdir, seed))
+    raise typer.Exit(run_demo(workdir, seed, verbose=verbose))

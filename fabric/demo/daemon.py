@@ -102,8 +102,11 @@ class DemoDaemon:
         return f"sqlite:///{self.database}"
 
     def __enter__(self) -> Self:
-        self.wait_for("it to answer /healthz", lambda: self._http.get("/api/v1/healthz").status_code == 200)
         return self
+
+    def started(self) -> None:
+        """Wait for it to answer ``/healthz`` (it starts while the demo's first part runs)."""
+        self.wait_for("it to answer /healthz", lambda: self._http.get("/api/v1/healthz").status_code == 200)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
@@ -131,6 +134,15 @@ class DemoDaemon:
             "Content-Type": "application/json"})
         response.raise_for_status()
         return str(response.json()["outcome"])
+
+    def between_cycles(self) -> None:
+        """Wait for a cycle to end: the next one starts an interval after the last one started, so the clock may
+        jump now without a cycle reading it before the jump and UFM's events after it."""
+        done = self.cycles_done()
+        self.wait_for("a cycle to end", lambda: self.cycles_done() > done)
+
+    def cycles_done(self) -> int:
+        return sum(1 for line in self.log_lines() if str(line.get("message", "")).startswith("cycle done"))
 
     def cycled_since(self, when: datetime) -> None:
         """Wait for a cycle that read the clock at ``when`` or later (so it saw everything up to then)."""

@@ -10,25 +10,26 @@ about the daemon it read from the daemon's HTTP API; at the end it stops the dae
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import quote
 
 from rich.console import Console
 
 from fabric import wiring
 from fabric.demo.daemon import FABRIC, DaemonFailed, DemoDaemon
-from fabric.demo.timeline import Entry, decision_entries, followed_entries, header, ordered, render, short
+from fabric.demo.timeline import WIDTH, Entry, decision_entries, fit, followed_entries, header, ordered, render, short
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver
 from topology.model import Fabric
 
 START = datetime(2026, 1, 15, 3, 0, tzinfo=UTC)  # 3 a.m., when these things happen
 
+FLAPPING_PORT = "core01-01/1"
 FLAPPING = "link:core01-01/1|pod01-spine01/33"
 BER_LEAF = "pod03-leaf05"
 BER_PORTS = range(33, 43)
@@ -49,7 +50,7 @@ class Story:
     daemon: DemoDaemon
     simulator: SimulatorDriver
     state: SimState
-    verbose: bool
+    verbose: bool = False
     own: list[Entry] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
 
@@ -60,7 +61,8 @@ class Story:
         self.simulator.inject(**step)
 
     def advance(self, seconds: float) -> None:
-        """Simulated time passes; then a cycle of the daemon that saw all of it."""
+        """Simulated time passes (between two cycles of the daemon); then a cycle of the daemon that saw it all."""
+        self.daemon.between_cycles()
         self.daemon.cycled_since(datetime.fromisoformat(self.simulator.advance(seconds)["now"]))
 
     def component(self, component: str) -> dict[str, Any]:
@@ -71,12 +73,18 @@ class Story:
         if not held:
             self.broken.append(what)
 
+    def event(self, event_id: int) -> tuple[datetime, str] | None:
+        """UFM's event ``event_id``: when, and its number and name."""
+        with self.state.lock:
+            record = self.state.events.get(event_id)
+        return None if record is None else (record.when, f"{record.spec.id} {record.spec.name}")
+
     def note(self, component: str, what: str, why: str) -> None:
         self.own.append(Entry(self.now(), short(component), what, why))
 
 
 def _inject_scenario(story: Story) -> None:
-    story.inject(fault="flap", link=FLAPPING.partition(":")[2].split("|")[0], cycles=5, period="20s")
+    story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s")
     story.note(FLAPPING, "injected", "the cable flaps: 5 down/up cycles, 20 s apart")
     for n, port in enumerate(BER_PORTS):
         story.inject(fault="ber", port=f"{BER_LEAF}/{port}", escalate_after="30s", at=f"{2 * n}m")
@@ -129,28 +137,24 @@ def _left_alone(story: Story, components: dict[str, dict[str, Any]]) -> list[Ent
     return alone
 
 
-def _table(console: Console, components: dict[str, dict[str, Any]]) -> None:
+def _table(say: Callable[[str], None], components: dict[str, dict[str, Any]]) -> None:
     by_state: dict[str, list[str]] = defaultdict(list)
     for component, record in components.items():
         by_state[record["lifecycle"]].append(short(component))
-    console.print(f"{'state':<16} {'n':>3}  components")
+    say(f"{'state':<16} {'n':>3}  components")
     for lifecycle, names in sorted(by_state.items()):
-        listed = ", ".join(sorted(names))
-        console.print(f"{lifecycle:<16} {len(names):>3}  {listed if len(listed) <= 58 else listed[:57] + '…'}",
-                      markup=False, highlight=False)
+        say(f"{lifecycle:<16} {len(names):>3}  {fit(', '.join(sorted(names)), WIDTH - 22)}")
 
 
-def _story(story: Story, console: Console) -> None:
+def _story(story: Story) -> None:
     _inject_scenario(story)
-    story.advance(6 * 60)  # the flap, the first BER cables, the hot module, the reboots: all seen by now
-    story.advance(6 * 60)  # the host link has been down 10 minutes: its ticket
+    story.advance(12 * 60)  # the flap, the first BER cables, the hot module, the reboots; the host link's ticket
     story.advance(8 * 60)  # the last BER cables: the guard defers two
-    _repair(story, (FLAPPING, REPAIRED_BER))
-    story.advance(30)  # the repairs: both links re-enabled, on probation; a deferred cable can go now
-    story.advance(3 * 60)  # UFM shows both up at their planned width and speed
-    story.inject(fault="flap", link=FLAPPING.partition(":")[2].split("|")[0], cycles=5, period="20s")
-    story.note(FLAPPING, "injected", "the repaired cable flaps again, during its probation")
-    story.advance(4 * 60)  # second strike: disabled again, ticket reopened
+    _repair(story, (FLAPPING, REPAIRED_BER))  # the next cycle re-enables both; a deferred cable can go now
+    story.advance(30)  # UFM shows both up at their planned width and speed
+    story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="60s")
+    story.note(FLAPPING, "injected", "the repaired cable flaps again (from 1 min on), on probation")
+    story.advance(5 * 60)  # a second strike: disabled again, its ticket reopened
     story.advance(2 * 60 * 60)  # the other repaired link soaks clean: healthy
 
 
@@ -169,59 +173,86 @@ def _check(story: Story, components: dict[str, dict[str, Any]], decisions: list[
     story.promise(len(hot) == 1, "the hot module's cable disabled")
 
 
-def _run(plan: Fabric, state: SimState, url: str, workdir: Path, console: Console, verbose: bool) -> bool:
-    plan_path = workdir / "plan.csv"
-    with DemoDaemon(workdir, plan_path, url) as daemon:
-        story = Story(daemon, SimulatorDriver(url), state, verbose)
-        daemon.cycled_since(story.now())
-        _story(story, console)
-        decisions: list[dict[str, Any]] = daemon.get("/decisions", limit=10_000)
-        components = {c["id"]: c for c in daemon.get("/components", limit=1000)["items"]}
-        followed = [e for c in (FLAPPING, REPAIRED_BER) for e in followed_entries(story.component(c), _event(state))]
-        entries = ordered([*story.own, *decision_entries(decisions, verbose=verbose), *followed])
-        alone = _left_alone(story, components)
-        health = daemon.get(f"/hosts/{AFFECTED_HOST}/health")
-        unhealthy = daemon.get("/hosts", healthy="false")
-        _check(story, components, decisions)
-        story.promise(not health["healthy"] and [h["host"] for h in unhealthy] == [AFFECTED_HOST],
-                      f"only {AFFECTED_HOST} unhealthy (answered {[h['host'] for h in unhealthy]})")
-        stopped = daemon.stop()
-        story.promise(stopped == 0, f"the daemon stopped cleanly on SIGTERM (exit {stopped})")
-    console.print(header(), markup=False, highlight=False)
-    for entry in [*entries]:
-        for line in render(entry, verbose=verbose):
-            console.print(line, markup=False, highlight=False)
-    console.print("\nLeft alone, and why:", markup=False)
-    for entry in alone:
-        for line in render(entry, verbose=verbose):
-            console.print(line, markup=False, highlight=False)
-    console.print("\nComponents by state (GET /api/v1/components):", markup=False)
-    _table(console, components)
-    console.print(f"\nGET /api/v1/hosts/{AFFECTED_HOST}/health: healthy={health['healthy']}", markup=False)
-    for reason in health["reasons"]:
-        console.print(f"  {reason}", markup=False, highlight=False)
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the daemon answered at the end of the story, read over its API."""
+
+    entries: list[Entry]
+    alone: list[Entry]
+    components: dict[str, dict[str, Any]]
+    health: dict[str, Any]
+
+
+def _tell(story: Story) -> Outcome:
+    daemon = story.daemon
+    daemon.started()
+    daemon.cycled_since(story.now())
+    _story(story)
+    decisions: list[dict[str, Any]] = daemon.get("/decisions", limit=10_000)
+    components = {c["id"]: c for c in daemon.get("/components", limit=1000)["items"]}
+    followed = [e for c in (FLAPPING, REPAIRED_BER) for e in followed_entries(story.component(c), story.event)]
+    health = daemon.get(f"/hosts/{AFFECTED_HOST}/health")
+    unhealthy = [h["host"] for h in daemon.get("/hosts", healthy="false")]
+    _check(story, components, decisions)
+    story.promise(not health["healthy"] and unhealthy == [AFFECTED_HOST],
+                  f"only {AFFECTED_HOST} unhealthy (answered {unhealthy})")
+    alone = _left_alone(story, components)
+    stopped = daemon.stop()
+    story.promise(stopped == 0, f"the daemon stopped cleanly on SIGTERM (exit {stopped})")
+    entries = ordered([*story.own, *followed, *decision_entries(decisions, verbose=story.verbose)])
+    return Outcome(entries, alone, components, health)
+
+
+def _print(console: Console, story: Story, outcome: Outcome) -> None:
+    def say(text: str) -> None:
+        console.print(text, markup=False, highlight=False)
+
+    say(header())
+    for entry in outcome.entries:
+        for line in render(entry, verbose=story.verbose):
+            say(line)
+    say("(+tkt: a ticket opened with it; --verbose: every reason whole, and the guard's figures)")
+    say("\nLeft alone, and why:")
+    for entry in outcome.alone:
+        for line in render(entry, verbose=story.verbose):
+            say(line)
+    say("\nComponents by state (GET /api/v1/components):")
+    _table(say, outcome.components)
+    say(f"\nGET /api/v1/hosts/{AFFECTED_HOST}/health: healthy={str(outcome.health['healthy']).lower()}")
+    for reason in outcome.health["reasons"]:
+        say(f"  {reason}")
+    daemon = story.daemon
+    say(f"\nThe daemon's decisions, evidence and guard figures: fabricctl decisions --store {daemon.store_url} "
+        f"--fabric {FABRIC}; its log: {daemon.log}")
     for broken in story.broken:
-        console.print(f"NOT AS PROMISED: {broken}", markup=False, highlight=False)
-    console.print(f"Decisions, evidence and guard figures are in {daemon.database} (fabricctl decisions --store "
-                  f"{daemon.store_url} --fabric {FABRIC}); the daemon's log is {daemon.log}.", markup=False,
-                  highlight=False)
-    return not story.broken
+        say(f"NOT AS PROMISED: {broken}")
 
 
-def _event(state: SimState) -> Any:
-    def read(event_id: int) -> tuple[datetime, str] | None:
-        with state.lock:
-            record = state.events.get(event_id)
-        return None if record is None else (record.when, f"{record.spec.id} {record.spec.name}")
-    return read
+class Loop:
+    """The simulator and the daemon, started on entering (the daemon starts in the background: the demo's first
+    part runs meanwhile); ``run`` tells the story."""
 
+    def __init__(self, plan: Fabric, workdir: Path) -> None:
+        self.plan, self.workdir = plan, workdir
+        self._stack = ExitStack()
 
-def run_loop(plan: Fabric, workdir: Path, console: Console, *, verbose: bool = False) -> bool:
-    """Run the loop on ``plan`` (written to ``workdir/plan.csv``); True when it behaved as the demo promises."""
-    state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
-    with serve(state) as server:
+    def __enter__(self) -> Self:
+        state = SimState.from_plan(self.plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
+        server = self._stack.enter_context(serve(state))
+        daemon = self._stack.enter_context(DemoDaemon(self.workdir, self.workdir / "plan.csv", server.url))
+        self._story = Story(daemon, SimulatorDriver(server.url), state)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def run(self, console: Console, *, verbose: bool = False) -> bool:
+        """True when the daemon did what the demo promises."""
+        self._story.verbose = verbose
         try:
-            return _run(plan, state, server.url, workdir, console, verbose)
+            outcome = _tell(self._story)
         except DaemonFailed as exc:
             console.print(f"the daemon failed: {exc}", markup=False, highlight=False)
             return False
+        _print(console, self._story, outcome)
+        return not self._story.broken

@@ -12,6 +12,7 @@ from topology.faults import FaultCounts, plant
 from topology.formats.ndt import write_ndt
 from topology.formats.ufm_render import write_ufm_snapshot
 from topology.generate import PRESETS, fat_tree
+from topology.model import Fabric
 
 DEMO_FAULTS = FaultCounts(missing=3, swapped=2, wrong_device=2, degraded=2, unexpected=1)
 
@@ -21,7 +22,9 @@ def _fabricctl(*args: str) -> int:
     return subprocess.call([sys.executable, "-m", "fabric.cli", *args])
 
 
-def run_demo(workdir: Path, seed: int) -> int:
+def run_demo(workdir: Path, seed: int, *, verbose: bool = False) -> int:
+    from fabric.demo.loop import Loop
+
     console = Console()
     workdir.mkdir(parents=True, exist_ok=True)
     plan_path = workdir / "plan.csv"
@@ -32,6 +35,19 @@ def run_demo(workdir: Path, seed: int) -> int:
     console.rule("1. The wiring plan")
     console.print(f"h100-4k reference fabric: {spec.switches} switches, {spec.cables} cables -> {plan_path}")
 
+    with Loop(plan, workdir) as loop:  # the simulator and the daemon start while verify runs
+        first, second = _verify(console, plan, plan_path, workdir, seed)
+        console.rule("5. The remediation loop: fabricctl run, live, against a simulated UFM over HTTP")
+        loop_ok = loop.run(console, verbose=verbose)
+    console.rule("Done")
+    # Both fabrics are built to fail verification, and the loop to tell its story as promised; anything else
+    # means the demo itself is broken.
+    return 0 if first == 1 and second == 1 and loop_ok else 2
+
+
+def _verify(console: Console, plan: Fabric, plan_path: Path, workdir: Path, seed: int) -> tuple[int, int]:
+    """Parts 2 to 4: ``fabricctl verify`` on two as-built fabrics that do not match the plan; its exit codes."""
+    spec = PRESETS["h100-4k"]
     console.rule("2. An as-built fabric with planted cabling faults")
     planted = plant(plan, DEMO_FAULTS, seed)
     faulty_dir = workdir / "as-built-faulty"
@@ -50,11 +66,4 @@ def run_demo(workdir: Path, seed: int) -> int:
     second = _fabricctl("verify", "--plan", str(plan_path), "--as-built", str(split_dir), "--worst", "3")
     console.print(f"verify exit codes: {first} and {second} (1 = the fabric does not match its plan)")
 
-    console.rule("5. The remediation loop: simulated UFM over HTTP, the engine, SQLite, local tickets")
-    from fabric.demo.loop import run_loop
-
-    loop_ok = run_loop(plan, workdir, console)
-    console.rule("Done")
-    # Both fabrics are built to fail verification, and the loop to disable 9 cables and defer 2; anything
-    # else means the demo itself is broken.
-    return 0 if first == 1 and second == 1 and loop_ok else 2
+    return first, second

@@ -16,6 +16,9 @@ from typing import Any
 
 from fabric.remediation.policy import LINK_CHECK
 
+PROBATION = "probation"
+"""The rule of the comment that ends a clean probation (``fabric.remediation.policy``)."""
+
 WIDTH = 80
 _TIME, _COMPONENT, _WHAT = 8, 28, 12
 _WHY = WIDTH - _TIME - _COMPONENT - _WHAT - 3
@@ -41,14 +44,14 @@ def short(component: str | None) -> str:
     return "the fabric" if component is None else component.partition(":")[2] or component
 
 
-def _fit(text: str, width: int) -> str:
+def fit(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def render(entry: Entry, *, verbose: bool) -> list[str]:
-    line = (f"{entry.at:%H:%M:%S} {_fit(entry.component, _COMPONENT):<{_COMPONENT}} "
-            f"{_fit(entry.what, _WHAT):<{_WHAT}} {_fit(entry.why, _WHY)}").rstrip()
+    line = (f"{entry.at:%H:%M:%S} {fit(entry.component, _COMPONENT):<{_COMPONENT}} "
+            f"{fit(entry.what, _WHAT):<{_WHAT}} {fit(entry.why, _WHY)}").rstrip()
     if not verbose:
         return [line]
     indent = " " * (_TIME + 1)
@@ -72,18 +75,36 @@ def _guard(figures: Mapping[str, Any]) -> tuple[str, ...]:
     return ("guard: " + ", ".join(f"{name} {value}" for name, value in figures.items()),)
 
 
+def _what(decision: Mapping[str, Any]) -> str:
+    if decision["kind"] == "record":
+        return "confirmed up" if decision["rule"] == LINK_CHECK else "noted"
+    if decision["kind"] == "comment" and decision["rule"] == PROBATION:
+        return "healthy"
+    return DECIDED.get(decision["kind"], decision["kind"])
+
+
+def _why(decision: Mapping[str, Any]) -> str:
+    """The decision's reason, led by its rule unless the reason names it already."""
+    reason, rule = str(decision["reason"]), str(decision["rule"])
+    return reason if reason.startswith(rule) or decision["kind"] in ("enable", "comment", "reopen") \
+        else f"{rule}: {reason}"
+
+
 def decision_entries(decisions: Iterable[Mapping[str, Any]], *, verbose: bool) -> list[Entry]:
-    """Every decision but the records (only the link checks of re-enabled links, unless ``verbose``)."""
-    entries = []
+    """Every decision but the records (only the link checks of re-enabled links, unless ``verbose``). A ticket
+    opened with a disable or a deferral of its component is folded into that line (``+tkt``)."""
+    entries: list[Entry] = []
     for decision in decisions:
         kind = decision["kind"]
         if kind == "record" and decision["rule"] != LINK_CHECK and not verbose:
             continue
-        what = "confirmed up" if kind == "record" and decision["rule"] == LINK_CHECK else DECIDED.get(kind, "noted")
-        why = f"{decision['rule']}: {decision['reason']}" if kind in ("disable", "defer", "ticket", "record") \
-            else decision["reason"]
-        entries.append(Entry(_when(decision["at"]), short(decision["component"]), what, why,
-                             _guard(decision["guard"])))
+        at, component = _when(decision["at"]), short(decision["component"])
+        last = entries[-1] if entries else None
+        if kind == "ticket" and last is not None and (last.at, last.component) == (at, component) \
+                and last.what in (DECIDED["disable"], DECIDED["defer"]):
+            entries[-1] = Entry(at, component, f"{last.what}+tkt", last.why, last.details)
+            continue
+        entries.append(Entry(at, component, _what(decision), _why(decision), _guard(decision["guard"])))
     return entries
 
 
@@ -109,5 +130,5 @@ def followed_entries(detail: Mapping[str, Any], event: Callable[[int], tuple[dat
 
 
 def ordered(entries: Iterable[Entry]) -> list[Entry]:
-    """By time; at one time in the order they were made (decisions, then what follows from them)."""
+    """By time; at one time in the order given."""
     return sorted(entries, key=lambda entry: entry.at)
