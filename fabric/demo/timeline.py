@@ -8,6 +8,7 @@ whole reason and, for a decision, the capacity guard's figures.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ PROBATION = "probation"
 """The rule of the comment that ends a clean probation (``fabric.remediation.policy``)."""
 
 WIDTH = 80
-_TIME, _COMPONENT, _WHAT = 8, 28, 12
+_TIME, _COMPONENT, _WHAT = 8, 16, 12
 _WHY = WIDTH - _TIME - _COMPONENT - _WHAT - 3
 
 DECIDED = {"disable": "disabled", "enable": "re-enabled", "defer": "deferred", "ticket": "ticket",
@@ -28,6 +29,11 @@ DECIDED = {"disable": "disabled", "enable": "re-enabled", "defer": "deferred", "
 """How a decision's kind reads in the "what" column; records (noted, nothing done) are shown only verbose, but
 the link check that confirms a re-enabled link."""
 _WRITES = {"disable": "UFM: down", "enable": "UFM: up"}
+_ACTED_ON = frozenset({"disable", "defer", "ticket", "reopen", "quarantine"})
+
+
+_REPORTED_BY = re.compile(r" reported by [^:]+: ")
+_ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +46,17 @@ class Entry:
 
 
 def short(component: str | None) -> str:
-    """A component id without its kind (``link:a/1|b/2`` -> ``a/1|b/2``): the names say which it is."""
-    return "the fabric" if component is None else component.partition(":")[2] or component
+    """A component as the timeline names it: a switch or a port by its name, a cable by its first end (one end
+    names a cable: ``link:a/1|b/2`` -> ``a/1``)."""
+    if component is None:
+        return "the fabric"
+    return component.partition(":")[2].partition("|")[0] or component
+
+
+def plain(reason: str) -> str:
+    """A reason as a line says it: without the port that reported it (the component column names it), times
+    to the second."""
+    return _ISO_TIME.sub(r"\1", _REPORTED_BY.sub(": ", " ".join(reason.split())))
 
 
 def fit(text: str, width: int) -> str:
@@ -49,16 +64,20 @@ def fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def render(entry: Entry, *, verbose: bool) -> list[str]:
-    line = (f"{entry.at:%H:%M:%S} {fit(entry.component, _COMPONENT):<{_COMPONENT}} "
-            f"{fit(entry.what, _WHAT):<{_WHAT}} {fit(entry.why, _WHY)}").rstrip()
+def render(entry: Entry, *, verbose: bool, wrap: bool = False) -> list[str]:
+    """The entry's line, its why cut to fit (``wrap``: its why wrapped under itself instead); ``verbose``: its
+    details under it."""
+    why = " ".join(entry.why.split())
+    whys = textwrap.wrap(why, _WHY) if wrap else [fit(why, _WHY)]
+    lines = [(f"{entry.at:%H:%M:%S} {fit(entry.component, _COMPONENT):<{_COMPONENT}} "
+              f"{fit(entry.what, _WHAT):<{_WHAT}} {whys[0]}").rstrip()]
+    lines += [" " * (WIDTH - _WHY) + more for more in whys[1:]]
     if not verbose:
-        return [line]
+        return lines
     indent = " " * (_TIME + 1)
-    details = [" ".join(entry.why.split()), *entry.details] if len(" ".join(entry.why.split())) > _WHY \
-        else list(entry.details)
-    return [line, *(wrapped for detail in details
-                    for wrapped in textwrap.wrap(detail, WIDTH, initial_indent=indent, subsequent_indent=indent))]
+    details = list(entry.details) or ([why] if len(why) > _WHY and not wrap else [])
+    return [*lines, *(wrapped for detail in details
+                      for wrapped in textwrap.wrap(detail, WIDTH, initial_indent=indent, subsequent_indent=indent))]
 
 
 def header() -> str:
@@ -84,8 +103,14 @@ def _what(decision: Mapping[str, Any]) -> str:
 
 
 def _why(decision: Mapping[str, Any]) -> str:
-    """The decision's reason, led by its rule unless the reason names it already."""
-    reason, rule = str(decision["reason"]), str(decision["rule"])
+    """For a disable or a deferral the guard's verdict on the leaf it hurts most (its paths to core after it
+    against the guard's minimum); else the reason, led by its rule unless the reason names it already."""
+    reason, rule, guard = plain(str(decision["reason"])), str(decision["rule"]), decision["guard"]
+    if decision["kind"] in ("disable", "defer") and {"worst_leaf", "worst_leaf_paths_after",
+                                                      "worst_leaf_minimum"} <= guard.keys():
+        fits = "≥" if decision["kind"] == "disable" else "<"
+        return f"{rule}; {guard['worst_leaf']}: {guard['worst_leaf_paths_after']}{fits}" \
+               f"{guard['worst_leaf_minimum']} paths"
     return reason if reason.startswith(rule) or decision["kind"] in ("enable", "comment", "reopen") \
         else f"{rule}: {reason}"
 
@@ -104,23 +129,28 @@ def decision_entries(decisions: Iterable[Mapping[str, Any]], *, verbose: bool) -
                 and last.what in (DECIDED["disable"], DECIDED["defer"]):
             entries[-1] = Entry(at, component, f"{last.what}+tkt", last.why, last.details)
             continue
-        entries.append(Entry(at, component, _what(decision), _why(decision), _guard(decision["guard"])))
+        entries.append(Entry(at, component, _what(decision), _why(decision),
+                             (f"{decision['component']}: {plain(decision['reason'])}", *_guard(decision["guard"]))))
     return entries
 
 
 def followed_entries(detail: Mapping[str, Any], event: Callable[[int], tuple[datetime, str] | None]) -> list[Entry]:
-    """For a component followed closely: the first UFM event behind each finding (``event`` reads it from UFM),
-    its findings and its UFM writes (when UFM confirmed them)."""
+    """For a component followed closely: the findings it was acted on for, each after the first UFM event behind
+    it (``event`` reads it from UFM), and its UFM writes (when UFM confirmed them)."""
     name = short(detail["id"])
+    acted = [str(d["reason"]) for d in detail["decisions"] if d["kind"] in _ACTED_ON]
     entries = []
     for finding in detail["findings"]:
+        if not any(reason.startswith(finding["reason"]) for reason in acted):
+            continue  # noted only: it was out already
         evidence = finding["evidence"]
         first = event(min(evidence)) if evidence else None
         if first is not None:
             entries.append(Entry(first[0], name, "UFM event", f"{first[1]} (and {len(evidence) - 1} more)"
                                  if len(evidence) > 1 else first[1]))
-        entries.append(Entry(_when(finding["at"]), name, "finding", f"{finding['rule']}: {finding['reason']}",
-                             (f"evidence: UFM events {', '.join(map(str, evidence))}",)))
+        entries.append(Entry(_when(finding["at"]), name, "finding", f"{finding['rule']}: {plain(finding['reason'])}",
+                             (f"{detail['id']}: {plain(finding['reason'])}",
+                              f"evidence: UFM events {', '.join(map(str, evidence))}")))
     for intent in detail["intents"]:
         if intent["kind"] in _WRITES and intent["finished_at"] is not None:
             entries.append(Entry(_when(intent["finished_at"]), name, _WRITES[intent["kind"]],
