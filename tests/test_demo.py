@@ -4,11 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fabric.demo.story import run_demo
 
 
-def test_demo_runs_end_to_end(tmp_path: Path) -> None:
-    # 0 only when verify finds the planted faults and the loop disables 9 cables, defers 2, and re-plans
-    # after a repair (see fabric/demo.py and fabric/demo_loop.py).
+def test_demo_tells_the_whole_story_through_the_daemon(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 0 only when verify finds the planted faults and the daemon (a subprocess, live, against the simulator) did
+    # everything the timeline promises: 9 BER cables disabled and 2 deferred, a repair through a signed webhook
+    # that passes its probation, another that fails again (strike 2), the reboots and the blip left alone, only
+    # the host whose link is down unhealthy, and a clean exit on SIGTERM (see fabric/demo/loop.py).
     assert run_demo(tmp_path, seed=7) == 0
+    out = capsys.readouterr().out
+    timeline = out[out.index("time     component"):out.index("Components by state")]
+    assert all(len(line) <= 80 for line in timeline.splitlines()), "the timeline is read at 80 columns"
+    for said in ("deferred+tkt ber_critical; pod03-leaf05: 736<768 paths", "webhook      signed Jira delivery",
+                 "re-enabled", "confirmed up", "strike 2", "healthy      clean soak", "left alone"):
+        assert said in timeline, said
+    assert "GET /api/v1/hosts/pod02-node01/health: healthy=false" in out
+    assert "NOT AS PROMISED" not in out
     assert (tmp_path / "plan.csv").exists() and (tmp_path / "fabric-remediation.db").exists()
+    assert '"message": "stopped"' in (tmp_path / "daemon.log").read_text()

@@ -35,7 +35,7 @@ BER_LEAF = "pod03-leaf05"
 BER_PORTS = range(33, 43)
 """Ten of the leaf's 32 uplinks: the guard (every leaf keeps 75% of its paths to the core) lets eight go."""
 REPAIRED_BER = "link:pod03-leaf05/33|pod03-spine01/17"
-HOT_PORT = "pod06-spine04/40"
+HOT_PORT = "core04-02/24"
 HOST_LINK_PORT = "pod02-leaf03/1"
 AFFECTED_HOST = "pod02-node01"
 REBOOTED_HOSTS = tuple(f"pod04-node{n:02d}" for n in range(1, 33)) + tuple(f"pod05-node{n:02d}" for n in range(1, 9))
@@ -80,8 +80,8 @@ class Story:
             record = self.state.events.get(event_id)
         return None if record is None else (record.when, f"{record.spec.id} {record.spec.name}")
 
-    def note(self, component: str, what: str, why: str) -> None:
-        self.own.append(Entry(self.now(), short(component), what, why))
+    def note(self, component: str, what: str, why: str, *, after: float = 0.0) -> None:
+        self.own.append(Entry(self.now() + timedelta(seconds=after), short(component), what, why))
 
 
 def _inject_scenario(story: Story) -> None:
@@ -99,7 +99,7 @@ def _inject_scenario(story: Story) -> None:
     story.inject(fault="switch_reboot", switch=REBOOTED_SWITCH, downtime="3m")
     story.note(f"switch:{REBOOTED_SWITCH}", "injected", "the switch reboots, back after 3 min")
     story.inject(fault="link_down", link=BLIP_PORT, duration="20s", at="30s")
-    story.note(f"port:{BLIP_PORT}", "injected", "one blip at 03:00:30: down 20 s, up")
+    story.note(f"port:{BLIP_PORT}", "injected", "one blip: down 20 s, then up", after=30)
 
 
 def _ticket_of(story: Story, component: str) -> str:
@@ -162,7 +162,7 @@ def _story(story: Story) -> None:
     _repair(story, (FLAPPING, REPAIRED_BER))  # the next cycle re-enables both; a deferred cable can go now
     story.advance(30)  # UFM shows both up at their planned width and speed
     story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="60s")
-    story.note(FLAPPING, "injected", "flaps again from 1 min on, on probation")
+    story.note(FLAPPING, "injected", "flaps again, on probation", after=60)
     story.advance(5 * 60)  # a second strike: disabled again, its ticket reopened
     story.advance(2 * 60 * 60)  # the other repaired link soaks clean: healthy
 

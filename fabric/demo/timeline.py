@@ -99,7 +99,7 @@ def _what(decision: Mapping[str, Any]) -> str:
         return "confirmed up" if decision["rule"] == LINK_CHECK else "noted"
     if decision["kind"] == "comment" and decision["rule"] == PROBATION:
         return "healthy"
-    return DECIDED.get(decision["kind"], decision["kind"])
+    return DECIDED.get(str(decision["kind"]), str(decision["kind"]))
 
 
 def _why(decision: Mapping[str, Any]) -> str:
@@ -154,8 +154,9 @@ def followed_entries(detail: Mapping[str, Any], event: Callable[[int], tuple[dat
     for intent in detail["intents"]:
         if intent["kind"] in _WRITES and intent["finished_at"] is not None:
             entries.append(Entry(_when(intent["finished_at"]), name, _WRITES[intent["kind"]],
-                                 f"port write {intent['state']} (logged before it was sent)",
-                                 (f"outcome: {intent['outcome']}",)))
+                                 f"UFM's job {intent['state']}; the intent was stored before",
+                                 (f"intent {intent['id']} written {intent['created_at']}, {intent['state']} "
+                                  f"{intent['finished_at']}: {intent['outcome']}",)))
     return entries
 
 
