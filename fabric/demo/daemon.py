@@ -26,12 +26,15 @@ from types import TracebackType
 from typing import Any, Self
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from fabric import wiring
 
 FABRIC = "demo"
 UFM_PASSWORD = "123456"
 """The simulator's default admin password (``fabric.simulator.auth``)."""
+POLL = 0.1
+"""Real seconds between two looks at the daemon while waiting for it."""
 BOUND = 30.0
 """Real seconds any one wait (start-up, a cycle, the shutdown) may take before the demo gives up."""
 
@@ -96,6 +99,7 @@ class DemoDaemon:
                 [sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock", "simulator",
                  "--log-format", "json"], stdout=subprocess.DEVNULL, stderr=sink, env=env)
         self._http = httpx.Client(base_url=self.api, timeout=BOUND)
+        self._read = self._cycles = 0
 
     @property
     def store_url(self) -> str:
@@ -120,6 +124,13 @@ class DemoDaemon:
         response.raise_for_status()
         return response.json()
 
+    def metric(self, name: str) -> float:
+        """A sample of ``/api/v1/metrics`` without labels (0 when absent)."""
+        response = self._http.get("/api/v1/metrics")
+        response.raise_for_status()
+        return next((sample.value for family in text_string_to_metric_families(response.text)
+                     for sample in family.samples if sample.name == name and not sample.labels), 0.0)
+
     def jira_webhook(self, key: str, delivery: str, at: datetime) -> str:
         """Jira's ``issue_updated`` delivery for ticket ``key`` moved to done, signed with the webhook secret as
         Jira signs it; the daemon's answer (``accepted``...)."""
@@ -142,7 +153,15 @@ class DemoDaemon:
         self.wait_for("a cycle to end", lambda: self.cycles_done() > done)
 
     def cycles_done(self) -> int:
-        return sum(1 for line in self.log_lines() if str(line.get("message", "")).startswith("cycle done"))
+        """Cycles the log says ended: read on from where the last call stopped (the simulator shares this
+        process's interpreter, so the demo's polling must stay cheap)."""
+        with self.log.open("rb") as log:
+            log.seek(self._read)
+            chunk = log.read()
+        complete = chunk.rfind(b"\n") + 1
+        self._read += complete
+        self._cycles += chunk[:complete].count(b'"message": "cycle done')
+        return self._cycles
 
     def cycled_since(self, when: datetime) -> None:
         """Wait for a cycle that read the clock at ``when`` or later (so it saw everything up to then)."""
@@ -162,11 +181,8 @@ class DemoDaemon:
                     return
             except httpx.HTTPError:
                 pass  # not listening yet
-            time.sleep(0.05)
+            time.sleep(POLL)
         raise DaemonFailed(f"no {what} within {BOUND:.0f}s: {self.tail()}")
-
-    def log_lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
 
     def tail(self) -> str:
         return self.log.read_text()[-2000:]

@@ -161,6 +161,9 @@ def _story(story: Story) -> None:
     story.advance(8 * 60)  # the last BER cables: the guard defers two
     _repair(story, (FLAPPING, REPAIRED_BER))  # the next cycle re-enables both; a deferred cable can go now
     story.advance(30)  # UFM shows both up at their planned width and speed
+    processed = story.daemon.metric("fabric_deliveries_total")
+    story.promise(processed == 2, f"both webhook deliveries processed (fabric_deliveries_total {processed:.0f})")
+    story.note("the daemon", "webhooks", f"fabric_deliveries_total {processed:.0f}: each ticket read back, resolved")
     story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="60s")
     story.note(FLAPPING, "injected", "flaps again, on probation", after=60)
     story.advance(5 * 60)  # a second strike: disabled again, its ticket reopened
