@@ -99,7 +99,6 @@ class DemoDaemon:
                 [sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock", "simulator",
                  "--log-format", "json"], stdout=subprocess.DEVNULL, stderr=sink, env=env)
         self._http = httpx.Client(base_url=self.api, timeout=BOUND)
-        self._read = self._cycles = 0
 
     @property
     def store_url(self) -> str:
@@ -145,23 +144,6 @@ class DemoDaemon:
             "Content-Type": "application/json"})
         response.raise_for_status()
         return str(response.json()["outcome"])
-
-    def between_cycles(self) -> None:
-        """Wait for a cycle to end: the next one starts an interval after the last one started, so the clock may
-        jump now without a cycle reading it before the jump and UFM's events after it."""
-        done = self.cycles_done()
-        self.wait_for("a cycle to end", lambda: self.cycles_done() > done)
-
-    def cycles_done(self) -> int:
-        """Cycles the log says ended: read on from where the last call stopped (the simulator shares this
-        process's interpreter, so the demo's polling must stay cheap)."""
-        with self.log.open("rb") as log:
-            log.seek(self._read)
-            chunk = log.read()
-        complete = chunk.rfind(b"\n") + 1
-        self._read += complete
-        self._cycles += chunk[:complete].count(b'"message": "cycle done')
-        return self._cycles
 
     def cycled_since(self, when: datetime) -> None:
         """Wait for a cycle that read the clock at ``when`` or later (so it saw everything up to then)."""

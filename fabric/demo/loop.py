@@ -9,6 +9,7 @@ about the daemon it read from the daemon's HTTP API; at the end it stops the dae
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
@@ -21,6 +22,7 @@ from urllib.parse import quote
 from rich.console import Console
 
 from fabric import wiring
+from fabric.config import PolicySection
 from fabric.demo.daemon import FABRIC, DaemonFailed, DemoDaemon
 from fabric.demo.timeline import WIDTH, Entry, decision_entries, fit, followed_entries, header, ordered, render, short
 from fabric.simulator import SimClock, SimSettings, SimState, serve
@@ -39,6 +41,8 @@ HOT_PORT = "core04-02/24"
 HOST_LINK_PORT = "pod02-leaf03/1"
 AFFECTED_HOST = "pod02-node01"
 REBOOTED_HOSTS = tuple(f"pod04-node{n:02d}" for n in range(1, 33)) + tuple(f"pod05-node{n:02d}" for n in range(1, 9))
+MAX_STRIKES = PolicySection().max_strikes
+"""The daemon runs with the default."""
 REBOOTED_GROUP = "40 hosts"
 REBOOTED_SWITCH = "pod07-spine02"
 BLIP_PORT = "pod11-leaf02/40"
@@ -62,9 +66,10 @@ class Story:
         self.simulator.inject(**step)
 
     def advance(self, seconds: float) -> None:
-        """Simulated time passes (between two cycles of the daemon); then a cycle of the daemon that saw it all."""
-        self.daemon.between_cycles()
-        self.daemon.cycled_since(datetime.fromisoformat(self.simulator.advance(seconds)["now"]))
+        """Simulated time passes at the start of the daemon's next cycle (so no cycle reads the clock before the
+        jump and UFM's events after it); then wait for that cycle to end."""
+        now = datetime.fromisoformat(self.simulator.advance(seconds, at_next_read=True)["now"])
+        self.daemon.cycled_since(now + timedelta(seconds=seconds))
 
     def component(self, component: str) -> dict[str, Any]:
         detail: dict[str, Any] = self.daemon.get(f"/components/{quote(component, safe='/:')}")
@@ -107,16 +112,17 @@ def _ticket_of(story: Story, component: str) -> str:
     return str(tickets[-1]["external_key"]) if tickets else ""
 
 
-def _repair(story: Story, components: tuple[str, ...]) -> None:
+def _repair(story: Story, components: tuple[str, ...]) -> datetime:
     """A technician fixes each cable and resolves its ticket; Jira tells the daemon with a signed webhook."""
     with wiring.open_store(story.daemon.store_url, fabric=FABRIC, clock=story.now) as store:
         backend = wiring.ticket_backend(store, clock=story.now)
         for component in components:
             key = _ticket_of(story, component)
             backend.resolve(key, "replaced the optics at both ends")
-            story.note(component, "resolved", f"{key} resolved by the technician in the ticket system")
+            story.note(component, "resolved", f"{key} resolved in the ticket system")
             answer = story.daemon.jira_webhook(key, f"demo-{key}", story.now())
-            story.note(component, "webhook", f"signed Jira delivery for {key}: {answer}")
+            story.note(component, "webhook", f"signed Jira delivery {key}: {answer}")
+    return story.now()
 
 
 def _cables_of(plan: Fabric, devices: Callable[[Device], bool]) -> int:
@@ -159,14 +165,16 @@ def _story(story: Story) -> None:
     _inject_scenario(story)
     story.advance(12 * 60)  # the flap, the first BER cables, the hot module, the reboots; the host link's ticket
     story.advance(8 * 60)  # the last BER cables: the guard defers two
-    _repair(story, (FLAPPING, REPAIRED_BER))  # the next cycle re-enables both; a deferred cable can go now
+    sent = _repair(story, (FLAPPING, REPAIRED_BER))
+    story.advance(30)  # the deliveries: both links re-enabled on probation; a deferred cable can go now
     story.advance(30)  # UFM shows both up at their planned width and speed
     processed = story.daemon.metric("fabric_deliveries_total")
     story.promise(processed == 2, f"both webhook deliveries processed (fabric_deliveries_total {processed:.0f})")
-    story.note("the daemon", "webhooks", f"fabric_deliveries_total {processed:.0f}: each ticket read back, resolved")
-    story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="60s")
-    story.note(FLAPPING, "injected", "flaps again, on probation", after=60)
-    story.advance(5 * 60)  # a second strike: disabled again, its ticket reopened
+    story.own.append(Entry(sent, "the daemon", "webhooks", f"{processed:.0f} processed, each ticket read back"))
+    # Past the enable's own-action window (link changes right after it are its effect, never counted).
+    story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="2m")
+    story.note(FLAPPING, "injected", "flaps again, on probation", after=120)
+    story.advance(6 * 60)  # a second strike: disabled again, its ticket reopened
     story.advance(2 * 60 * 60)  # the other repaired link soaks clean: healthy
 
 
@@ -198,13 +206,12 @@ class Outcome:
 def _strike(component: Mapping[str, Any]) -> Entry:
     """Where a component stands after its last strike, from its recorded state."""
     return Entry(datetime.fromisoformat(component["since"]), short(component["id"]), f"strike {component['strikes']}",
-                 f"{component['lifecycle']} again; at the 3rd strike (max_strikes) it is quarantined")
+                 f"out again; strike {MAX_STRIKES} quarantines it")
 
 
 def _tell(story: Story, plan: Fabric) -> Outcome:
     daemon = story.daemon
     daemon.started()
-    daemon.cycled_since(story.now())
     _story(story)
     decisions: list[dict[str, Any]] = daemon.get("/decisions", limit=10_000)
     components = {c["id"]: c for c in daemon.get("/components", limit=1000)["items"]}
@@ -223,28 +230,33 @@ def _tell(story: Story, plan: Fabric) -> Outcome:
 
 
 def _print(console: Console, story: Story, outcome: Outcome) -> None:
-    def say(text: str) -> None:
-        console.print(text, markup=False, highlight=False)
+    def say(text: str, indent: str = "") -> None:
+        for line in textwrap.wrap(text, WIDTH, subsequent_indent=indent) or [""]:
+            console.print(line, markup=False, highlight=False)
 
     say(header())
     for entry in outcome.entries:
         for line in render(entry, verbose=story.verbose):
             say(line)
-    say("(+tkt: a ticket opened with it; --verbose: every reason whole, and the guard's figures)")
-    say("\nLeft alone, and why:")
+    say("(+tkt: with a ticket opened; --verbose: every reason whole, the guard's figures)")
+    say("")
+    say("Left alone, and why:")
     for entry in outcome.alone:
         for line in render(entry, verbose=story.verbose, wrap=True):
             say(line)
-    say("\nComponents by state (GET /api/v1/components):")
+    say("")
+    say("Components by state (GET /api/v1/components):")
     _table(say, outcome.components)
-    say(f"\nGET /api/v1/hosts/{AFFECTED_HOST}/health: healthy={str(outcome.health['healthy']).lower()}")
+    say("")
+    say(f"GET /api/v1/hosts/{AFFECTED_HOST}/health: healthy={str(outcome.health['healthy']).lower()}")
     for reason in outcome.health["reasons"]:
-        say(f"  {reason}")
+        say(f"  {reason}", "    ")
     daemon = story.daemon
-    say(f"\nThe daemon's decisions, evidence and guard figures: fabricctl decisions --store {daemon.store_url} "
-        f"--fabric {FABRIC}; its log: {daemon.log}")
+    say("")
+    say(f"The daemon's decisions, evidence and guard figures: fabricctl decisions --store {daemon.store_url} "
+        f"--fabric {FABRIC}; its log: {daemon.log}", "  ")
     for broken in story.broken:
-        say(f"NOT AS PROMISED: {broken}")
+        say(f"NOT AS PROMISED: {broken}", "  ")
 
 
 class Loop:

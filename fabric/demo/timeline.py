@@ -154,7 +154,7 @@ def followed_entries(detail: Mapping[str, Any], event: Callable[[int], tuple[dat
     for intent in detail["intents"]:
         if intent["kind"] in _WRITES and intent["finished_at"] is not None:
             entries.append(Entry(_when(intent["finished_at"]), name, _WRITES[intent["kind"]],
-                                 f"UFM's job {intent['state']}; the intent was stored before",
+                                 f"job {intent['state']}; intent stored before the write",
                                  (f"intent {intent['id']} written {intent['created_at']}, {intent['state']} "
                                   f"{intent['finished_at']}: {intent['outcome']}",)))
     return entries

@@ -4,6 +4,7 @@
 |-----------------------------------|----------------------------------------------------------------------|
 | ``GET /simulator/state``          | summary: clock, links down, disabled ports, events, pending steps…   |
 | ``POST /simulator/clock/advance`` | ``{"seconds": 90}`` or ``{"by": "10m"}``; runs what falls due        |
+|                                   | ``"at_next_read": true``: at the next ``GET /simulator/state`` (below) |
 | ``PUT /simulator/clock``          | ``{"rate": 60}``: simulated seconds per real second (0 freezes)      |
 | ``POST /simulator/faults``        | one scenario step, ``{"fault": "flap", "link": "…", "at": "30s"}``   |
 | ``POST /simulator/scenario``      | a whole scenario (the TOML/YAML structure as JSON)                   |
@@ -12,6 +13,10 @@
 | ``PUT /simulator/ufm_version``    | ``{"version": "6.16"}``: switches the event payload shape            |
 | ``DELETE /simulator/api_faults``  | clears injected API faults                                           |
 | ``GET /simulator/event.log``      | every event as UFM ``event.log`` lines (text)                        |
+
+An advance ``at_next_read`` is kept until the next ``GET /simulator/state`` and made just before it answers (more
+of them add up): a client that reads the clock there before each of its cycles (``fabricctl run --clock
+simulator``) then sees time jump only between two cycles, never while one runs, however long its cycles take.
 
 Every body is checked before anything changes: a value the simulator cannot use (a rate outside 0..1,000,000,
 a duration past ten years, a count outside its step's range in ``faults.py``, NaN, a number of more digits than
@@ -28,7 +33,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse, Response
 
-from fabric.simulator.clock import MAX_RATE
+from fabric.simulator.clock import MAX_RATE, later
 from fabric.simulator.events import parse_version
 from fabric.simulator.faults import MAX_STORM, storm
 from fabric.simulator.scenario import ScenarioError, parse_duration, parse_scenario, parse_step
@@ -57,19 +62,34 @@ def admin_router(state: SimState) -> APIRouter:
 
 
 def _clock_and_state(router: APIRouter, state: SimState) -> None:
+    pending: list[float] = []
+    """Advances ``at_next_read`` not made yet."""
+
     @router.get("/state")
     async def read_state() -> Response:
+        if pending:
+            seconds = sum(pending)
+            pending.clear()
+            state.advance(seconds)
         return _json(state.summary())
 
     @router.post("/clock/advance")
     async def advance(request: Request) -> Response:
         body = await _body(request)
+        at_next_read = body.get("at_next_read", False)
+        if not isinstance(at_next_read, bool):
+            raise HTTPException(400, "at_next_read must be true or false")
         try:
             seconds = parse_duration(body.get("by", body.get("seconds", 0)))
-            when = state.advance(seconds)
+            if at_next_read:
+                later(state.now(), sum(pending) + seconds)  # past the clock's horizon: refused now, not then
+                pending.append(seconds)
+                when = state.now()
+            else:
+                when = state.advance(seconds)
         except ValueError as exc:  # unreadable, or past the clock's horizon
             raise HTTPException(400, str(exc)) from None
-        return _json({"now": when.isoformat(), "errors": list(state.errors)})
+        return _json({"now": when.isoformat(), "pending_seconds": sum(pending), "errors": list(state.errors)})
 
     @router.put("/clock")
     async def set_clock(request: Request) -> Response:

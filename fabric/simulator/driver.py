@@ -22,8 +22,11 @@ class SimulatorDriver:
         response.raise_for_status()
         return dict(response.json())
 
-    def advance(self, seconds: float) -> dict[str, Any]:
-        response = httpx.post(f"{self.url}/simulator/clock/advance", json={"seconds": seconds}, timeout=self.timeout)
+    def advance(self, seconds: float, *, at_next_read: bool = False) -> dict[str, Any]:
+        """Move the clock now, or (``at_next_read``) just before the next ``GET /simulator/state`` answers: a
+        daemon on ``--clock simulator`` then sees the jump at the start of its next cycle, never during one."""
+        response = httpx.post(f"{self.url}/simulator/clock/advance",
+                              json={"seconds": seconds, "at_next_read": at_next_read}, timeout=self.timeout)
         response.raise_for_status()
         return dict(response.json())
 
