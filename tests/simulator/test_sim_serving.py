@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -62,6 +63,21 @@ def test_posted_scenario_and_state_summary(sim: Sim) -> None:
     assert sim.http.post("/simulator/scenario", json={"steps": "none"}).status_code == 400
     assert sim.http.put("/simulator/clock", json={"rate": -1}).status_code == 400
     assert sim.http.post("/simulator/clock/advance", json={"by": "soon"}).status_code == 400
+
+
+def test_an_advance_at_next_read_is_made_when_the_clock_is_read_and_not_before(sim: Sim) -> None:
+    start = sim.state.now()
+    sim.inject(fault="link_down", link="pod01-spine01/1", at="30s")
+    answer = sim.http.post("/simulator/clock/advance", json={"seconds": 20, "at_next_read": True}).json()
+    sim.http.post("/simulator/clock/advance", json={"by": "40s", "at_next_read": True})
+    assert answer["now"] == start.isoformat() and answer["pending_seconds"] == 20
+    # Nothing moves until the clock is read: UFM's answers still show the time before the jump.
+    assert sim.state.now() == start and len(sim.get("/ufmRest/resources/links")) == 48
+    summary = sim.get("/simulator/state")
+    assert summary["now"] == (start + timedelta(seconds=60)).isoformat() and summary["links_up"] == 47
+    assert sim.get("/simulator/state")["now"] == summary["now"], "made once"
+    refused = sim.http.post("/simulator/clock/advance", json={"seconds": 1, "at_next_read": "yes"})
+    assert refused.status_code == 400 and "at_next_read" in refused.json()["detail"]
 
 
 def _free_port() -> int:
