@@ -88,10 +88,19 @@ def _when(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+_GUARD_TEXT = ("guard: the worst leaf {worst_leaf} from {worst_leaf_paths} to {worst_leaf_paths_after} paths to core "
+               "(minimum {worst_leaf_minimum} of {worst_leaf_planned} planned, c {c}); {disabled} of cap {cap} "
+               "disabled before it, {disables_last_hour} of {hourly_limit} disables in the last hour")
+
+
 def _guard(figures: Mapping[str, Any]) -> tuple[str, ...]:
+    """The capacity guard's figures of a decision, as a sentence (as they are, when some are missing)."""
     if not figures:
         return ()
-    return ("guard: " + ", ".join(f"{name} {value}" for name, value in figures.items()),)
+    try:
+        return (_GUARD_TEXT.format_map(figures),)
+    except KeyError:
+        return ("guard: " + ", ".join(f"{name} {value}" for name, value in figures.items()),)
 
 
 def _what(decision: Mapping[str, Any]) -> str:
