@@ -50,20 +50,21 @@ def _free_port() -> int:
 
 
 def _config(workdir: Path, plan: Path, ufm_url: str, database: Path, port: int) -> Path:
+    """The daemon's configuration file (strings written as JSON strings, which TOML reads the same)."""
     path = workdir / "daemon.toml"
     path.write_text(f"""# Written by fabricctl demo: the daemon it runs against the simulated UFM.
 [fabric]
 name = "{FABRIC}"
-plan = "{plan}"
+plan = {json.dumps(str(plan))}
 
 [policy]
 dry_run = false
 
 [ufm]
-url = "{ufm_url}"
+url = {json.dumps(ufm_url)}
 
 [store]
-url = "sqlite:///{database}"
+url = {json.dumps(f"sqlite:///{database}")}
 
 [tickets]
 backend = "local"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import quote
 
+import httpx
 from rich.console import Console
 
 from fabric import wiring
@@ -118,6 +119,9 @@ def _repair(story: Story, components: tuple[str, ...]) -> datetime:
         backend = wiring.ticket_backend(store, clock=story.now)
         for component in components:
             key = _ticket_of(story, component)
+            if not key:
+                story.promise(False, f"{component} has a ticket to resolve")
+                continue
             backend.resolve(key, "replaced the optics at both ends")
             story.note(component, "resolved", f"{key} resolved in the ticket system")
             answer = story.daemon.jira_webhook(key, f"demo-{key}", story.now())
@@ -282,7 +286,7 @@ class Loop:
         self._story.verbose = verbose
         try:
             outcome = _tell(self._story, self.plan)
-        except DaemonFailed as exc:
+        except (DaemonFailed, httpx.HTTPError) as exc:
             console.print(f"the daemon failed: {exc}", markup=False, highlight=False)
             return False
         _print(console, self._story, outcome)
