@@ -238,6 +238,7 @@ def _print(console: Console, story: Story, outcome: Outcome) -> None:
         for line in textwrap.wrap(text, WIDTH, subsequent_indent=indent) or [""]:
             console.print(line, markup=False, highlight=False)
 
+    say(f"{START:%Y-%m-%d}, simulated time: the daemon runs on the simulator's clock.")
     say(header())
     for entry in outcome.entries:
         for line in render(entry, verbose=story.verbose):
