@@ -68,7 +68,7 @@ def render(entry: Entry, *, verbose: bool, wrap: bool = False) -> list[str]:
     """The entry's line, its why cut to fit (``wrap``: its why wrapped under itself instead); ``verbose``: its
     details under it."""
     why = " ".join(entry.why.split())
-    whys = textwrap.wrap(why, _WHY) if wrap else [fit(why, _WHY)]
+    whys = (textwrap.wrap(why, _WHY) or [""]) if wrap else [fit(why, _WHY)]
     lines = [(f"{entry.at:%H:%M:%S} {fit(entry.component, _COMPONENT):<{_COMPONENT}} "
               f"{fit(entry.what, _WHAT):<{_WHAT}} {whys[0]}").rstrip()]
     lines += [" " * (WIDTH - _WHY) + more for more in whys[1:]]

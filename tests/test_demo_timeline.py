@@ -1,0 +1,53 @@
+"""The demo's timeline: every line fits 80 columns, and a decision's line says what the guard decided."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from fabric.demo.timeline import WIDTH, Entry, decision_entries, render, short
+
+AT = datetime(2026, 1, 15, 3, 20, 6, tzinfo=UTC)
+GUARD = {"c": 0.75, "disabled": 10, "cap": 40, "disables_last_hour": 10, "hourly_limit": 20, "affected_leaves": 1,
+         "worst_leaf": "pod03-leaf05", "worst_leaf_paths": 768, "worst_leaf_paths_after": 736,
+         "worst_leaf_minimum": 768, "worst_leaf_planned": 1024}
+LINK = "link:pod03-leaf05/41|pod03-spine03/17"
+
+
+def decision(kind: str, reason: str, guard: dict[str, Any] | None = None, rule: str = "ber_critical") -> dict[str, Any]:
+    return {"id": 1, "at": AT.isoformat(), "kind": kind, "component": LINK, "rule": rule, "reason": reason,
+            "guard": guard or {}, "dry_run": False}
+
+
+text = st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp")), max_size=300)
+
+
+@given(component=text, what=text, why=text, details=st.lists(text, max_size=3), verbose=st.booleans(),
+       wrap=st.booleans())
+@example(component="c" * 40, what="w" * 20, why="y " * 100, details=["d" * 200], verbose=True, wrap=False)
+@example(component="c" * 40, what="w" * 20, why="y" * 100, details=[], verbose=True, wrap=True)
+def test_every_line_fits_80_columns(component: str, what: str, why: str, details: list[str], verbose: bool,
+                                    wrap: bool) -> None:
+    lines = render(Entry(AT, component, what, why, tuple(details)), verbose=verbose, wrap=wrap)
+    assert lines and lines[0].startswith("03:20:06")
+    assert all(len(line) <= WIDTH for line in lines), lines
+
+
+def test_a_deferral_reads_the_guards_verdict_and_its_ticket_joins_its_line() -> None:
+    reason = ("ber_critical reported by pod03-leaf05/41: Symbol BER Error exceeded critical threshold (1e-12); kept "
+              "up: pod03-leaf05 would keep 736 of 1024 planned paths to core, below the guard's 768 (c = 0.75)")
+    entries = decision_entries([decision("defer", reason, GUARD), decision("ticket", reason),
+                                decision("record", "already deferred", rule="ber_high")], verbose=False)
+    assert entries == [Entry(AT, "pod03-leaf05/41", "deferred+tkt", "ber_critical; pod03-leaf05: 736<768 paths",
+                             entries[0].details)]
+    assert entries[0].details[0].startswith(f"{LINK}: ber_critical: Symbol BER Error")  # the port that said it, cut
+    assert "from 768 to 736 paths to core (minimum 768 of 1024 planned, c 0.75)" in entries[0].details[1]
+    assert [e.what for e in decision_entries([decision("record", "already deferred")], verbose=True)] == ["noted"]
+
+
+def test_a_cable_is_named_by_its_first_end() -> None:
+    assert short(LINK) == "pod03-leaf05/41"
+    assert short("switch:pod07-spine02") == "pod07-spine02" and short(None) == "the fabric"
