@@ -35,7 +35,7 @@ UFM_PASSWORD = "123456"
 """The simulator's default admin password (``fabric.simulator.auth``)."""
 POLL = 0.1
 """Real seconds between two looks at the daemon while waiting for it."""
-BOUND = 30.0
+BOUND = 60.0
 """Real seconds any one wait (start-up, a cycle, the shutdown) may take before the demo gives up."""
 
 
