@@ -29,6 +29,8 @@ DECIDED = {"disable": "disabled", "enable": "re-enabled", "defer": "deferred", "
 """How a decision's kind reads in the "what" column; records (noted, nothing done) are shown only verbose, but
 the link check that confirms a re-enabled link."""
 _WRITES = {"disable": "UFM: down", "enable": "UFM: up"}
+_SAID = {"repair": "ticket resolved: back in service, ", LINK_CHECK: "re-enabled: "}
+"""What the "what" column of a re-enable and of its link check says already, left out of their why."""
 _ACTED_ON = frozenset({"disable", "defer", "ticket", "reopen", "quarantine"})
 
 
@@ -120,6 +122,8 @@ def _why(decision: Mapping[str, Any]) -> str:
         fits = "≥" if decision["kind"] == "disable" else "<"
         return f"{rule}; {guard['worst_leaf']}: {guard['worst_leaf_paths_after']}{fits}" \
                f"{guard['worst_leaf_minimum']} paths"
+    if decision["kind"] in ("enable", "record") and rule in _SAID:
+        return reason.removeprefix(_SAID[rule])
     return reason if reason.startswith(rule) or decision["kind"] in ("enable", "comment", "reopen") \
         else f"{rule}: {reason}"
 
