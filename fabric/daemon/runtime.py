@@ -187,6 +187,7 @@ class DaemonRuntime:
     def _cycled(self, report: CycleReport, seconds: float) -> None:
         self._log_decisions(report)
         self.metrics.report_done(report)
+        self.metrics.poll_seconds.observe(report.poll_seconds)
         counters = {name: int(getattr(report, name)) for name in REPORT_COUNTS}
         counters.update(findings=len(report.findings), actions=len(report.actions), failed=len(report.failed))
         self._status = self._next_status(report.at, error=None, counters=counters, reachable=True)

@@ -27,6 +27,7 @@ def test_daemon_serves_health_readiness_and_metrics_then_stops_cleanly_on_sigter
             text = d.get("/metrics").text
             assert 'fabric_job_duration_seconds_bucket{job="cycle"' in text
             assert d.metric("fabric_job_duration_seconds_count", job="cycle") >= 2
+            assert d.metric("fabric_poll_duration_seconds_count") >= 2
             assert d.metric("fabric_components", state="healthy") == 0.0
             cap = CapacityGuard(read_ndt(tiny_plan)).cap
             assert d.metric("fabric_guard_cap") == cap and d.metric("fabric_guard_worst_leaf_fraction") == 1.0
