@@ -5,8 +5,9 @@ Entry fields from the UFM REST guide (list example): ``UnhealthyGUID``, ``Unheal
 ``StatusTime``.  The port asked for is put on the ``Peer*`` side and the far end of its cable on the
 ``Unhealthy*`` side, which is what NVIDIA's own ``batch_isolate_devices.py`` (UFM SDK) expects: it marks switch
 ports and then waits until no entry has ``PeerGUID`` and ``PeerPortDname`` equal to them. The REST guide does not
-say; a port with no cable is on the ``Unhealthy*`` side with ``N/A`` peers. ``State`` holds the action (``isolate``/``no_discover``; UNCONFIRMED wording) and ``Condition`` is a
-string (``MANUAL`` for a PUT), as in the list example.
+say; a port with no cable is on the ``Unhealthy*`` side with ``N/A`` peers. ``State`` holds the action
+(``isolate``/``no_discover``; UNCONFIRMED wording) and ``Condition`` is a string (``MANUAL`` for a PUT), as in the
+list example.
 """
 
 from __future__ import annotations
