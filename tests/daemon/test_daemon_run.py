@@ -78,6 +78,25 @@ def test_sighup_applies_changed_rules_and_says_what_takes_a_restart(tiny_plan: P
             assert d.signal(signal.SIGTERM) == 0
 
 
+def test_the_api_answers_while_the_engine_starts_and_says_it_is_starting(tiny_plan: Path, tmp_path: Path) -> None:
+    """Start-up may wait for UFM (a crash's pending jobs, up to ``job_deadline``): a health check must not find the
+    process dead meanwhile, nor ready."""
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        sim.inject(fault="api", endpoint="/app/events", mode="delay", delay=6, requests=1)  # start-up's read
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        with daemon(config, port, tmp_path / "daemon.log") as d:
+            assert d.get("/healthz").status_code == 200
+            starting = d.get("/readyz")
+            assert starting.status_code == 503, starting.text
+            assert "the engine is starting (settling what the last run left pending)" in starting.json()["reasons"]
+            assert d.get("/status").json()["starting"] is True and d.cycles() == 0
+            d.wait_for("ready", lambda: d.get("/readyz").status_code == 200)
+            assert d.get("/status").json()["starting"] is False
+            assert d.signal(signal.SIGTERM) == 0
+
+
 def test_ufm_failing_makes_the_daemon_unready_until_it_answers_again(tiny_plan: Path, tmp_path: Path) -> None:
     migrate(tmp_path / "fabric.db")
     port = free_port()
