@@ -26,6 +26,7 @@ from fabric.api.models import (
     Ticket,
 )
 from fabric.remediation.domain import Lifecycle
+from fabric.store.records import TicketState
 
 HISTORY = 100
 """How many of a component's newest findings, decisions and intents its page shows."""
@@ -39,7 +40,8 @@ def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
     breaker = store.breaker_state()
     return Status(
         fabric=store.fabric, dry_run=live.dry_run, halted=breaker.halted, halt_reason=breaker.reason,
-        halted_since=breaker.since, started_at=live.started_at, interval_seconds=live.interval_seconds,
+        halted_since=breaker.since, started_at=live.started_at, starting=live.starting,
+        interval_seconds=live.interval_seconds,
         last_poll_at=live.last_poll_at, last_cycle_at=live.last_cycle_at, last_cycle_error=live.last_cycle_error,
         ufm_reachable=live.ufm_reachable, view_refused_since=live.view_refused_since, guard=Guard.of(live.guard),
         components={lifecycle.value: count for lifecycle, count in store.lifecycle_counts().items()},
@@ -107,3 +109,13 @@ def list_decisions(
     wanted = None if component is None else parse_component(component, "component")
     return [Decision.of(record) for record in store.decisions(component=wanted, since=since, until=until,
                                                               limit=limit)]
+
+
+@router.get("/tickets", response_model=list[Ticket],
+            summary="The fabric's tickets as the engine knows them (whatever the backend), oldest first")
+def list_tickets(
+    store: StoreDep,
+    state: Annotated[TicketState | None, Query(description="Only those in this state (creating: claimed, the "
+                                                           "backend's ticket not confirmed yet).")] = None,
+) -> list[Ticket]:
+    return [Ticket.of(ticket) for ticket in store.tickets(state=state)]
