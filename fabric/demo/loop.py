@@ -216,6 +216,7 @@ def _strike(component: Mapping[str, Any]) -> Entry:
 def _tell(story: Story, plan: Fabric) -> Outcome:
     daemon = story.daemon
     daemon.started()
+    daemon.cycled_since(story.now())  # the engine has started (the API answers before) and read UFM once
     _story(story)
     decisions: list[dict[str, Any]] = daemon.get("/decisions", limit=10_000)
     components = {c["id"]: c for c in daemon.get("/components", limit=1000)["items"]}
