@@ -67,7 +67,7 @@ class Loop:
             found = self.components()
             return len(found) == 1 and found[0]["lifecycle"] == lifecycle \
                 and (strikes is None or found[0]["strikes"] == strikes)
-        self.daemon.wait_for(f"the cable {lifecycle}" + (f" at strike {strikes}" if strikes else ""), reached)
+        self.daemon.wait_for(f"cable {lifecycle}" + (f" at strike {strikes}" if strikes else ""), reached)
         return self.the_component()
 
     def disabled_ports(self) -> list[str]:
