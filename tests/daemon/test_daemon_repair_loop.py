@@ -127,7 +127,7 @@ def flap_out(r: Loop) -> tuple[str, str, str]:
 def test_a_flapping_cable_is_disabled_ticketed_repaired_through_a_signed_webhook_and_ends_healthy(
         tiny_plan: Path, tmp_path: Path) -> None:
     with loop(tiny_plan, tmp_path) as r:
-        component, port, key = flap_out(r)
+        component, _, key = flap_out(r)
         detail = r.detail(component)
         assert [(t["external_key"], t["state"]) for t in detail["tickets"]] == [(key, "open")]
         assert [kind for kind, _, _ in r.decisions(component)] == ["disable", "ticket"]
