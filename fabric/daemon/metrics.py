@@ -26,7 +26,8 @@ class DaemonMetrics:
         self.cycles = Counter("fabric_cycles", "Cycles run, by outcome (ok, failed).", ["outcome"], registry=registry)
         self.cycle_errors = Counter("fabric_cycle_errors", "Cycles that failed, by error kind (ufm, store, bug...).",
                                     ["kind"], registry=registry)
-        self.events = Counter("fabric_events", "UFM events handed to the pipeline.", registry=registry)
+        self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
+                              ["type"], registry=registry)
         self.findings = Counter("fabric_findings", "Findings, by rule.", ["rule"], registry=registry)
         self.decisions = Counter("fabric_decisions", "Decisions, by kind.", ["kind"], registry=registry)
         self.failures = Counter("fabric_action_failures", "Side effects that did not happen, by error kind.",
@@ -65,7 +66,8 @@ class DaemonMetrics:
     def cycle_done(self, report: CycleReport, seconds: float) -> None:
         self.cycle_seconds.observe(seconds)
         self.cycles.labels("ok").inc()
-        self.events.inc(report.events)
+        for event_type, count in sorted(report.events_by_type.items()):
+            self.events.labels(event_type).inc(count)
         for rule, count in sorted(Tally(f.rule for f in report.findings).items()):
             self.findings.labels(rule).inc(count)
         for kind, count in sorted(Tally(a.kind.value for a in report.actions).items()):

@@ -132,6 +132,10 @@ def test_a_flapping_cable_is_disabled_ticketed_repaired_through_a_signed_webhook
         assert [(t["external_key"], t["state"]) for t in detail["tickets"]] == [(key, "open")]
         assert [kind for kind, _, _ in r.decisions(component)] == ["disable", "ticket"]
         assert r.daemon.metric("fabric_decisions_total", kind="disable") == 1
+        # The five flaps read from UFM's event log, counted by event type (328 Link is Up, 329 Link is Down; the
+        # disable's own link-down may be read by now or not).
+        assert r.daemon.metric("fabric_events_total", type="328") == 5
+        assert r.daemon.metric("fabric_events_total", type="329") >= 5
 
         r.resolve(key, "replaced the transceiver")
         r.wait_lifecycle("probation")
