@@ -63,16 +63,25 @@ class Loop:
         return component
 
     def wait_lifecycle(self, lifecycle: str, *, strikes: int | None = None) -> dict[str, Any]:
+        """The cable's recorded lifecycle reached, and the cycle that recorded it over: its ticket writes done, its
+        counts in the metrics (both come after the state is recorded)."""
+
         def reached() -> bool:
             found = self.components()
             return len(found) == 1 and found[0]["lifecycle"] == lifecycle \
                 and (strikes is None or found[0]["strikes"] == strikes)
         self.daemon.wait_for(f"cable {lifecycle}" + (f" at strike {strikes}" if strikes else ""), reached)
+        self.next_cycles(1)
         return self.the_component()
 
     def disabled_ports(self) -> list[str]:
         ports = httpx.get(f"{self.sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
         return sorted(p["name"] for p in ports if p["physical_state"] == "Disabled")
+
+    def wait_disabled(self, ports: list[str], why: str) -> None:
+        """UFM shows exactly ``ports`` disabled (the daemon records its decision before UFM carries it out)."""
+        self.daemon.wait_for(f"UFM showing {ports or 'no port'} disabled: {why}",
+                             lambda: self.disabled_ports() == ports)
 
     def detail(self, component: str) -> dict[str, Any]:
         response = self.daemon.get(f"/components/{component}")
@@ -118,6 +127,7 @@ def flap_out(r: Loop) -> tuple[str, str, str]:
     """The cable flaps until the daemon disables it in UFM and opens its ticket: component id, port, ticket key."""
     r.flap()
     component = r.wait_lifecycle("awaiting_repair")
+    r.daemon.wait_for("UFM showing one port disabled", lambda: len(r.disabled_ports()) == 1)
     (port,) = r.disabled_ports()
     (ticket,) = r.tickets("list")
     assert ticket["status"] == "open"
@@ -139,7 +149,7 @@ def test_a_flapping_cable_is_disabled_ticketed_repaired_through_a_signed_webhook
 
         r.resolve(key, "replaced the transceiver")
         r.wait_lifecycle("probation")
-        assert r.disabled_ports() == [], "re-enabled in UFM"
+        r.wait_disabled([], "re-enabled")
         assert r.detail(component)["state"]["probation_until"] is not None
         assert r.daemon.metric("fabric_decisions_total", kind="enable") == 1
         r.daemon.wait_for("the delivery processed", lambda: r.daemon.metric("fabric_deliveries_total") == 1)
@@ -172,14 +182,14 @@ def test_a_cable_failing_again_on_probation_is_quarantined_at_the_third_strike_u
         for strike in (2, 3):
             r.resolve(key, f"replaced the transceiver (repair {strike - 1})")
             r.wait_lifecycle("probation")
-            assert r.disabled_ports() == []
+            r.wait_disabled([], "re-enabled")
             r.sim.advance(30)
             r.sim.advance(20 * 60)  # past the flaps of the re-enable itself (the detectors' own-action window)
             r.next_cycles()
             r.flap()
             expected = "quarantined" if strike == 3 else "awaiting_repair"
             r.wait_lifecycle(expected, strikes=strike)
-            assert r.disabled_ports() == [port]
+            r.wait_disabled([port], "disabled again")
             (ticket,) = r.tickets("list")
             assert (ticket["key"], ticket["status"]) == (key, "open"), "the same ticket, reopened"
 
@@ -197,5 +207,5 @@ def test_a_cable_failing_again_on_probation_is_quarantined_at_the_third_strike_u
         assert "clear requested" in out
         r.wait_lifecycle("probation")
         assert r.detail(component)["state"]["probation_until"] is not None
-        assert r.disabled_ports() == []
+        r.wait_disabled([], "released")
         assert r.daemon.metric("fabric_decisions_total", kind="enable") == 3
