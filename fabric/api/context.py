@@ -57,6 +57,11 @@ class Runtime(Protocol):
         """Re-read rules and silences (SIGHUP, ``POST /api/v1/reload``); returns what changed, for the audit."""
         ...
 
+    def wake(self) -> None:
+        """Something was stored for the engine to act on (a webhook delivery, an operator's request): act soon.
+        Called from the API's worker threads."""
+        ...
+
 
 @dataclass(slots=True)
 class ApiContext:
