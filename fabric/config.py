@@ -21,11 +21,10 @@ Secrets are read only from the environment (``FABRIC_UFM__PASSWORD``, ``FABRIC_U
 ``FABRIC_TICKETS__JIRA__TOKEN``, ``FABRIC_API__ADMIN_TOKEN``, ``FABRIC_TICKETS__WEBHOOK_SECRET``,
 ``FABRIC_TICKETS__WEBHOOK_TOKEN``; the older ``FABRIC_UFM_PASSWORD``, ``FABRIC_UFM_TOKEN`` and ``FABRIC_JIRA_TOKEN``
 are aliases, refused when set to another value than the new name: ``fabric.envsecrets``) or from a file named in
-the configuration (``ufm.secret_file``,
-``tickets.jira.token_file``, ``api.admin_token_file``, ``tickets.webhook_secret_file``,
-``tickets.webhook_token_file``), and only when asked for (:meth:`UfmSection.secret`, :meth:`ApiSection.admin_token`,
-:meth:`TicketsSection.webhook_secret`...): they are never fields of the configuration, so they cannot appear in
-its ``repr``, its dump or a log line.
+the configuration (``ufm.secret_file``, ``tickets.jira.token_file``, ``api.admin_token_file``,
+``tickets.webhook_secret_file``, ``tickets.webhook_token_file``), and only when asked for (:meth:`UfmSection.secret`,
+:meth:`ApiSection.admin_token`, :meth:`TicketsSection.webhook_secret`...): they are never fields of the
+configuration, so they cannot appear in its ``repr``, its dump or a log line.
 
 Loading is all or nothing: :func:`load_config` returns a complete, frozen configuration or raises
 :class:`ConfigError` listing every problem, each naming where it is (the file or the environment variable) and
