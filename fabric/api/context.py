@@ -48,6 +48,8 @@ class RuntimeStatus:
     guard: GuardFigures = field(default_factory=GuardFigures)
     counters: dict[str, int] = field(default_factory=dict)
     """The last cycle's ``CycleReport`` counts (events, repeated_events, writes_pending, switch_faults...)."""
+    starting: bool = False
+    """The engine is starting: settling what the last run left pending, rebuilding its state; no job runs yet."""
 
 
 class Runtime(Protocol):

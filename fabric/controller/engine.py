@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -312,7 +313,10 @@ class Engine:
         report = CycleReport(now)
         self._load_silences(now)
         await self._refresh_fabric(report)
-        new_events = [*self._waiting, *self.cursor.advance(await self.ufm.events())]
+        polled = time.monotonic()
+        read = await self.ufm.events()
+        report.poll_seconds = time.monotonic() - polled
+        new_events = [*self._waiting, *self.cursor.advance(read)]
         report.suspected_restarts = int(self.cursor.suspected)
         if self.view_refused_since is not None:
             # Nothing is decided on a view that cannot be trusted: no finding, no UFM or ticket write. The events

@@ -29,6 +29,8 @@ class DaemonMetrics:
                                 ["job", "outcome"], registry=registry)
         self.job_errors = Counter("fabric_job_errors", "Scheduler job runs that failed, by job and error kind (ufm, "
                                   "store, ticket, bug...).", ["job", "kind"], registry=registry)
+        self.poll_seconds = Histogram("fabric_poll_duration_seconds", "How long UFM took to answer a cycle's event "
+                                      "poll.", buckets=CYCLE_BUCKETS, registry=registry)
         self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
                               ["type"], registry=registry)
         self.findings = Counter("fabric_findings", "Findings, by rule.", ["rule"], registry=registry)

@@ -125,18 +125,11 @@ async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOpti
                                verify=not target.insecure, ca_bundle=target.ca_bundle)
     try:
         engine = wiring.build_engine(plan, client, store, tickets, wiring.engine_settings(config), clock.now)
-        try:
-            await engine_loop.run(engine.start())
-        except UfmAuthError as exc:
-            raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
-                             f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
-                             "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
-        apply_gc_policy()
         metrics = DaemonMetrics()
         runtime = DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics,
                                 clock.now())
         context = ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=clock.now)
-        await _run_loop(config, runtime, build_app(context, metrics), sock, metrics)
+        await _run_loop(config, runtime, build_app(context, metrics), sock, metrics, target)
     finally:
         await engine_loop.run(client.aclose())
 
@@ -151,7 +144,10 @@ class _Server(uvicorn.Server):
 
 
 async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI, sock: socket.socket,
-                    metrics: DaemonMetrics) -> None:
+                    metrics: DaemonMetrics, target: UfmTarget) -> None:
+    """Serve at once; start the engine meanwhile (settling a crash's pending writes may wait for UFM's jobs up to
+    ``[ufm] job_deadline``, and a health check must not find the process dead meanwhile); then run the jobs until
+    SIGTERM or SIGINT."""
     loop = asyncio.get_running_loop()
     server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
@@ -166,16 +162,53 @@ async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI,
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, reload)
     serving = loop.create_task(server.serve(sockets=[sock]))
-    host, port = sock.getsockname()[:2]
+    stopping = loop.create_task(stop.wait())
+    try:
+        if await _started(runtime, serving, stopping, target):
+            await _run_jobs(config, runtime, sock, metrics, serving, stopping)
+    finally:
+        server.should_exit = True
+        await serving
+        stopping.cancel()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+    log.info("stopped")
+
+
+async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping: asyncio.Task[bool],
+                   target: UfmTarget) -> bool:
+    """The engine started while the API serves; False when SIGTERM (or the server ending) came first: nothing was
+    decided yet, and what start-up left unsettled the next start settles."""
+    starting = asyncio.ensure_future(runtime.start())
+    await asyncio.wait({serving, stopping, starting}, return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        log.info("stopping during start-up")
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+        return False
+    try:
+        starting.result()
+    except UfmAuthError as exc:
+        raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
+                         f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
+                         "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
+    apply_gc_policy()
+    return True
+
+
+async def _run_jobs(config: ServiceConfig, runtime: DaemonRuntime, sock: socket.socket, metrics: DaemonMetrics,
+                    serving: asyncio.Task[None], stopping: asyncio.Task[bool]) -> None:
+    loop = asyncio.get_running_loop()
     scheduler = start_scheduler(runtime.jobs(), metrics, loop)
 
     def wake() -> None:
         loop.call_soon_threadsafe(run_soon, scheduler, CYCLE_JOB)
 
     runtime.wake_with(wake)
+    host, port = sock.getsockname()[:2]
     log.info("fabric %s: serving http://%s:%d/api/v1, a cycle every %gs, %s", config.fabric.name, host, port,
              config.daemon.interval.total_seconds(), "dry run" if config.policy.dry_run else "live")
-    stopping = loop.create_task(stop.wait())
     await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
     log.info("stopping: no new cycle starts")
     stop_taking_cycles(scheduler)
@@ -184,9 +217,3 @@ async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI,
         log.warning("the running cycle did not finish within %gs: stopping anyway (the next start settles what "
                     "it left pending)", wait)
     scheduler.shutdown(wait=False)
-    server.should_exit = True
-    await serving
-    stopping.cancel()
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.remove_signal_handler(sig)
-    log.info("stopped")

@@ -15,6 +15,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from datetime import datetime, timedelta
 from itertools import count
 from typing import Any, TypeVar
@@ -72,8 +73,15 @@ class DaemonRuntime:
         self._wake: Callable[[], None] | None = None
         self._status = RuntimeStatus(started_at=started_at, dry_run=engine.dry_run,
                                      interval_seconds=config.daemon.interval.total_seconds(), ufm_reachable=True,
-                                     guard=guard_figures(engine.guard, started_at))
-        self._record_state(started_at)
+                                     starting=True)
+
+    async def start(self) -> None:
+        """The engine started on its loop: what the last run left pending settled, the state and the guard rebuilt,
+        the pipeline warmed. Until it has, the API answers and ``/status`` says it is starting."""
+        await self._engine_loop.run(self.engine.start())
+        now = self.engine.clock()
+        self._status = replace(self._status, starting=False, guard=guard_figures(self.engine.guard, now))
+        self._record_state(now)
 
     def jobs(self) -> list[Job]:
         daemon = self.config.daemon
@@ -112,6 +120,8 @@ class DaemonRuntime:
         ``Engine.reconfigure`` rebuilds the pipeline on them without losing what its windows hold); report a
         change to anything else, which takes a restart. Silences are read at every cycle: a new one needs no
         reload. A file that does not load is not applied at all."""
+        if self._status.starting:
+            return self._said("reload: the engine is still starting: not applied", warn=True)
         try:
             fresh = load_config(self.config_path)
         except Exception as exc:
@@ -187,6 +197,7 @@ class DaemonRuntime:
     def _cycled(self, report: CycleReport, seconds: float) -> None:
         self._log_decisions(report)
         self.metrics.report_done(report)
+        self.metrics.poll_seconds.observe(report.poll_seconds)
         counters = {name: int(getattr(report, name)) for name in REPORT_COUNTS}
         counters.update(findings=len(report.findings), actions=len(report.actions), failed=len(report.failed))
         self._status = self._next_status(report.at, error=None, counters=counters, reachable=True)
@@ -232,12 +243,10 @@ class DaemonRuntime:
     def _next_status(self, at: datetime, *, error: str | None, counters: dict[str, int], reachable: bool,
                      cycled: bool = True) -> RuntimeStatus:
         before = self._status
-        return RuntimeStatus(started_at=before.started_at, dry_run=before.dry_run,
-                             interval_seconds=before.interval_seconds,
-                             last_poll_at=at if cycled else before.last_poll_at,
-                             last_cycle_at=at if cycled else before.last_cycle_at, last_cycle_error=error,
-                             ufm_reachable=reachable, view_refused_since=self.engine.view_refused_since,
-                             guard=guard_figures(self.engine.guard, at), counters=counters)
+        return replace(before, last_poll_at=at if cycled else before.last_poll_at,
+                       last_cycle_at=at if cycled else before.last_cycle_at, last_cycle_error=error,
+                       ufm_reachable=reachable, view_refused_since=self.engine.view_refused_since,
+                       guard=guard_figures(self.engine.guard, at), counters=counters)
 
     def _record_state(self, now: datetime) -> None:
         lifecycles = Counter(record.lifecycle for record in self.engine.state.components.values())

@@ -27,6 +27,7 @@ def test_daemon_serves_health_readiness_and_metrics_then_stops_cleanly_on_sigter
             text = d.get("/metrics").text
             assert 'fabric_job_duration_seconds_bucket{job="cycle"' in text
             assert d.metric("fabric_job_duration_seconds_count", job="cycle") >= 2
+            assert d.metric("fabric_poll_duration_seconds_count") >= 2
             assert d.metric("fabric_components", state="healthy") == 0.0
             cap = CapacityGuard(read_ndt(tiny_plan)).cap
             assert d.metric("fabric_guard_cap") == cap and d.metric("fabric_guard_worst_leaf_fraction") == 1.0
@@ -74,6 +75,25 @@ def test_sighup_applies_changed_rules_and_says_what_takes_a_restart(tiny_plan: P
             assert reloads[1].startswith(f"reload: {config} not applied: ")
             assert "api.bad_key: unknown key" in reloads[1]
             assert d.get("/healthz").status_code == 200
+            assert d.signal(signal.SIGTERM) == 0
+
+
+def test_the_api_answers_while_the_engine_starts_and_says_it_is_starting(tiny_plan: Path, tmp_path: Path) -> None:
+    """Start-up may wait for UFM (a crash's pending jobs, up to ``job_deadline``): a health check must not find the
+    process dead meanwhile, nor ready."""
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        sim.inject(fault="api", endpoint="/app/events", mode="delay", delay=6, requests=1)  # start-up's read
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        with daemon(config, port, tmp_path / "daemon.log") as d:
+            assert d.get("/healthz").status_code == 200
+            starting = d.get("/readyz")
+            assert starting.status_code == 503, starting.text
+            assert "the engine is starting (settling what the last run left pending)" in starting.json()["reasons"]
+            assert d.get("/status").json()["starting"] is True and d.cycles() == 0
+            d.wait_for("ready", lambda: d.get("/readyz").status_code == 200)
+            assert d.get("/status").json()["starting"] is False
             assert d.signal(signal.SIGTERM) == 0
 
 
