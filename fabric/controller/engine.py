@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -325,6 +326,7 @@ class Engine:
             return report
         self._waiting = []
         report.events = len(new_events)
+        report.events_by_type = Counter(str(event.event_id) for event in new_events)
         previous = self.state
         if not self.dry_run:  # like the ticket poll: a dry run acts on no ticket, deliveries wait for live mode
             await asyncio.to_thread(process_deliveries, self.store, self.ticketing, now, report)
