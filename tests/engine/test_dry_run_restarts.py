@@ -7,8 +7,11 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from engine_support import Rig, disabled_ports, restart, rig
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fabric.controller.dryrun import DRY_RUN_RULE
 from fabric.controller.engine import Engine
@@ -136,3 +139,44 @@ def test_a_dry_run_after_live_mode_begins_from_live_modes_state(tmp_path: Path) 
         [(kind, _)] = _ber(r, LEAF_SPINE[2])
         assert kind is ActionKind.DISABLE and len(disabled_ports(r)) == 1
         assert PolicyConfig().dry_run  # dry run stays the default
+
+
+# --- the property: restarts change nothing a dry run decides ----------------------------------------------------
+
+POOL = ["pod01-leaf01/5", "pod01-leaf02/6", "pod02-leaf01/7", "pod02-leaf02/8", "pod01-spine01/9",
+        "pod02-spine02/10", "pod01-node01 mlx5_0", "pod02-node02 mlx5_1"]
+"""Cables of eight different leaf and spine ports of the roomy fabric, at most two a switch."""
+CYCLES = 8
+UFM_SIDE = (ActionKind.DISABLE, ActionKind.DEFER, ActionKind.HALT, ActionKind.QUARANTINE, ActionKind.ENABLE)
+
+
+Decided = tuple[list[list[tuple[ActionKind, str]]], dict[str, Lifecycle], bool]
+
+
+def _dry_run(tmp_path: Path, faults: dict[int, list[str]], restarts: set[int]) -> Decided:
+    """The UFM-side decisions of each cycle of a dry run restarted before the cycles in ``restarts``, the would-be
+    lifecycles it ends with and whether it ends halted."""
+    decided = []
+    with rig(ROOMY, tmp_path, dry_run=True, guard=RATE_OF_TWO, storm_components=4,
+             storm_window=timedelta(minutes=2)) as r:
+        for cycle in range(CYCLES):
+            if cycle in restarts:
+                restart(r)
+            for port in faults.get(cycle, []):
+                r.inject(fault="ber", port=port, escalate_after=0)
+            r.advance(30)
+            report = r.cycle()
+            decided.append([(a.kind, str(a.component)) for a in report.actions if a.kind in UFM_SIDE])
+        held = r.store.state_scope()
+        states = {str(c): record.lifecycle for c, record in held.components().items()}
+        return decided, states, held.breaker_state().halted
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(faults=st.dictionaries(st.integers(0, CYCLES - 1), st.lists(st.sampled_from(POOL), min_size=1, max_size=3,
+                                                                     unique=True), min_size=1, max_size=4),
+       restarts=st.sets(st.integers(1, CYCLES - 1), min_size=1, max_size=3))
+def test_a_dry_run_restarted_at_any_cycles_decides_as_an_uninterrupted_one(
+        tmp_path_factory: pytest.TempPathFactory, faults: dict[int, list[str]], restarts: set[int]) -> None:
+    uninterrupted = _dry_run(tmp_path_factory.mktemp("once"), faults, set())
+    assert _dry_run(tmp_path_factory.mktemp("restarted"), faults, restarts) == uninterrupted
