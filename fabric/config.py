@@ -327,6 +327,11 @@ class TicketsSection(_Section):
 
 class DaemonSection(_Section):
     interval: PositiveDuration = timedelta(seconds=30)
+    """The cycle: the event poll, decisions, actions (also run at once on a webhook delivery or a request)."""
+    reconcile_interval: PositiveDuration = timedelta(minutes=5)
+    """The full state reconcile: UFM read again whatever its change counters say, then converged."""
+    ticket_poll_interval: PositiveDuration = timedelta(minutes=10)
+    """The ticket fallback poll: every open ticket asked of the backend, which heals a lost webhook delivery."""
     shutdown_wait: PositiveDuration = timedelta(seconds=60)
     """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
 

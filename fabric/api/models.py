@@ -75,6 +75,8 @@ class Status(_Model):
     halt_reason: str
     halted_since: datetime | None = Field(description="When the breaker last changed (tripped or resumed).")
     started_at: datetime
+    starting: bool = Field(description="The engine is starting: settling what the last run left pending, "
+                                       "rebuilding its state; no cycle has run yet.")
     interval_seconds: float
     last_poll_at: datetime | None
     last_cycle_at: datetime | None

@@ -43,7 +43,7 @@ def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
     breaker = held.breaker_state()
     return Status(
         fabric=store.fabric, dry_run=live.dry_run, would_be=held.would_be, halted=breaker.halted,
-        halt_reason=breaker.reason, halted_since=breaker.since, started_at=live.started_at,
+        halt_reason=breaker.reason, halted_since=breaker.since, started_at=live.started_at, starting=live.starting,
         interval_seconds=live.interval_seconds,
         last_poll_at=live.last_poll_at, last_cycle_at=live.last_cycle_at, last_cycle_error=live.last_cycle_error,
         ufm_reachable=live.ufm_reachable, view_refused_since=live.view_refused_since, guard=Guard.of(live.guard),

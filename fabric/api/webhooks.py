@@ -179,6 +179,8 @@ def _event(parse: Callable[..., TicketEvent], raw: bytes, delivery: str | None) 
 
 async def _store(context: ApiContext, event: TicketEvent) -> JSONResponse:
     outcome = await asyncio.to_thread(_record, context.store, context.config.tickets.backend, event)
+    if outcome is Outcome.ACCEPTED:
+        context.runtime.wake()
     log.info("webhook %s delivery %s for ticket %s (%s): %s", event.source, event.delivery, event.key,
              event.status.value, outcome.value)
     answer = DeliveryAnswer(outcome=outcome, ticket=event.key, delivery=event.delivery)

@@ -84,6 +84,8 @@ class CycleReport:
     """Re-enabled links UFM did not show up at their planned width and speed in time: backed out this cycle."""
     deliveries: int = 0
     """Ticket webhook deliveries processed this cycle (``fabric.controller.deliveries``)."""
+    poll_seconds: float = 0.0
+    """How long UFM took to answer the cycle's event poll (wall time, for the metrics; nothing decides on it)."""
 
     def fail(self, kind: ErrorKind, action: str, component: ComponentId | None, cause: object) -> None:
         self.failed.append(CycleFailure(kind, action, component, str(cause)))

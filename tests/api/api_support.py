@@ -27,6 +27,7 @@ class FakeRuntime:
                                                cap=10, disables_last_hour=1, hourly_limit=20),
         counters={"events": 12}))
     reloads: int = 0
+    wakes: int = 0
 
     def status(self) -> RuntimeStatus:
         return self.live
@@ -34,6 +35,9 @@ class FakeRuntime:
     async def reload(self) -> str:
         self.reloads += 1
         return "rules unchanged, 1 silence"
+
+    def wake(self) -> None:
+        self.wakes += 1
 
 
 def link(a: tuple[str, str], b: tuple[str, str]) -> ComponentId:

@@ -14,7 +14,7 @@ def test_every_count_of_the_cycle_report_is_exported_and_shown_in_status() -> No
     counts = [f.name for f in dataclasses.fields(CycleReport) if f.type in (int, "int")]
     report = CycleReport(datetime(2026, 5, 1, tzinfo=UTC), **dict.fromkeys(counts, 7))
     metrics = DaemonMetrics()
-    metrics.cycle_done(report, 0.5)
+    metrics.report_done(report)
     text = metrics.render().decode()
     # ``events`` and ``executed`` have metrics of their own (events, and decisions/failures by kind).
     for name in counts:
