@@ -31,8 +31,8 @@ _WOULD_BE_DISABLED = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR})
 
 
 def state_store(store: Store, *, dry_run: bool, now: datetime) -> Store | ScopedStore:
-    """Where this start reads the desired state from (and where the engine writes it): live mode's own, after
-    dropping a dry run's; a dry run's scope, begun from live mode's state if none is kept."""
+    """Where this start reads the desired state from: live mode's own, after dropping a dry run's; a dry run's
+    scope, begun from live mode's state if none is kept."""
     if not dry_run:
         if store.drop_dry_run():
             log.info("fabric %s: live mode starts from what UFM shows; the dry run's would-be state is dropped",

@@ -60,6 +60,8 @@ class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerO
     def state_scope(self) -> _Operations:
         """Where the desired state the running mode keeps is read: the dry run's while one is kept (a dry run
         keeps it, a live start drops it), else the fabric's own."""
+        if self.would_be:
+            return self
         return self.dry_run_scope() if self.dry_run_kept() else self
 
 
@@ -102,11 +104,6 @@ class ScopedStore(_Operations):
 
     def dry_run_scope(self) -> ScopedStore:
         return self
-
-    @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        with self._store.transaction() as tx:
-            yield tx.dry_run_scope()
 
 
 class Store(_Operations):
