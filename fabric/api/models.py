@@ -175,7 +175,8 @@ class Ticket(_Model):
     id: int
     dedup_key: str
     backend: str
-    external_key: str | None
+    external_key: str | None = Field(description="The backend's key (LOCAL-1, NET-123); null while creating.")
+    component: str | None = Field(description="What it is about (null: the storm ticket).")
     state: str
     summary: str
     created_at: datetime
@@ -185,8 +186,9 @@ class Ticket(_Model):
     @classmethod
     def of(cls, ticket: TicketRecord) -> Self:
         return cls(id=ticket.id, dedup_key=ticket.dedup_key, backend=ticket.backend, external_key=ticket.external_key,
-                   state=ticket.state.value, summary=ticket.summary, created_at=ticket.created_at,
-                   updated_at=ticket.updated_at, resolved_at=ticket.resolved_at)
+                   component=None if ticket.component is None else str(ticket.component), state=ticket.state.value,
+                   summary=ticket.summary, created_at=ticket.created_at, updated_at=ticket.updated_at,
+                   resolved_at=ticket.resolved_at)
 
 
 class ComponentDetail(_Model):

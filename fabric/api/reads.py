@@ -29,6 +29,7 @@ from fabric.api.models import (
     Ticket,
 )
 from fabric.remediation.domain import Lifecycle
+from fabric.store.records import TicketState
 
 HISTORY = 100
 """How many of a component's newest findings, decisions and intents its page shows."""
@@ -114,3 +115,13 @@ def list_decisions(
     wanted = None if component is None else parse_component(component, "component")
     return [Decision.of(record) for record in store.decisions(component=wanted, since=since, until=until,
                                                               limit=limit)]
+
+
+@router.get("/tickets", response_model=list[Ticket],
+            summary="The fabric's tickets as the engine knows them (whatever the backend), oldest first")
+def list_tickets(
+    store: StoreDep,
+    state: Annotated[TicketState | None, Query(description="Only those in this state (creating: claimed, the "
+                                                           "backend's ticket not confirmed yet).")] = None,
+) -> list[Ticket]:
+    return [Ticket.of(ticket) for ticket in store.tickets(state=state)]

@@ -108,7 +108,7 @@ async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, 
         store = wiring.open_existing_store(url, fabric=config.fabric.name, read_only=False, clock=clock.now)
     held = None
     try:
-        held = lock.hold(url)
+        held = lock.hold(store)
         with _listen(config) as sock:
             await _start_and_serve(config, plan, options, target, clock, store, sock, engine_loop)
     finally:

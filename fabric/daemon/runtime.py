@@ -71,6 +71,7 @@ class DaemonRuntime:
         self._stopping = False
         self._running: asyncio.Task[object] | None = None
         self._wake: Callable[[], None] | None = None
+        self._cycling = self._again = False
         self._status = RuntimeStatus(started_at=started_at, dry_run=engine.dry_run,
                                      interval_seconds=config.daemon.interval.total_seconds(), ufm_reachable=True,
                                      starting=True)
@@ -95,9 +96,15 @@ class DaemonRuntime:
 
     def wake(self) -> None:
         """Something waits to be acted on (a webhook delivery stored, an operator's request, a repair the ticket
-        poll found): the cycle runs now rather than at its time. Thread-safe (the API's endpoints run in worker
-        threads)."""
-        if self._wake is not None and not self._stopping:
+        poll found): the cycle runs now rather than at its time, or once more right after the one running (which
+        may have read the deliveries and requests before this one was stored). Called from the API's worker
+        threads: at worst a wake racing the end of a cycle waits for the next interval; nothing is lost, since what
+        was stored stays until a cycle acts on it."""
+        if self._wake is None or self._stopping:
+            return
+        if self._cycling:
+            self._again = True
+        else:
             self._wake()
 
     def status(self) -> RuntimeStatus:
@@ -107,7 +114,14 @@ class DaemonRuntime:
 
     async def cycle(self) -> None:
         """The event poll and the engine's cycle (the ticket poll and the full reconcile are jobs of their own)."""
-        await self._job(CYCLE_JOB, self._synced(lambda: self.engine.cycle(poll_tickets=False)), self._cycled)
+        self._cycling = True
+        try:
+            await self._job(CYCLE_JOB, self._synced(lambda: self.engine.cycle(poll_tickets=False)), self._cycled)
+        finally:
+            self._cycling = False
+        if self._again:
+            self._again = False
+            self.wake()
 
     async def reconcile(self) -> None:
         await self._job(RECONCILE_JOB, self._synced(self.engine.reconcile), self._reconciled)
