@@ -150,6 +150,14 @@ class FabricSection(_Section):
     plan: Path | None = None
     """The wiring plan (NDT CSV) ``fabricctl run`` loads; commands that take ``--plan`` ignore it."""
 
+    @field_validator("name")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        # The store keys a dry run's rows by the fabric's name and a control character.
+        if not value.isprintable():
+            raise ValueError(f"must be printable (no control characters): {value!r}")
+        return value
+
 
 class PolicySection(_Section):
     dry_run: bool = True

@@ -197,7 +197,9 @@ class Engine:
         """
         now = self.clock()
         kept = self.settings
-        self.settings = replace(kept, policy=settings.policy, rules=settings.rules, guard=settings.guard,
+        # Dry run or live is kept: the state a switch would start from lives in another scope (``dryrun``).
+        policy = replace(settings.policy, dry_run=kept.policy.dry_run)
+        self.settings = replace(kept, policy=policy, rules=settings.rules, guard=settings.guard,
                                 plausibility=settings.plausibility)
         try:
             pipeline = self._new_pipeline(self.state, now)

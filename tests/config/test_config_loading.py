@@ -243,6 +243,8 @@ def test_the_example_message_of_the_brief(tmp_path: Path) -> None:
     ('[tickets]\nbackend = "jira"\n[tickets.jira]\nurl = "https://jira.example.net"\n',
      "tickets: backend is jira but tickets.jira.project is not set"),
     ('[fabric]\nname = ""\n', "fabric.name: String should have at least 1 character"),
+    ('[fabric]\nname = "lab\\u001fdry-run"\n', "fabric.name: must be printable (no control characters): "
+                                              "'lab\\x1fdry-run'"),
     ('[daemon]\ninterval = "0"\n', "daemon.interval: must be longer than zero, got 0s"),
     ("policy = 3\n", "policy: Input should be a valid dictionary or instance of PolicySection"),
 ])
