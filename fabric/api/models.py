@@ -69,6 +69,8 @@ class RequestOut(_Model):
 class Status(_Model):
     fabric: str
     dry_run: bool
+    would_be: bool = Field(False, description="halted and components are a dry run's would-be state (kept across "
+                                              "its restarts), not live mode's.")
     halted: bool = Field(description="The storm breaker has halted automation (no UFM writes).")
     halt_reason: str
     halted_since: datetime | None = Field(description="When the breaker last changed (tripped or resumed).")
@@ -99,12 +101,15 @@ class Component(_Model):
     strikes: int
     never_auto_restore: bool
     probation_until: datetime | None
+    dry_run: bool = Field(False, description="A dry run's would-be state: what live mode would hold, not what UFM "
+                                             "was made to show.")
 
     @classmethod
-    def of(cls, component: ComponentId, record: ComponentRecord) -> Self:
+    def of(cls, component: ComponentId, record: ComponentRecord, *, dry_run: bool = False) -> Self:
         return cls(id=str(component), kind=component.kind.value, lifecycle=record.lifecycle.value,
                    since=record.since, rule=record.rule, reason=record.reason, strikes=record.strikes,
-                   never_auto_restore=record.never_auto_restore, probation_until=record.probation_until)
+                   never_auto_restore=record.never_auto_restore, probation_until=record.probation_until,
+                   dry_run=dry_run)
 
 
 class ComponentPage(_Model):

@@ -62,7 +62,7 @@ def expire_silence(
              summary="Ask the engine to resume automation after the storm breaker halted it")
 def resume(body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
     with store.transaction() as tx:
-        if not tx.breaker_state().halted:
+        if not tx.state_scope().breaker_state().halted:  # a dry run's halt is resumed too
             raise HTTPException(status.HTTP_409_CONFLICT, f"automation of fabric {store.fabric} is not halted")
         request = tx.request(RequestKind.RESUME, reason=body.reason, requested_by=body.by)
     log.info("resume requested (request %d) by %s: %s", request.id, body.by, body.reason)
@@ -76,7 +76,7 @@ def resume(body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
              summary="Ask the engine to release a quarantined component (on probation, within the guard)")
 def clear(component: ComponentDep, body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
     with store.transaction() as tx:
-        record = tx.get_component(component)
+        record = tx.state_scope().get_component(component)
         if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
             raise HTTPException(status.HTTP_409_CONFLICT, f"{component} is not quarantined in fabric {store.fabric}")
         request = tx.request(RequestKind.CLEAR, component=component, reason=body.reason, requested_by=body.by)

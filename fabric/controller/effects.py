@@ -60,6 +60,8 @@ class CycleReport:
     at: datetime
     events: int = 0
     """New events handed to the pipeline (with those read at start-up or while readings were refused)."""
+    events_by_type: dict[str, int] = field(default_factory=dict)
+    """``events`` by UFM event type: its id as UFM numbers it (``"329"``: Link is Down)."""
     repeated_events: int = 0
     """Events handed over again (same id, time, type and object), dropped by the pipeline as counted already."""
     suspected_restarts: int = 0

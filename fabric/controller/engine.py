@@ -6,7 +6,8 @@ Level-triggered like a Kubernetes controller: the store holds the desired state 
 cycle compares it with UFM and the ticket system and converges. Every side effect is logged as an intent
 before it is attempted and marked done or failed after (``effects``); ``start()`` settles what a crash left
 pending by reading UFM (``recovery``). In dry run nothing is written to UFM or the ticket system: decisions are
-recorded, and the would-be state lives in memory only (switching to live starts from what UFM really shows).
+recorded, and the would-be state is kept in a scope of its own across restarts (``dryrun``; switching to live
+starts from what UFM really shows).
 
 What UFM says is checked before it is believed. Every event counts once: the cursor picks the new ones (a UFM
 restart only on evidence), start-up hands the events after the saved cursor to the first cycle rather than to
@@ -20,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from fabric.controller import reconcile, recovery
+from fabric.controller import dryrun, reconcile, recovery
 from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
@@ -33,7 +35,7 @@ from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
 from fabric.remediation.correlate import CABLES
 from fabric.remediation.detectors import Detectors
-from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import LINK_CHECK, Breaker, FailedRepair, PolicyConfig, PolicyState
@@ -170,8 +172,7 @@ class Engine:
         assert self.view is not None
         pipeline = self._new_pipeline(self._load_state(), now)
         self._sync_guard(pipeline.guard, self.view, self.live)
-        pipeline.amend(recovery.rebuild_guard(pipeline.state, self.view, self.context, pipeline.guard,
-                                              self.disabled_ports, self.store, self.ticketing, now))
+        pipeline.amend(self._rebuild_guard(pipeline, now))
         saved = self.store.load_cursor()
         events = await self.ufm.events()
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
@@ -196,7 +197,9 @@ class Engine:
         """
         now = self.clock()
         kept = self.settings
-        self.settings = replace(kept, policy=settings.policy, rules=settings.rules, guard=settings.guard,
+        # Dry run or live is kept: the state a switch would start from lives in another scope (``dryrun``).
+        policy = replace(settings.policy, dry_run=kept.policy.dry_run)
+        self.settings = replace(kept, policy=policy, rules=settings.rules, guard=settings.guard,
                                 plausibility=settings.plausibility)
         try:
             pipeline = self._new_pipeline(self.state, now)
@@ -237,13 +240,23 @@ class Engine:
             self._pipeline.own_action(component, self.clock(), kind)
 
     def _load_state(self) -> PolicyState:
-        if self.dry_run:
-            return PolicyState()
-        stored = self.store.breaker_state()
+        held = dryrun.state_store(self.store, dry_run=self.dry_run, now=self.clock())
+        stored = held.breaker_state()
         breaker = Breaker(stored.halted, stored.since, stored.reason, stored.last_held)
         # The storm window and the held findings' figures are stored: a restart mid-storm trips, holds and
         # resumes exactly when an uninterrupted run would (the held findings themselves are only shown, not kept).
-        return PolicyState(self.store.components(), breaker, self.store.storm_window(), held_count=stored.held_count)
+        return PolicyState(held.components(), breaker, held.storm_window(), held_count=stored.held_count)
+
+    def _rebuild_guard(self, pipeline: Pipeline, now: datetime) -> dict[ComponentId, ComponentRecord]:
+        """After ``_load_state``: what automation holds out counted again in the new pipeline's guard (in dry run,
+        what it would be holding out)."""
+        assert self.view is not None
+        if self.dry_run:
+            dryrun.restore_guard(pipeline.state, self.view, self.context, pipeline.guard, self.disabled_ports,
+                                 self.store, now)
+            return {}
+        return recovery.rebuild_guard(pipeline.state, self.view, self.context, pipeline.guard, self.disabled_ports,
+                                      self.store, self.ticketing, now)
 
     async def _topology_versions(self) -> dict[str, int]:
         """UFM's change counters of what the view is built from."""
@@ -325,6 +338,7 @@ class Engine:
             return report
         self._waiting = []
         report.events = len(new_events)
+        report.events_by_type = Counter(str(event.event_id) for event in new_events)
         previous = self.state
         if not self.dry_run:  # like the ticket poll: a dry run acts on no ticket, deliveries wait for live mode
             await asyncio.to_thread(process_deliveries, self.store, self.ticketing, now, report)
@@ -409,9 +423,8 @@ class Engine:
         return self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
 
     def _cleared(self, requests: Sequence[OperatorRequest]) -> list[ComponentId]:
-        """Quarantined components an operator asked to release (``fabricctl components clear``)."""
-        if self.dry_run:
-            return []
+        """Quarantined components an operator asked to release (``fabricctl components clear``); in dry run, would-be
+        quarantines."""
         components = self.state.components
         return sorted({r.component for r in requests if r.kind is RequestKind.CLEAR and r.component is not None
                        and r.component in components
@@ -421,7 +434,7 @@ class Engine:
                 state: PolicyState, requests: Sequence[OperatorRequest], *, resumed: bool,
                 cleared: Sequence[ComponentId]) -> None:
         """Findings, decisions, the new desired state and the operator requests carried out, in one transaction,
-        before any side effect."""
+        before any side effect. A dry run's desired state goes to its own scope, the rest to the fabric's."""
         with self.store.transaction() as tx:
             tx.add_findings(findings)
             tx.record_decisions(actions)
@@ -429,20 +442,19 @@ class Engine:
                 outcome = _outcome(request, state, resumed=resumed, cleared=cleared, dry_run=self.dry_run)
                 if outcome is not None:
                     tx.handle_request(request.id, outcome)
-            if self.dry_run:
-                return
+            held = tx.dry_run_scope() if self.dry_run else tx
             changed = {a.component for a in actions if a.component is not None}
             for component in changed:
                 record = state.components.get(component)
                 if record is not None:
-                    tx.put_component(component, record, ticket_dedup_key=self.ticketing.key(component))
+                    held.put_component(component, record, ticket_dedup_key=self.ticketing.key(component))
             if state.breaker.halted and any(a.kind is ActionKind.HALT for a in actions):
-                tx.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
+                held.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
             if not state.breaker.halted and previous.breaker.halted:
-                tx.resume("automation resumed")
+                held.resume("automation resumed")
             if (state.recent is not previous.recent or state.held_count != previous.held_count
                     or state.breaker.last_held != previous.breaker.last_held):
-                tx.save_storm(state.recent, last_held=state.breaker.last_held, held_count=state.held_count)
+                held.save_storm(state.recent, last_held=state.breaker.last_held, held_count=state.held_count)
 
     # --- side effects --------------------------------------------------------------------------------
 
@@ -473,14 +485,14 @@ class Engine:
 def _outcome(request: OperatorRequest, state: PolicyState, *, resumed: bool, cleared: Sequence[ComponentId],
              dry_run: bool) -> str | None:
     """What came of an operator request this cycle, for the audit trail; ``None`` while it waits (a clear the
-    policy could not carry out yet, automation being halted: it is asked again every cycle until it can)."""
+    policy could not carry out yet, automation being halted: it is asked again every cycle until it can). In dry
+    run it acts on the dry run's state, not live mode's (whose halt, say, stays until resumed in live mode)."""
+    mode = "dry run: " if dry_run else ""
     if request.kind is RequestKind.RESUME:
-        return "automation resumed" if resumed else "automation was not halted: nothing to resume"
-    if dry_run:
-        return "dry run: quarantines are not kept, nothing to release"
+        return mode + ("automation resumed" if resumed else "automation was not halted: nothing to resume")
     if request.component not in cleared:
-        return "not quarantined: nothing to release"
+        return mode + "not quarantined: nothing to release"
     record = state.components.get(request.component) if request.component is not None else None
     if record is not None and record.lifecycle is Lifecycle.QUARANTINED:
         return None
-    return "released: back in service on probation, within the capacity guard"
+    return mode + "released: back in service on probation, within the capacity guard"

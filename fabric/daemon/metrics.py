@@ -31,7 +31,8 @@ class DaemonMetrics:
                                   "store, ticket, bug...).", ["job", "kind"], registry=registry)
         self.poll_seconds = Histogram("fabric_poll_duration_seconds", "How long UFM took to answer a cycle's event "
                                       "poll.", buckets=CYCLE_BUCKETS, registry=registry)
-        self.events = Counter("fabric_events", "UFM events handed to the pipeline.", registry=registry)
+        self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
+                              ["type"], registry=registry)
         self.findings = Counter("fabric_findings", "Findings, by rule.", ["rule"], registry=registry)
         self.decisions = Counter("fabric_decisions", "Decisions, by kind.", ["kind"], registry=registry)
         self.failures = Counter("fabric_action_failures", "Side effects that did not happen, by error kind.",
@@ -78,7 +79,8 @@ class DaemonMetrics:
 
     def report_done(self, report: CycleReport) -> None:
         """What a cycle or a reconcile counted."""
-        self.events.inc(report.events)
+        for event_type, count in sorted(report.events_by_type.items()):
+            self.events.labels(event_type).inc(count)
         for rule, count in sorted(Tally(f.rule for f in report.findings).items()):
             self.findings.labels(rule).inc(count)
         for kind, count in sorted(Tally(a.kind.value for a in report.actions).items()):

@@ -192,7 +192,7 @@ async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping
     except UfmAuthError as exc:
         raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
                          f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
-                         "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
+                         "password or token (FABRIC_UFM__PASSWORD, FABRIC_UFM__TOKEN, ufm.secret_file)") from None
     apply_gc_policy()
     return True
 

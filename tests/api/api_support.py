@@ -10,7 +10,7 @@ from fabric.api.context import GuardFigures, RuntimeStatus
 from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
 from fabric.remediation.rules import SWITCH_FAULT
 from fabric.remediation.signals import link_id
-from fabric.store import Store
+from fabric.store import ScopedStore, Store
 from topology.model import End, Fabric
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -55,7 +55,7 @@ def uplink(plan: Fabric, leaf: str, spine: str) -> ComponentId:
     return link_id(cable.key)
 
 
-def seed(store: Store, plan: Fabric) -> dict[ComponentId, ComponentRecord]:
+def seed(store: Store | ScopedStore, plan: Fabric) -> dict[ComponentId, ComponentRecord]:
     """node01's cable disabled, node02's quarantined, node03's on probation, an uplink of pod01-leaf01 awaiting
     repair, and pod02-leaf01 with an open switch fault (its hosts are behind it)."""
     records = {

@@ -176,3 +176,16 @@ def test_the_client_calls_where_the_api_is_served() -> None:
     from fabric.cli import api_client
 
     assert api_client.PREFIX == PREFIX
+
+
+def test_a_dry_runs_would_be_state_prints_the_same_over_the_api_and_marked(served: str, store: Store,
+                                                                          store_url: str, plan: Fabric) -> None:
+    store.begin_dry_run()
+    seed(store.dry_run_scope(), plan)
+    store.dry_run_scope().halt("a would-be storm")
+    assert_same(served, store_url)
+    by_store, _ = both(served, store_url, "status")
+    assert by_store.exit_code == 1 and "(dry run: the states live mode would reach), automation: HALTED" in (
+        by_store.output), by_store.output
+    listed, _ = both(served, store_url, "components", "list")
+    assert listed.output.count("(dry run)") == len(store.dry_run_scope().components()), listed.output
