@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from datetime import timedelta
@@ -367,7 +368,7 @@ def test_a_dump_reads_back_as_the_same_configuration(tmp_path: Path) -> None:
         scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
         lines.append(f"[{prefix}]")
         for key, value in scalars.items():
-            lines.append(f"{key} = {value!r}".replace("'", '"').replace("True", "true").replace("False", "false"))
+            lines.append(f"{key} = {json.dumps(value)}")  # JSON's scalars and arrays are TOML's
         for key, value in table.items():
             if isinstance(value, dict):
                 emit(f"{prefix}.{key}", value)
