@@ -133,7 +133,7 @@ class JiraState:
     """Everything the fake serves.  ``projects``: key -> name; ``issue_types``: the types every project has."""
 
     def __init__(self, *, projects: dict[str, str] | None = None, issue_types: tuple[str, ...] = ("Task", "Bug"),
-                 cloud: bool = False, search_lag: float = 0.0, page_size: int = 50,
+                 cloud: bool = False, search_lag: float = 0.0, page_size: int = 100,
                  clock: Clock | None = None) -> None:
         self.lock = threading.RLock()
         self.projects = dict(projects or {"OPS": "Operations"})
