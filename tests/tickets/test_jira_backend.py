@@ -262,3 +262,32 @@ def test_jira_down_leaves_the_claim_and_creates_once_when_back(jira: RunningJira
     assert ticketing.ensure_open(CABLE, "Flapping link", "details").key == "OPS-1"
     assert ticketing.ensure_open(CABLE, "Flapping link", "details").key == "OPS-1"
     assert len(jira.state.issues) == 1
+
+
+def test_a_resolution_without_a_done_status_is_resolved(jira: RunningJira, backend: JiraTicketBackend) -> None:
+    """Some workflows set a resolution and stay in a status outside the done category: still resolved."""
+    ticket = backend.open(KEY, "s", "d")
+    jira.state.issues[10001].resolution = "Fixed"
+    assert jira.state.issues[10001].category == "new"
+    assert backend.status(ticket.key).status is TicketStatus.RESOLVED
+    assert backend.find_open(KEY) is None
+
+
+def test_the_configuration_builds_the_jira_backend(jira: RunningJira, store: Store,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from fabric import wiring
+    from fabric.config import load_config
+
+    assert wiring.ticket_backend(store, config=load_config()).name == "local"
+    cloud = jira.state.cloud
+    for name, value in {"FABRIC_FABRIC__NAME": "H100 4k", "FABRIC_TICKETS__BACKEND": "jira",
+                        "FABRIC_TICKETS__JIRA__URL": jira.url, "FABRIC_TICKETS__JIRA__PROJECT": "OPS",
+                        "FABRIC_TICKETS__JIRA__AUTH": "cloud" if cloud else "datacenter",
+                        "FABRIC_JIRA_TOKEN": TOKEN if cloud else PAT, "FABRIC_TICKETS__JIRA__TIMEOUT": "3s"}.items():
+        monkeypatch.setenv(name, value)
+    if cloud:
+        monkeypatch.setenv("FABRIC_TICKETS__JIRA__USER", USER)
+    backend = wiring.ticket_backend(store, config=load_config())
+    assert isinstance(backend, JiraTicketBackend)
+    assert (backend.settings.scope_label, backend.settings.timeout) == ("ibfabric-h100-4k", 3.0)
+    assert backend.open(KEY, "s", "d").labels == ("fabric-remediation", "ibfabric-h100-4k", KEY)
