@@ -32,13 +32,13 @@ import requests
 from jira import JIRA, JIRAError
 
 from tickets.base import (
+    DEDUP_PREFIX,
     BackendUnavailableError,
     Ticket,
     TicketConflictError,
     TicketError,
     TicketNotFoundError,
     TicketStatus,
-    is_dedup_key,
     ticket_labels,
 )
 from tickets.jira_settings import JiraAuthKind, JiraSettings
@@ -176,7 +176,7 @@ class JiraTicketBackend:
         comments = fields.get("comment") or {}
         return Ticket(
             key=key,
-            dedup_key=next((label for label in labels if is_dedup_key(label)), ""),
+            dedup_key=next((label for label in labels if label.startswith(DEDUP_PREFIX)), ""),
             summary=str(fields.get("summary") or ""),
             description=str(fields.get("description") or ""),
             status=self._status_of(fields),
