@@ -294,7 +294,8 @@ class JiraSection(_Section):
     """Labels on every ticket, beside the fabric's own (``ibfabric-<name>``) and the component's dedup key."""
     reopen_transition: str = Field("Reopen", min_length=1)
     resolve_transition: str = Field("Done", min_length=1)
-    """The transition ``fabricctl tickets resolve`` and the demo use; people resolve tickets in Jira itself."""
+    """The transition the backend's ``resolve`` takes (tests, a demo on the fake Jira); people resolve tickets in
+    Jira itself."""
     closed_resolutions: tuple[str, ...] = DEFAULT_CLOSED_RESOLUTIONS
     """Resolutions that mean done without a repair: the component stays out of service, with a new ticket."""
     timeout: PositiveDuration = timedelta(seconds=10)
