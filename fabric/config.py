@@ -299,6 +299,8 @@ class JiraSection(_Section):
     closed_resolutions: tuple[str, ...] = DEFAULT_CLOSED_RESOLUTIONS
     """Resolutions that mean done without a repair: the component stays out of service, with a new ticket."""
     timeout: PositiveDuration = timedelta(seconds=10)
+    ca_bundle: Path | None = None
+    """The CA certificates (PEM) Jira's certificate is checked against; ``None``: the system's."""
 
     @field_validator("url")
     @classmethod

@@ -227,6 +227,12 @@ class JiraTicketBackend:
             return self._client
 
     def _connect(self) -> JIRA:
+        try:
+            return self._new_client()
+        except (KeyError, ValueError) as err:  # the library's own checks of serverInfo's answer
+            raise TicketError(f"{self.settings.url} does not answer as Jira does (serverInfo: {err})") from None
+
+    def _new_client(self) -> JIRA:
         settings = self.settings
         common: dict[str, Any] = {
             "server": settings.url, "options": {"verify": settings.verify, "check_update": False},

@@ -38,7 +38,7 @@ class JiraSettings:
     timeout: float = 10.0
     """Seconds to connect, and again to wait for an answer, on every call."""
     verify: bool | str = True
-    """TLS: verify Jira's certificate (``True``), not at all (``False``), or against this CA bundle."""
+    """TLS: verify Jira's certificate against the system's CA store (``True``) or this CA bundle (a path)."""
 
 
 def fabric_label(fabric: str) -> str:
