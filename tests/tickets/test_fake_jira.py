@@ -1,7 +1,15 @@
 """The fake Jira itself, over HTTP: what it refuses as Jira would (JQL it does not understand, missing
-credentials, Cloud's removed ``/search``), its faults, and ``fabricctl simulate-jira``'s bad input."""
+credentials, Cloud's removed ``/search``), its faults, and ``fabricctl simulate-jira`` (served, and its bad
+input)."""
 
 from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,6 +19,10 @@ from typer.testing import CliRunner
 from fabric.cli.app import app
 from fabric.simulator.jira import Fault
 from fabric.simulator.jira.jql import JqlError, parse_jql
+from tickets.base import TicketError, TicketStatus, dedup_key
+from tickets.jira import JiraAuthKind, JiraSettings, JiraTicketBackend
+
+REPO = Path(__file__).resolve().parents[2]
 
 ISSUE = {"fields": {"project": {"key": "OPS"}, "issuetype": {"name": "Task"}, "summary": "s", "labels": ["a"]}}
 
@@ -76,3 +88,40 @@ def test_simulate_jira_refuses_bad_input_in_one_line() -> None:
     result = CliRunner().invoke(app, ["simulate-jira", "--project", "ops-1"])
     assert result.exit_code == 2
     assert "--project 'OPS-1'" in result.output
+
+
+def test_fabricctl_simulate_jira_serves_the_backend() -> None:
+    """The command as an operator runs it, and the Jira backend (the real library) against it: a Cloud fake whose
+    search lags, so a ticket just opened is not yet in the fabric's list."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    command = [sys.executable, "-m", "fabric.cli", "simulate-jira", "--port", str(port), "--project", "NET",
+               "--user", USER, "--token", TOKEN, "--cloud", "--search-lag", "3600"]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{url}/rest/api/2/serverInfo", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+                assert time.monotonic() < deadline, "fabricctl simulate-jira did not start"
+                time.sleep(0.2)
+        settings = JiraSettings(url=url, project="NET", scope_label="ibfabric-x", auth=JiraAuthKind.CLOUD, user=USER,
+                                timeout=5)
+        backend = JiraTicketBackend(settings, TOKEN)
+        ticket = backend.open(dedup_key("x", "port:leaf01/1"), "s", "d")
+        assert ticket.key == "NET-1" and ticket.status is TicketStatus.OPEN
+        assert backend.list(TicketStatus.OPEN) == []  # the search lags an hour behind
+        assert backend.status("NET-1") == ticket
+        with pytest.raises(TicketError, match="refused the credentials"):
+            JiraTicketBackend(settings, "wrong").status("NET-1")
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    banner = process.stderr.read().decode() if process.stderr else ""
+    assert f"fake Jira (Cloud) on {url}, projects NET" in banner and TOKEN not in banner
