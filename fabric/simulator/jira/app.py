@@ -108,6 +108,12 @@ def issue_json(state: JiraState, issue: Issue, base: str) -> dict[str, Any]:
     return {"id": str(issue.id), "key": issue.key, "self": f"{base}/rest/api/2/issue/{issue.id}", "fields": fields}
 
 
+def _object(body: dict[str, Any], name: str) -> dict[str, Any]:
+    """``body[name]`` when it is a JSON object, else an empty one (Jira ignores what it does not expect)."""
+    value = body.get(name)
+    return value if isinstance(value, dict) else {}
+
+
 def _base(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
@@ -165,8 +171,7 @@ def _info_routes(router: APIRouter, state: JiraState) -> None:
 def _issue_routes(router: APIRouter, state: JiraState) -> None:
     @router.post("/rest/api/{version}/issue", response_model=None)
     def create(request: Request, body: dict[str, Any] = Body(...)) -> JSONResponse:  # noqa: B008
-        given = body.get("fields") if isinstance(body.get("fields"), dict) else {}
-        assert isinstance(given, dict)
+        given = _object(body, "fields")
         problems: dict[str, str] = {}
         project = _name_or_id(given.get("project"), sorted(state.projects))
         if project is None:
@@ -264,18 +269,14 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
         found = _lookup(state, key)
         if isinstance(found, JSONResponse):
             return found
-        chosen = body.get("transition") if isinstance(body.get("transition"), dict) else {}
-        assert isinstance(chosen, dict)
-        fields = body.get("fields") if isinstance(body.get("fields"), dict) else {}
-        assert isinstance(fields, dict)
-        resolution = fields.get("resolution", {}).get("name") if isinstance(fields.get("resolution"), dict) else None
+        chosen = _object(body, "transition")
+        named = _object(_object(body, "fields"), "resolution").get("name")
+        resolution = named if isinstance(named, str) and named else None
         try:
             state.transition(found, str(chosen.get("id", "")), resolution)
         except WorkflowError as exc:
             return _errors(400, [str(exc)])
-        update = body.get("update") if isinstance(body.get("update"), dict) else {}
-        assert isinstance(update, dict)
-        for entry in update.get("comment", []):
+        for entry in _object(body, "update").get("comment", []):
             text = entry.get("add", {}).get("body") if isinstance(entry, dict) else None
             if isinstance(text, str) and text:
                 state.add_comment(found, text, request.state.user)
