@@ -153,6 +153,15 @@ def test_a_refused_create_raises_unavailable_and_is_not_sent_twice(
     assert len(jira.state.issues) == 1
 
 
+def test_a_created_issue_that_cannot_be_read_back_still_gives_its_key(jira: RunningJira,
+                                                                    backend: JiraTicketBackend) -> None:
+    """The create succeeded: losing its key now would leave the next attempt to a search that may lag."""
+    jira.state.inject(Fault(status=503, method="GET", path="/issue/"))
+    ticket = backend.open(KEY, "s", "d", ["leaf01"])
+    assert (ticket.key, ticket.status, ticket.dedup_key) == ("OPS-1", TicketStatus.OPEN, KEY)
+    assert ticket.labels == backend.status("OPS-1").labels
+
+
 def test_errors_never_show_the_credentials(jira: RunningJira, backend: JiraTicketBackend) -> None:
     jira.state.inject(Fault(status=503, count=2))
     basic = base64.b64encode(f"{USER}:{TOKEN}".encode()).decode()
