@@ -72,6 +72,7 @@ from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from fabric.ufm.plausibility import PlausibilitySettings
+from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
 from topology.guard import HARD_CEILING, GuardSettings
 
 if TYPE_CHECKING:
@@ -315,14 +316,42 @@ class StoreSection(_Section):
 class JiraSection(_Section):
     url: str | None = None
     project: str | None = None
-    issue_type: str = "Task"
+    issue_type: str = Field("Task", min_length=1)
+    auth: Literal["cloud", "datacenter"] = "datacenter"
+    """``cloud``: basic auth, ``user`` (the account's e-mail) and an API token; ``datacenter``: the token is a
+    personal access token, or a password when ``user`` is set."""
     user: str | None = None
     token_file: Path | None = None
+    labels: tuple[str, ...] = ("fabric-remediation",)
+    """Labels on every ticket, beside the fabric's own (``ibfabric-<name>``) and the component's dedup key."""
+    reopen_transition: str = Field("Reopen", min_length=1)
+    resolve_transition: str = Field("Done", min_length=1)
+    """The transition the backend's ``resolve`` takes (tests, a demo on the fake Jira); people resolve tickets in
+    Jira itself."""
+    closed_resolutions: tuple[str, ...] = DEFAULT_CLOSED_RESOLUTIONS
+    """Resolutions that mean done without a repair: the component stays out of service, with a new ticket."""
+    timeout: PositiveDuration = timedelta(seconds=10)
+    ca_bundle: Path | None = None
+    """The CA certificates (PEM) Jira's certificate is checked against; ``None``: the system's."""
 
     @field_validator("url")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
         return _url(value)
+
+    @field_validator("labels")
+    @classmethod
+    def _check_labels(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for label in value:
+            if not label or any(ch.isspace() for ch in label):
+                raise ValueError(f"a Jira label is not empty and has no whitespace, got {label!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _cloud_user(self) -> JiraSection:
+        if self.auth == "cloud" and not self.user:
+            raise ValueError("auth is cloud but tickets.jira.user (the account's e-mail) is not set")
+        return self
 
     def token(self) -> SecretStr:
         """The Jira API token: ``token_file`` if set, else ``FABRIC_TICKETS__JIRA__TOKEN``. Read when called, never

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from fabric.config import ServiceConfig
+from fabric.config import ConfigError, ServiceConfig
 from fabric.controller.engine import Engine, EngineSettings, UfmApi
 from fabric.controller.writes import WriteSettings
 from fabric.store import Store
@@ -46,11 +46,32 @@ def open_existing_store(url: str, *, fabric: str, read_only: bool = True, clock:
     return Store.open_existing(url, fabric=fabric, read_only=read_only, clock=clock)
 
 
-def ticket_backend(store: Store, *, clock: Clock | None = None) -> TicketBackend:
-    """The ticket system; only the local backend (tickets in the service's database, in tables it owns and
-    creates itself) exists so far."""
+def ticket_backend(store: Store, *, clock: Clock | None = None, config: ServiceConfig | None = None) -> TicketBackend:
+    """The ticket system ``[tickets] backend`` names: ``local`` (tickets in the service's database, in tables it
+    owns and creates itself; also when no ``config`` is given) or ``jira`` (``[tickets.jira]``, its token read
+    now; nothing is sent to Jira before the first ticket call, so a Jira that is down delays tickets, never the
+    start)."""
+    if config is not None and config.tickets.backend == "jira":
+        return jira_tickets(config)
     LocalTicketBackend.create_tables(store.engine)
     return LocalTicketBackend(store.engine, clock=clock)
+
+
+def jira_tickets(config: ServiceConfig) -> TicketBackend:
+    """The Jira backend of ``[tickets.jira]``, its tickets labelled with the fabric's name."""
+    from tickets.jira import JiraTicketBackend
+    from tickets.jira_settings import JiraAuthKind, JiraSettings, fabric_label
+
+    jira = config.tickets.jira
+    if jira.url is None or jira.project is None:  # the configuration refuses this; here for the type checker
+        raise ConfigError(["tickets.jira.url and tickets.jira.project: not set"])
+    settings = JiraSettings(
+        url=jira.url, project=jira.project, scope_label=fabric_label(config.fabric.name),
+        auth=JiraAuthKind(jira.auth), user=jira.user, issue_type=jira.issue_type, labels=jira.labels,
+        reopen_transition=jira.reopen_transition, resolve_transition=jira.resolve_transition,
+        closed_resolutions=jira.closed_resolutions, timeout=jira.timeout.total_seconds(),
+        verify=str(jira.ca_bundle) if jira.ca_bundle is not None else True)
+    return JiraTicketBackend(settings, jira.token().get_secret_value())
 
 
 def local_tickets(store: Store) -> LocalTicketBackend:

@@ -31,6 +31,7 @@ __all__ = [
     "TicketStatus",
     "dedup_key",
     "is_dedup_key",
+    "ticket_labels",
 ]
 
 DEDUP_PREFIX = "ibdedup-"
@@ -56,6 +57,17 @@ def dedup_key(fabric: str, component: str) -> str:
 def is_dedup_key(text: str) -> bool:
     """Whether ``text`` has the shape ``dedup_key`` produces."""
     return _DEDUP_RE.fullmatch(text) is not None
+
+
+def ticket_labels(dedup_key: str, labels: Sequence[str]) -> tuple[str, ...]:
+    """``labels`` plus the dedup key, each once, in order; Jira's rule (no whitespace) applies to every backend."""
+    out: list[str] = []
+    for label in (*labels, dedup_key):
+        if not label or any(ch.isspace() for ch in label):
+            raise ValueError(f"invalid ticket label {label!r}: labels must be non-empty and contain no whitespace")
+        if label not in out:
+            out.append(label)
+    return tuple(out)
 
 
 class TicketStatus(StrEnum):

@@ -32,6 +32,7 @@ from tickets.base import (
     TicketError,
     TicketNotFoundError,
     TicketStatus,
+    ticket_labels,
 )
 from tickets.sqltypes import ID, UTCDateTime, ensure_utc, upsert_insert
 
@@ -91,17 +92,6 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _check_labels(dedup_key: str, labels: Sequence[str]) -> tuple[str, ...]:
-    """``labels`` plus the dedup key, each once, in order; Jira's rule (no whitespace) applies here too."""
-    out: list[str] = []
-    for label in (*labels, dedup_key):
-        if not label or any(ch.isspace() for ch in label):
-            raise ValueError(f"invalid ticket label {label!r}: labels must be non-empty and contain no whitespace")
-        if label not in out:
-            out.append(label)
-    return tuple(out)
-
-
 def _ticket_id(key: str) -> int:
     match = _KEY_RE.fullmatch(key.strip())
     if match is None:
@@ -136,7 +126,7 @@ class LocalTicketBackend:
     # -- the protocol ------------------------------------------------------------------------------------
 
     def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
-        all_labels = _check_labels(dedup_key, labels)
+        all_labels = ticket_labels(dedup_key, labels)
         now = self._now()
         with self._begin() as conn:
             insert = upsert_insert(conn, local_tickets, TicketError, "local tickets support")

@@ -15,7 +15,20 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from fabric.cli import config_cmd, demo, ops, plan, replay, run, simulate, tickets, ufm, verify, webhook
+from fabric.cli import (
+    config_cmd,
+    demo,
+    ops,
+    plan,
+    replay,
+    run,
+    simulate,
+    simulate_jira,
+    tickets,
+    ufm,
+    verify,
+    webhook,
+)
 from fabric.cli.common import fail
 
 
@@ -45,6 +58,7 @@ app.command()(verify.verify)
 app.command()(replay.replay)
 app.command()(demo.demo)
 app.command()(simulate.simulate)
+app.command(name="simulate-jira")(simulate_jira.simulate_jira)
 app.command()(run.run)
 app.add_typer(tickets.tickets_app, name="tickets")
 app.add_typer(ufm.ufm_app, name="ufm")

@@ -120,7 +120,7 @@ async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, 
 async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
                            clock: Clock, store: Store, sock: socket.socket, engine_loop: EngineLoop) -> None:
     auth = target.auth()
-    tickets = wiring.ticket_backend(store, clock=clock.now)
+    tickets = wiring.ticket_backend(store, clock=clock.now, config=config)
     client = wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(), sleep=clock.sleep,
                                verify=not target.insecure, ca_bundle=target.ca_bundle)
     try:

@@ -91,6 +91,31 @@ def uvicorn_config(app: FastAPI, host: str, port: int, cert: Path | None = None,
 
 
 @contextlib.contextmanager
+def serve_in_thread(app: FastAPI, host: str, port: int, *, name: str, cert: Path | None = None,
+                    key: Path | None = None, startup_timeout: float = 15.0) -> Iterator[int]:
+    """Serve ``app`` with uvicorn in a background thread for the duration of the block, yielding the bound port."""
+    server = uvicorn.Server(uvicorn_config(app, host, port, cert, key))
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError(f"{name} did not start on {host}:{port}")
+        time.sleep(0.01)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def base_url(host: str, port: int, tls: bool = False) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
+
+
+@contextlib.contextmanager
 def serve(
     state: SimState,
     *,
@@ -108,23 +133,11 @@ def serve(
         if tls:
             directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ufm-sim-tls-")))
             cert, key = self_signed_certificate(directory, host)
-        server = uvicorn.Server(uvicorn_config(app, host, port, cert, key))
-        thread = threading.Thread(target=server.run, name="ufm-sim-server", daemon=True)
-        thread.start()
-        deadline = time.monotonic() + startup_timeout
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                server.should_exit = True
-                raise RuntimeError(f"the UFM simulator did not start on {host}:{port}")
-            time.sleep(0.01)
-        bound = server.servers[0].sockets[0].getsockname()[1]
+        bound = stack.enter_context(serve_in_thread(app, host, port, name="the UFM simulator", cert=cert, key=key,
+                                                    startup_timeout=startup_timeout))
         ticker = Ticker(state, tick_interval)
         ticker.start()
-        scheme = "https" if tls else "http"
-        shown = f"[{host}]" if ":" in host else host
         try:
-            yield RunningServer(f"{scheme}://{shown}:{bound}", state, app, bound, cert)
+            yield RunningServer(base_url(host, bound, tls), state, app, bound, cert)
         finally:
             ticker.stop()
-            server.should_exit = True
-            thread.join(timeout=10)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from datetime import timedelta
@@ -242,6 +243,11 @@ def test_the_example_message_of_the_brief(tmp_path: Path) -> None:
      "tickets: backend is jira but tickets.jira.url and tickets.jira.project are not set"),
     ('[tickets]\nbackend = "jira"\n[tickets.jira]\nurl = "https://jira.example.net"\n',
      "tickets: backend is jira but tickets.jira.project is not set"),
+    ('[tickets.jira]\nauth = "cloud"\n',
+     "tickets.jira: auth is cloud but tickets.jira.user (the account's e-mail) is not set"),
+    ('[tickets.jira]\nlabels = ["two words"]\n',
+     "tickets.jira.labels: a Jira label is not empty and has no whitespace"),
+    ('[tickets.jira]\ntimeout = "0s"\n', "tickets.jira.timeout: must be longer than zero"),
     ('[fabric]\nname = ""\n', "fabric.name: String should have at least 1 character"),
     ('[fabric]\nname = "lab\\u001fdry-run"\n', "fabric.name: must be printable (no control characters): "
                                               "'lab\\x1fdry-run'"),
@@ -373,7 +379,7 @@ def test_a_dump_reads_back_as_the_same_configuration(tmp_path: Path) -> None:
         scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
         lines.append(f"[{prefix}]")
         for key, value in scalars.items():
-            lines.append(f"{key} = {value!r}".replace("'", '"').replace("True", "true").replace("False", "false"))
+            lines.append(f"{key} = {json.dumps(value)}")  # JSON's scalars and arrays are TOML's
         for key, value in table.items():
             if isinstance(value, dict):
                 emit(f"{prefix}.{key}", value)

@@ -1,0 +1,370 @@
+"""The fake Jira's REST API (v2, and v3 at the same paths where the ``jira`` library or Cloud uses it).
+
+What it serves: ``serverInfo``, ``myself``, ``field``, issue create and get, search (Data Center's
+``/search`` by ``startAt``, Cloud's ``/search/jql`` by ``nextPageToken``), transitions (list, do) and comments
+(add, list), with Jira's error bodies (``{"errorMessages": [...], "errors": {...}}``).  Basic auth (user and
+password or API token) and bearer tokens (Data Center's personal access tokens); 401 otherwise.
+
+``/_admin`` (no auth, loopback tool) injects faults and sets the search lag; see ``admin_routes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import APIRouter, Body, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+from fabric.simulator.jira.jql import JqlError, parse_jql
+from fabric.simulator.jira.state import (
+    CATEGORY_IDS,
+    CATEGORY_NAMES,
+    RESOLUTIONS,
+    Comment,
+    Fault,
+    Issue,
+    JiraState,
+    Status,
+    WorkflowError,
+    jira_time,
+)
+
+__all__ = ["JiraAuth", "create_jira_app"]
+
+_VERSIONS = ("2", "3")
+_SYSTEM_FIELDS = ("summary", "description", "labels", "status", "resolution", "issuetype", "project", "created",
+                  "updated", "resolutiondate", "comment")
+
+
+@dataclass(frozen=True, slots=True)
+class JiraAuth:
+    users: dict[str, str] = field(default_factory=lambda: {"fabric-bot": "api-token"})
+    """Basic auth: user (or e-mail on Cloud) -> password or API token."""
+    tokens: dict[str, str] = field(default_factory=dict)
+    """Bearer personal access tokens -> the user they belong to."""
+
+    def user(self, header: str | None) -> str | None:
+        """Who the ``Authorization`` header authenticates, or ``None``."""
+        scheme, _, credentials = (header or "").partition(" ")
+        if scheme.lower() == "bearer":
+            return next((user for token, user in self.tokens.items()
+                         if secrets.compare_digest(token.encode(), credentials.strip().encode())), None)
+        if scheme.lower() != "basic":
+            return None
+        try:
+            user, _, password = base64.b64decode(credentials.strip(), validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        expected = self.users.get(user)
+        if expected is None or not secrets.compare_digest(expected.encode(), password.encode()):
+            return None
+        return user
+
+
+def _errors(status: int, messages: list[str] | None = None, errors: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"errorMessages": messages or [], "errors": errors or {}}, status_code=status)
+
+
+def _status_json(status: Status, base: str) -> dict[str, Any]:
+    category = {"self": f"{base}/rest/api/2/statuscategory/{CATEGORY_IDS[status.category]}",
+                "id": CATEGORY_IDS[status.category], "key": status.category,
+                "name": CATEGORY_NAMES[status.category]}
+    return {"self": f"{base}/rest/api/2/status/{status.id}", "id": status.id, "name": status.name,
+            "statusCategory": category}
+
+
+def _comment_json(comment: Comment, issue: Issue, base: str) -> dict[str, Any]:
+    return {"self": f"{base}/rest/api/2/issue/{issue.id}/comment/{comment.id}", "id": str(comment.id),
+            "body": comment.body, "author": {"name": comment.author, "displayName": comment.author},
+            "created": jira_time(comment.created), "updated": jira_time(comment.created)}
+
+
+def issue_json(state: JiraState, issue: Issue, base: str) -> dict[str, Any]:
+    resolution = None if issue.resolution is None else {
+        "self": f"{base}/rest/api/2/resolution/{RESOLUTIONS.get(issue.resolution, '1')}",
+        "id": RESOLUTIONS.get(issue.resolution, "1"), "name": issue.resolution}
+    fields = {
+        "summary": issue.summary,
+        "description": issue.description,
+        "labels": list(issue.labels),
+        "status": _status_json(issue.status, base),
+        "resolution": resolution,
+        "resolutiondate": None if issue.resolved is None else jira_time(issue.resolved),
+        "issuetype": {"id": str(state.issue_types.index(issue.issue_type) + 1), "name": issue.issue_type},
+        "project": {"id": str(sorted(state.projects).index(issue.project) + 1), "key": issue.project,
+                    "name": state.projects[issue.project]},
+        "reporter": {"name": issue.reporter, "displayName": issue.reporter},
+        "created": jira_time(issue.created),
+        "updated": jira_time(issue.updated),
+        "comment": {"comments": [_comment_json(c, issue, base) for c in issue.comments],
+                    "maxResults": len(issue.comments), "total": len(issue.comments), "startAt": 0},
+    }
+    return {"id": str(issue.id), "key": issue.key, "self": f"{base}/rest/api/2/issue/{issue.id}", "fields": fields}
+
+
+def _object(body: dict[str, Any], name: str) -> dict[str, Any]:
+    """``body[name]`` when it is a JSON object, else an empty one (Jira ignores what it does not expect)."""
+    value = body.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def _name_or_id(value: Any, names: list[str]) -> str | None:
+    """The name a ``{"name": ...}``, ``{"key": ...}`` or ``{"id": ...}`` reference means, if it names one."""
+    if not isinstance(value, dict):
+        return None
+    for attr in ("key", "name"):
+        if isinstance(value.get(attr), str) and value[attr] in names:
+            return str(value[attr])
+    wanted = value.get("id")
+    if isinstance(wanted, str | int) and str(wanted).isdigit() and 0 < int(wanted) <= len(names):
+        return names[int(wanted) - 1]
+    return None
+
+
+def _lookup(state: JiraState, key: str) -> Issue | JSONResponse:
+    issue = state.find(key)
+    if issue is None:
+        return _errors(404, ["Issue Does Not Exist"])
+    return issue
+
+
+def rest_routes(state: JiraState) -> APIRouter:
+    router = APIRouter()
+    _info_routes(router, state)
+    _issue_routes(router, state)
+    _search_routes(router, state)
+    _workflow_routes(router, state)
+    return router
+
+
+def _info_routes(router: APIRouter, state: JiraState) -> None:
+    @router.get("/rest/api/{version}/serverInfo")
+    def server_info(request: Request) -> dict[str, Any]:
+        version = [1001, 0, 0] if state.cloud else [9, 12, 0]
+        return {"baseUrl": _base(request), "version": ".".join(map(str, version)), "versionNumbers": version,
+                "deploymentType": "Cloud" if state.cloud else "Server", "buildNumber": 100000,
+                "serverTitle": "Fake Jira"}
+
+    @router.get("/rest/api/{version}/myself")
+    def myself(request: Request) -> dict[str, Any]:
+        user = request.state.user
+        return {"self": f"{_base(request)}/rest/api/2/user?username={user}", "name": user, "key": user,
+                "accountId": f"fake-{user}", "displayName": user, "emailAddress": user, "active": True}
+
+    @router.get("/rest/api/{version}/field")
+    def fields() -> list[dict[str, Any]]:
+        return [{"id": name, "key": name, "name": name.capitalize(), "custom": False, "navigable": True,
+                 "searchable": True, "clauseNames": [name]} for name in _SYSTEM_FIELDS]
+
+
+
+def _issue_routes(router: APIRouter, state: JiraState) -> None:
+    @router.post("/rest/api/{version}/issue", response_model=None)
+    def create(request: Request, body: dict[str, Any] = Body(...)) -> JSONResponse:  # noqa: B008
+        given = _object(body, "fields")
+        problems: dict[str, str] = {}
+        project = _name_or_id(given.get("project"), sorted(state.projects))
+        if project is None:
+            problems["project"] = "valid project is required"
+        issue_type = _name_or_id(given.get("issuetype"), list(state.issue_types))
+        if issue_type is None:
+            problems["issuetype"] = "valid issue type is required"
+        summary = given.get("summary")
+        if not isinstance(summary, str) or not summary.strip():
+            problems["summary"] = "You must specify a summary of the issue."
+        labels = given.get("labels", [])
+        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+            problems["labels"] = "Labels must be a list of strings."
+        else:
+            for label in labels:
+                if not label or any(ch.isspace() for ch in label):
+                    problems["labels"] = f"The label '{label}' contains spaces which is invalid."
+        description = given.get("description") or ""
+        if problems or project is None or issue_type is None or not isinstance(summary, str):
+            return _errors(400, errors=problems)
+        issue = state.create(project, issue_type, summary, str(description), list(labels), request.state.user)
+        base = _base(request)
+        return JSONResponse({"id": str(issue.id), "key": issue.key, "self": f"{base}/rest/api/2/issue/{issue.id}"},
+                            status_code=201)
+
+    @router.get("/rest/api/{version}/issue/{key}", response_model=None)
+    def get_issue(key: str, request: Request) -> dict[str, Any] | JSONResponse:
+        found = _lookup(state, key)
+        return found if isinstance(found, JSONResponse) else issue_json(state, found, _base(request))
+
+
+
+def _search_routes(router: APIRouter, state: JiraState) -> None:
+    def search_page(request: Request, params: dict[str, Any], start: int) -> tuple[list[Any], int, int] | JSONResponse:
+        try:
+            query = parse_jql(str(params.get("jql") or ""))
+        except JqlError as exc:
+            return _errors(400, [str(exc)])
+        try:
+            wanted = int(params.get("maxResults") or state.page_size)
+        except ValueError:
+            return _errors(400, ["maxResults must be a number"])
+        size = max(1, min(wanted, state.page_size))
+        found = state.search(query)
+        base = _base(request)
+        return [issue_json(state, issue, base) for issue in found[start:start + size]], size, len(found)
+
+    async def params_of(request: Request) -> dict[str, Any]:
+        if request.method == "POST":
+            body = await request.json()
+            return body if isinstance(body, dict) else {}
+        return dict(request.query_params)
+
+    @router.api_route("/rest/api/{version}/search", methods=["GET", "POST"], response_model=None)
+    async def search(version: str, request: Request) -> dict[str, Any] | JSONResponse:
+        if state.cloud:  # Cloud removed it in 2025: the library must use /search/jql
+            return _errors(410, ["The requested API has been removed. Please migrate to /rest/api/3/search/jql."])
+        params = await params_of(request)
+        start = int(params.get("startAt") or 0)
+        page = search_page(request, params, start)
+        if isinstance(page, JSONResponse):
+            return page
+        issues, size, total = page
+        return {"startAt": start, "maxResults": size, "total": total, "issues": issues}
+
+    @router.api_route("/rest/api/{version}/search/jql", methods=["GET", "POST"], response_model=None)
+    async def search_jql(version: str, request: Request) -> dict[str, Any] | JSONResponse:
+        params = await params_of(request)
+        token = str(params.get("nextPageToken") or "0")
+        if not token.isdigit():
+            return _errors(400, ["Invalid nextPageToken."])
+        start = int(token)
+        page = search_page(request, params, start)
+        if isinstance(page, JSONResponse):
+            return page
+        issues, size, total = page
+        more = start + size < total
+        return {"issues": issues, "isLast": not more, **({"nextPageToken": str(start + size)} if more else {})}
+
+
+
+def _workflow_routes(router: APIRouter, state: JiraState) -> None:
+    @router.get("/rest/api/{version}/issue/{key}/transitions", response_model=None)
+    def transitions(key: str, request: Request) -> dict[str, Any] | JSONResponse:
+        found = _lookup(state, key)
+        if isinstance(found, JSONResponse):
+            return found
+        base = _base(request)
+        return {"expand": "transitions", "transitions": [
+            {"id": t.id, "name": t.name, "to": _status_json(t.to, base), "hasScreen": False, "isGlobal": False,
+             "isInitial": False, "isConditional": False} for t in state.transitions(found)]}
+
+    @router.post("/rest/api/{version}/issue/{key}/transitions", response_model=None)
+    def transition(key: str, request: Request, body: dict[str, Any] = Body(...)) -> Response:  # noqa: B008
+        found = _lookup(state, key)
+        if isinstance(found, JSONResponse):
+            return found
+        chosen = _object(body, "transition")
+        named = _object(_object(body, "fields"), "resolution").get("name")
+        resolution = named if isinstance(named, str) and named else None
+        try:
+            state.transition(found, str(chosen.get("id", "")), resolution)
+        except WorkflowError as exc:
+            return _errors(400, [str(exc)])
+        for entry in _object(body, "update").get("comment", []):
+            text = entry.get("add", {}).get("body") if isinstance(entry, dict) else None
+            if isinstance(text, str) and text:
+                state.add_comment(found, text, request.state.user)
+        return Response(status_code=204)
+
+    @router.get("/rest/api/{version}/issue/{key}/comment", response_model=None)
+    def comments(key: str, request: Request) -> dict[str, Any] | JSONResponse:
+        found = _lookup(state, key)
+        if isinstance(found, JSONResponse):
+            return found
+        base = _base(request)
+        listed = [_comment_json(comment, found, base) for comment in found.comments]
+        return {"startAt": 0, "maxResults": len(listed), "total": len(listed), "comments": listed}
+
+    @router.post("/rest/api/{version}/issue/{key}/comment", response_model=None)
+    def add_comment(key: str, request: Request, body: dict[str, Any] = Body(...)) -> JSONResponse:  # noqa: B008
+        found = _lookup(state, key)
+        if isinstance(found, JSONResponse):
+            return found
+        text = body.get("body")
+        if not isinstance(text, str) or not text.strip():
+            return _errors(400, errors={"comment": "Comment body can not be empty!"})
+        comment = state.add_comment(found, text, request.state.user)
+        return JSONResponse(_comment_json(comment, found, _base(request)), status_code=201)
+
+
+def admin_routes(state: JiraState) -> APIRouter:
+    """``POST /_admin/faults`` (a ``Fault``'s fields as JSON), ``DELETE /_admin/faults``, ``PUT
+    /_admin/search-lag`` (``{"seconds": n}``), ``POST /_admin/issues/{key}/resolve`` (``{"resolution": ...}``)."""
+    router = APIRouter(prefix="/_admin")
+
+    @router.post("/faults", status_code=204)
+    def inject(body: dict[str, Any] = Body(...)) -> None:  # noqa: B008
+        known = {"status", "retry_after", "delay", "count", "method", "path"}
+        state.inject(Fault(**{name: value for name, value in body.items() if name in known}))
+
+    @router.delete("/faults", status_code=204)
+    def clear() -> None:
+        state.clear_faults()
+
+    @router.put("/search-lag", status_code=204)
+    def search_lag(body: dict[str, Any] = Body(...)) -> None:  # noqa: B008
+        state.search_lag = float(body.get("seconds", 0))
+
+    @router.post("/issues/{key}/resolve", response_model=None)
+    def resolve(key: str, request: Request, body: dict[str, Any] = Body(default={})) -> Any:  # noqa: B008
+        try:
+            issue = state.resolve(key, str(body.get("resolution") or "Done"))
+        except KeyError:
+            return _errors(404, ["Issue Does Not Exist"])
+        except WorkflowError as exc:
+            return _errors(400, [str(exc)])
+        return issue_json(state, issue, _base(request))
+
+    return router
+
+
+Next = Callable[[Request], Awaitable[Response]]
+
+
+def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:
+    """The fake Jira serving ``state``; every ``/rest`` request is authenticated and may meet a fault."""
+    credentials = auth or JiraAuth()
+    app = FastAPI(title="Fake Jira", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.middleware("http")
+    async def faults_and_auth(request: Request, call_next: Next) -> Response:
+        path = request.url.path
+        if not path.startswith("/rest/"):
+            return await call_next(request)
+        parts = path.split("/")  # "", "rest", "api", version, ...
+        if len(parts) < 4 or parts[2] != "api" or parts[3] not in _VERSIONS:
+            return _errors(404, [f"No REST resource at {path}"])
+        fault = state.take_fault(request.method, path)
+        if fault is not None and fault.status is not None:
+            headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+            refused = _errors(fault.status, [f"fault injected: {fault.status}"])
+            refused.headers.update(headers)
+            return refused
+        user = credentials.user(request.headers.get("authorization"))
+        if user is None:
+            return _errors(401, ["You are not authenticated. Authentication required to perform this operation."])
+        request.state.user = user
+        response = await call_next(request)
+        if fault is not None and fault.delay > 0:
+            await asyncio.sleep(fault.delay)
+        return response
+
+    app.include_router(rest_routes(state))
+    app.include_router(admin_routes(state))
+    return app

@@ -1,0 +1,79 @@
+"""The engine with its tickets in Jira: the simulator over HTTP, a real SQLite store, and the Jira backend (the
+real ``jira`` library) against the fake Jira over loopback. A disabled cable gets one Jira issue; a technician
+resolving it brings the cable back on probation at the next poll; Jira refusing every call delays the ticket,
+never the disable, and creates it once when it answers again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from engine_support import Rig, rig
+from jira_support import backend_for, fake_jira
+
+from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
+from fabric.simulator.jira import Fault, RunningJira
+from fabric.store.records import TicketState
+from topology.generate import PRESETS, fat_tree
+
+TINY = fat_tree(PRESETS["tiny"])
+
+
+@pytest.fixture
+def loop(tmp_path: Path) -> Iterator[tuple[Rig, RunningJira]]:
+    with rig(TINY, tmp_path) as r, fake_jira() as jira:
+        r.engine.ticketing.backend = backend_for(jira)
+        yield r, jira
+
+
+def flap(r: Rig) -> None:
+    r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+    r.advance(30)
+    r.cycle()
+    r.advance(270)
+
+
+def lifecycle(r: Rig, component: ComponentId) -> Lifecycle:
+    record = r.store.get_component(component)
+    assert record is not None
+    return record.lifecycle
+
+
+def test_a_jira_resolution_found_by_the_poll_brings_the_cable_back(loop: tuple[Rig, RunningJira]) -> None:
+    r, jira = loop
+    flap(r)
+    report = r.cycle()
+    assert [a.kind for a in report.actions] == [ActionKind.DISABLE, ActionKind.TICKET], report.actions
+    component = report.actions[0].component
+    assert component is not None
+    (issue,) = jira.state.issues.values()
+    assert issue.labels[-1] == r.engine.ticketing.key(component)
+    assert [a.kind for a in r.cycle().actions] == []  # still waiting: nothing more in Jira
+    assert len(jira.state.issues) == 1
+    jira.state.resolve(issue.key)
+    assert [a.kind for a in r.cycle().actions] == [ActionKind.ENABLE]
+    assert lifecycle(r, component) is Lifecycle.PROBATION
+    (row,) = r.store.tickets()
+    assert (row.state, row.external_key) == (TicketState.RESOLVED, issue.key)
+
+
+def test_jira_refusing_every_call_delays_the_ticket_not_the_disable(loop: tuple[Rig, RunningJira]) -> None:
+    r, jira = loop
+    flap(r)
+    jira.state.inject(Fault(status=503, count=1000))
+    report = r.cycle()
+    assert [a.kind for a in report.actions][:1] == [ActionKind.DISABLE], report.actions
+    assert report.failed and all(f.action == "ticket" and "HTTP 503" in f.cause for f in report.failed), \
+        report.failed
+    assert jira.state.issues == {}
+    r.advance(60)
+    r.cycle()
+    jira.state.clear_faults()
+    r.advance(60)
+    r.cycle()
+    r.advance(60)
+    r.cycle()
+    assert len(jira.state.issues) == 1
+    (row,) = r.store.tickets()
+    assert (row.state, row.external_key) == (TicketState.OPEN, "OPS-1")

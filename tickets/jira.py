@@ -1,0 +1,243 @@
+"""Tickets in Jira (Cloud or Data Center), through the ``jira`` library.
+
+Every ticket carries three kinds of labels: the configured ones, the *scope label* naming the fabric (so that one
+search finds every ticket of this fabric and no other's), and the dedup key (``ibdedup-<hex>``) of its component,
+which ``open`` searches before creating: the adoption path after a crash between "created in Jira" and "recorded
+in the store".
+
+The library's own retries are off (``max_retries=0``): they re-send a POST after a timeout or a 503, which
+creates the same issue twice.  A failed call raises ``BackendUnavailableError`` at once and the caller retries
+later, when the search finds the issue if the failed create did happen.  Every call has a timeout (the library's
+default is none).
+
+Resolved or closed: Jira's status category is ``done`` or the issue has a resolution (a workflow may set one
+without reaching a done status).  Resolutions named in ``closed_resolutions`` ("Won't Do", "Duplicate"...) mean
+done *without* a repair (``TicketStatus.CLOSED``): the component stays out of service.
+
+Thread-safe: the client is built on first use (so a Jira that is down when the service starts delays tickets,
+never the start) and shared; ``requests`` sessions serve concurrent calls.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+from jira import JIRA, JIRAError
+
+from tickets.base import (
+    DEDUP_PREFIX,
+    BackendUnavailableError,
+    Ticket,
+    TicketConflictError,
+    TicketError,
+    TicketNotFoundError,
+    TicketStatus,
+    ticket_labels,
+)
+from tickets.jira_settings import JiraAuthKind, JiraSettings
+
+__all__ = ["JiraAuthKind", "JiraSettings", "JiraTicketBackend"]
+
+_JIRA_TIME = "%Y-%m-%dT%H:%M:%S.%f%z"
+
+log = logging.getLogger(__name__)
+
+def _quote(value: str) -> str:
+    """``value`` as a JQL string literal."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _parse_time(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    return datetime.strptime(text, _JIRA_TIME).astimezone(UTC)
+
+
+class JiraTicketBackend:
+    """``TicketBackend`` over one Jira project."""
+
+    name = "jira"
+
+    def __init__(self, settings: JiraSettings, token: str) -> None:
+        """``token``: the API token (Cloud), the personal access token or password (Data Center); kept only in
+        the client's session."""
+        if settings.auth is JiraAuthKind.CLOUD and not settings.user:
+            raise ValueError("Jira Cloud needs the account's e-mail as user")
+        self.settings = settings
+        self._token = token
+        self._client: JIRA | None = None
+        self._lock = threading.Lock()
+        self._closed = frozenset(name.casefold() for name in settings.closed_resolutions)
+        self._base_jql = f"project = {_quote(settings.project)} AND labels = {_quote(settings.scope_label)}"
+
+    # -- the protocol ------------------------------------------------------------------------------------
+
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+        all_labels = ticket_labels(dedup_key, (*self.settings.labels, self.settings.scope_label, *labels))
+        existing = self.find_open(dedup_key)
+        if existing is not None:
+            return existing
+        fields = {"project": {"key": self.settings.project}, "issuetype": {"name": self.settings.issue_type},
+                  "summary": summary, "description": description, "labels": list(all_labels)}
+        with self._calls("create an issue") as client:
+            created = client.create_issue(fields=fields, prefetch=False)
+        key = str(created.key)
+        try:
+            return self.status(key)
+        except BackendUnavailableError:
+            # Created, but the read back failed: the key must not be lost (the caller records it), so the ticket
+            # is described from what was sent.
+            log.warning("created %s for %s but could not read it back", key, dedup_key)
+            return Ticket(key=key, dedup_key=dedup_key, summary=summary, description=description,
+                          status=TicketStatus.OPEN, labels=all_labels, url=self._url(key),
+                          created_at=datetime.now(UTC))
+
+    def comment(self, key: str, text: str) -> None:
+        if not text:
+            return
+        with self._calls(f"comment on {key}", key) as client:
+            client.add_comment(key, text)
+
+    def reopen(self, key: str, comment: str) -> Ticket:
+        ticket = self.status(key)
+        if not ticket.is_open:
+            other = self.find_open(ticket.dedup_key) if ticket.dedup_key else None
+            if other is not None and other.key != ticket.key:
+                raise TicketConflictError(
+                    f"cannot reopen {key}: {other.key} is open for the same dedup key {ticket.dedup_key}")
+            self._transition(key, self.settings.reopen_transition, "reopen_transition")
+        self.comment(key, comment)
+        return self.status(key)
+
+    def status(self, key: str) -> Ticket:
+        with self._calls(f"read {key}", key) as client:
+            issue = client.issue(key)
+        return self._to_ticket(issue.raw)
+
+    def find_open(self, dedup_key: str) -> Ticket | None:
+        jql = (f"project = {_quote(self.settings.project)} AND labels = {_quote(dedup_key)} "
+               f"AND statusCategory != Done AND resolution is EMPTY ORDER BY created ASC")
+        found = [ticket for ticket in self._search(jql) if ticket.is_open]
+        if len(found) > 1:
+            log.warning("%d open Jira tickets carry %s (%s): adopting the oldest", len(found), dedup_key,
+                        ", ".join(ticket.key for ticket in found))
+        return found[0] if found else None
+
+    def resolve(self, key: str, resolution_comment: str) -> Ticket:
+        ticket = self.status(key)
+        if ticket.status is TicketStatus.RESOLVED:
+            return ticket
+        if ticket.status is not TicketStatus.OPEN:
+            raise TicketError(f"cannot mark {key} resolved: it is {ticket.status.value}")
+        self._transition(key, self.settings.resolve_transition, "resolve_transition")
+        self.comment(key, resolution_comment)
+        return self.status(key)
+
+    def list(self, status: TicketStatus | None = None) -> builtins.list[Ticket]:
+        """One JQL search (paginated) for the fabric's tickets: only the open ones for ``OPEN``, which is what the
+        engine's fallback poll asks each time."""
+        if status is TicketStatus.OPEN:
+            jql = f"{self._base_jql} AND statusCategory != Done AND resolution is EMPTY ORDER BY created ASC"
+        else:
+            jql = f"{self._base_jql} ORDER BY created ASC"
+        tickets = self._search(jql)
+        return tickets if status is None else [ticket for ticket in tickets if ticket.status is status]
+
+    # -- internals ---------------------------------------------------------------------------------------
+
+    def _search(self, jql: str) -> builtins.list[Ticket]:
+        with self._calls("search") as client:
+            # maxResults=0: every page (startAt on Data Center, nextPageToken on Cloud).
+            issues = client.search_issues(jql, maxResults=0, fields="*all")
+        return [self._to_ticket(issue.raw) for issue in issues]
+
+    def _transition(self, key: str, name: str, setting: str) -> None:
+        with self._calls(f"move {key} by {name!r}", key) as client:
+            offered = client.transitions(key)
+            chosen = next((t for t in offered if str(t.get("name", "")).casefold() == name.casefold()), None)
+            if chosen is None:
+                names = ", ".join(repr(t.get("name")) for t in offered) or "none"
+                raise TicketError(f"Jira offers no transition {name!r} for {key} (offered: {names}); set "
+                                  f"[tickets.jira] {setting} to one of the workflow's transitions")
+            client.transition_issue(key, str(chosen["id"]))
+
+    def _to_ticket(self, raw: dict[str, Any]) -> Ticket:
+        fields = raw.get("fields") or {}
+        key = str(raw.get("key"))
+        labels = tuple(str(label) for label in fields.get("labels") or ())
+        created = _parse_time(fields.get("created")) or datetime.now(UTC)
+        comments = fields.get("comment") or {}
+        return Ticket(
+            key=key,
+            dedup_key=next((label for label in labels if label.startswith(DEDUP_PREFIX)), ""),
+            summary=str(fields.get("summary") or ""),
+            description=str(fields.get("description") or ""),
+            status=self._status_of(fields),
+            labels=labels,
+            url=self._url(key),
+            created_at=created,
+            resolved_at=_parse_time(fields.get("resolutiondate")),
+            comments=int(comments.get("total", len(comments.get("comments") or ()))),
+        )
+
+    def _status_of(self, fields: dict[str, Any]) -> TicketStatus:
+        category = ((fields.get("status") or {}).get("statusCategory") or {}).get("key")
+        resolution = fields.get("resolution")
+        if category != "done" and not resolution:
+            return TicketStatus.OPEN
+        name = str((resolution or {}).get("name") or "")
+        return TicketStatus.CLOSED if name.casefold() in self._closed else TicketStatus.RESOLVED
+
+    def _url(self, key: str) -> str:
+        return f"{self.settings.url.rstrip('/')}/browse/{key}"
+
+    @contextmanager
+    def _calls(self, what: str, key: str | None = None) -> Iterator[JIRA]:
+        """The client, with the library's and the network's errors as ``tickets.base`` errors.  Messages never
+        quote the library's exception whole: its text holds the request headers, the credentials among them."""
+        try:
+            yield self._connected()
+        except JIRAError as err:
+            code = err.status_code
+            detail = f"Jira could not {what}: HTTP {code}: {err.text}" if code else f"Jira could not {what}: {err.text}"
+            if code == 404 and key is not None:
+                raise TicketNotFoundError(key) from None
+            if code is not None and (code == 429 or code >= 500):
+                retry_after = err.response.headers.get("Retry-After") if err.response is not None else None
+                raise BackendUnavailableError(detail + (f" (retry after {retry_after} s)" if retry_after else "")) \
+                    from None
+            if code in (401, 403):
+                raise TicketError(f"Jira refused the credentials ({what}): HTTP {code}; check [tickets.jira] user, "
+                                  f"auth and the token") from None
+            raise TicketError(detail) from None
+        except requests.RequestException as err:
+            raise BackendUnavailableError(f"Jira unreachable ({what}): {type(err).__name__}: {err}") from None
+
+    def _connected(self) -> JIRA:
+        with self._lock:
+            if self._client is None:
+                self._client = self._connect()
+            return self._client
+
+    def _connect(self) -> JIRA:
+        try:
+            return self._new_client()
+        except (KeyError, ValueError) as err:  # the library's own checks of serverInfo's answer
+            raise TicketError(f"{self.settings.url} does not answer as Jira does (serverInfo: {err})") from None
+
+    def _new_client(self) -> JIRA:
+        settings = self.settings
+        common: dict[str, Any] = {
+            "server": settings.url, "options": {"verify": settings.verify, "check_update": False},
+            "max_retries": 0, "timeout": settings.timeout, "get_server_info": True,
+        }
+        if settings.auth is JiraAuthKind.CLOUD or settings.user:
+            return JIRA(basic_auth=(settings.user or "", self._token), **common)
+        return JIRA(token_auth=self._token, **common)
