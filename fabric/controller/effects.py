@@ -16,6 +16,7 @@ from typing import Protocol
 
 from fabric.controller.ticketing import Ticketing
 from fabric.errors import ErrorKind
+from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding
 from fabric.store import Store
 from fabric.store.records import IntentState
@@ -86,6 +87,8 @@ class CycleReport:
     """Re-enabled links UFM did not show up at their planned width and speed in time: backed out this cycle."""
     deliveries: int = 0
     """Ticket webhook deliveries processed this cycle (``fabric.controller.deliveries``)."""
+    explained: list[Explained] = field(default_factory=list)
+    """Link-downs not counted as faults this cycle, and why (a reboot, automation's own port action, a silence)."""
     poll_seconds: float = 0.0
     """How long UFM took to answer the cycle's event poll (wall time, for the metrics; nothing decides on it)."""
 

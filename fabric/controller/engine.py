@@ -353,6 +353,11 @@ class Engine:
         decision = step.decision
         report.findings, report.actions = step.findings, [*report.actions, *decision.actions]
         report.switch_faults, report.folded = step.switch_faults, step.folded
+        report.explained = step.explained
+        if step.explained:
+            first = step.explained[0]
+            log.info("%d link-down(s) explained and not counted as faults (%s: %s)", len(step.explained),
+                     first.component, first.reason)
         # Counted from what the policy did, not from what the controller reported: while halted a failed repair
         # is reported again every cycle and waits.
         for action in decision.actions:

@@ -34,6 +34,8 @@ class DaemonMetrics:
         self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
                               ["type"], registry=registry)
         self.findings = Counter("fabric_findings", "Findings, by rule.", ["rule"], registry=registry)
+        self.explained = Counter("fabric_explained_link_downs", "Link-downs explained (a reboot, automation's own "
+                                 "port action, a silence) and not counted as faults.", registry=registry)
         self.decisions = Counter("fabric_decisions", "Decisions, by kind.", ["kind"], registry=registry)
         self.failures = Counter("fabric_action_failures", "Side effects that did not happen, by error kind.",
                                 ["kind"], registry=registry)
@@ -81,6 +83,7 @@ class DaemonMetrics:
         """What a cycle or a reconcile counted."""
         for event_type, count in sorted(report.events_by_type.items()):
             self.events.labels(event_type).inc(count)
+        self.explained.inc(len(report.explained))
         for rule, count in sorted(Tally(f.rule for f in report.findings).items()):
             self.findings.labels(rule).inc(count)
         for kind, count in sorted(Tally(a.kind.value for a in report.actions).items()):

@@ -213,7 +213,8 @@ class DaemonRuntime:
         self.metrics.report_done(report)
         self.metrics.poll_seconds.observe(report.poll_seconds)
         counters = {name: int(getattr(report, name)) for name in REPORT_COUNTS}
-        counters.update(findings=len(report.findings), actions=len(report.actions), failed=len(report.failed))
+        counters.update(findings=len(report.findings), actions=len(report.actions), failed=len(report.failed),
+                        explained=len(report.explained))
         self._status = self._next_status(report.at, error=None, counters=counters, reachable=True)
         self._record_state(report.at)
         log.info("cycle done in %.3f s: %d events, %d findings, %d decisions, %d failed", seconds, report.events,

@@ -150,6 +150,9 @@ class Detectors:
         """The newest evidence each (component, rule) fired on, as (time, UFM event id): time first, because
         UFM restarts its event ids from 1 and the ids alone would hide every new fault after a restart."""
         self.explained: list[Explained] = []
+        """The link-downs explained since the last ``take_explained`` (a long run would otherwise keep them all)."""
+        self._explained_evidence: deque[int] = deque(maxlen=64)
+        """The newest explained link-downs' evidence (UFM event ids), so that each is noted once."""
         self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
         self.fresh_since: dict[ComponentId, datetime] = {}
         """Components given back to service by our own enable (a repair, a cleared quarantine): their signals from
@@ -299,6 +302,11 @@ class Detectors:
         return self._fire(component, counted.rule, recent[-1].at, f"{len(recent)} {counted.reason}",
                           [s.event for s in recent])
 
+    def take_explained(self) -> list[Explained]:
+        """The link-downs explained since the last call, forgotten here."""
+        taken, self.explained = self.explained, []
+        return taken
+
     # --- flaps ---------------------------------------------------------------------------------------
 
     def _flaps(self, component: ComponentId, history: deque[Signal], now: datetime) -> list[Finding]:
@@ -314,7 +322,8 @@ class Detectors:
                 continue
             why = self._explains(component, episode.down, devices, True)
             if why is not None:
-                if not any(e.evidence == episode.evidence[0] for e in self.explained[-64:]):
+                if episode.evidence[0] not in self._explained_evidence:
+                    self._explained_evidence.append(episode.evidence[0])
                     self.explained.append(Explained(component, episode.down, why, episode.evidence[0]))
                 continue
             awaited = self.attribution.awaiting_until(component, devices, episode.down)

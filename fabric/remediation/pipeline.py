@@ -13,11 +13,11 @@ one de-duplication.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from fabric.remediation.correlate import Correlator
-from fabric.remediation.detectors import Detectors
+from fabric.remediation.detectors import Detectors, Explained
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentRecord, Finding
 from fabric.remediation.identity import SeenEvents
 from fabric.remediation.muting import Muter
@@ -38,6 +38,8 @@ class Step:
     """Switch faults found this step (``fabric.remediation.correlate``), each one finding and one ticket."""
     folded: int = 0
     """Cable findings folded into a switch fault: recorded, not decided on."""
+    explained: list[Explained] = field(default_factory=list)
+    """Link-downs not counted this step, and why (a reboot, our own port action...)."""
 
 
 class Pipeline:
@@ -79,6 +81,7 @@ class Pipeline:
         """Fill the detectors' windows with past events without deciding anything on them."""
         self.detectors.observe(self._mapper.map(self._seen.first_time(history)[0]))
         self.detectors.evaluate(now)
+        self.detectors.take_explained()  # explained before this run: nothing to report now
 
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = (),
@@ -98,4 +101,4 @@ class Pipeline:
             decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
         self._state = decision.state
         return Step(list(correlated.findings), decision, repeated, len(correlated.switch_faults),
-                    len(correlated.folded))
+                    len(correlated.folded), self.detectors.take_explained())

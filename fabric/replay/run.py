@@ -43,6 +43,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
+from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import PolicyConfig
@@ -229,6 +230,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     describe = _Describer(replay_model)
     events = loaded.events
     decisions: list[dict[str, Any]] = []
+    explanations: list[Explained] = []
     kinds: Counter[str] = Counter()
     findings = held = steps = repeated = switch_faults = folded = 0
     try:
@@ -248,6 +250,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
                 for action in step.decision.actions:
                     kinds[action.kind.value] += 1
                 decisions += _entries(step.decision.actions, step.findings, describe)
+                explanations += step.explained
                 if start >= count and at >= end:
                     break
                 at += interval
@@ -291,7 +294,7 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
         "dry_run": True,
         "malformed": loaded.examples,
     }
-    explained = _explained(pipeline, describe)
+    explained = _explained(explanations, describe)
     summary["explained"] = len(explained)
     return ReplayReport(summary, decisions, explained, bool(summary["would_act"]))
 
@@ -321,10 +324,10 @@ def _entries(actions: Sequence[Action], findings: Sequence[Finding], describe: _
     return entries
 
 
-def _explained(pipeline: Pipeline, describe: _Describer) -> list[dict[str, Any]]:
+def _explained(explanations: Iterable[Explained], describe: _Describer) -> list[dict[str, Any]]:
     seen: set[tuple[ComponentId, int]] = set()
     entries: list[tuple[datetime, str, int, dict[str, Any]]] = []
-    for item in pipeline.detectors.explained:
+    for item in explanations:
         key = (item.component, item.evidence)
         if key in seen:
             continue

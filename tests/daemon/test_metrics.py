@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from fabric.controller.effects import CycleReport
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import REPORT_COUNTS
+from fabric.remediation.detectors import Explained
+from fabric.remediation.domain import ComponentId, ComponentKind
 
 
 def test_every_count_of_the_cycle_report_is_exported_and_shown_in_status() -> None:
@@ -30,3 +32,12 @@ def test_events_are_counted_by_ufm_event_type() -> None:
     metrics.report_done(CycleReport(datetime(2026, 5, 1, tzinfo=UTC), events=1, events_by_type={"329": 1}))
     lines = metrics.render().decode().splitlines()
     assert 'fabric_events_total{type="329"} 6.0' in lines and 'fabric_events_total{type="328"} 2.0' in lines
+
+
+def test_explained_link_downs_are_counted() -> None:
+    at = datetime(2026, 5, 1, tzinfo=UTC)
+    link = ComponentId(ComponentKind.LINK, "pod01-leaf01/33|pod01-spine01/1")
+    reboot = Explained(link, at, "switch_rebooted of pod01-spine01", 12)
+    metrics = DaemonMetrics()
+    metrics.report_done(CycleReport(at, explained=[reboot, dataclasses.replace(reboot, evidence=13)]))
+    assert "fabric_explained_link_downs_total 2.0" in metrics.render().decode().splitlines()

@@ -92,12 +92,15 @@ def test_host_and_switch_reboots_disable_nothing(tmp_path: Path) -> None:
     with rig(TINY, tmp_path) as r:
         r.inject(fault="host_reboot", count=8, stagger="10s", downtime="4m")
         r.inject(fault="switch_reboot", switch="pod01-spine02", downtime="3m")
+        explained = []
         for _ in range(4):
             r.advance(180)
             report = r.cycle()
             assert not [a for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)], report.actions
-        assert r.engine.detectors.explained, "the link downs were attributed to the reboots"
-        assert all(("node_down" in e.reason or "switch" in e.reason) for e in r.engine.detectors.explained)
+            explained += report.explained
+        assert explained, "the link downs were attributed to the reboots"
+        assert all(("node_down" in e.reason or "switch" in e.reason) for e in explained)
+        assert r.engine.detectors.explained == []  # handed over with each cycle's report: nothing piles up
 
 
 @pytest.mark.parametrize("down_event", [False, True], ids=["1312 only", "907 first"])
@@ -109,15 +112,17 @@ def test_a_switch_reboot_reported_when_the_switch_is_back_disables_nothing(tmp_p
         r.advance(60)
         r.inject(fault="switch_reboot", switch="pod01-spine02", downtime="3m", down_event=down_event,
                  rebooted_after="60s")
-        actions = []
+        actions, explanations = [], []
         for _ in range(8):
             r.advance(60)
-            actions += r.cycle().actions
+            report = r.cycle()
+            actions += report.actions
+            explanations += report.explained
         taken = [a for a in actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)]
         assert taken == [] and disabled_ports(r) == []
-        explained = {e.component for e in r.engine.detectors.explained}
+        explained = {e.component for e in explanations}
         assert len(explained) == 8, "all of spine02's cables on tiny"
-        assert all("pod01-spine02" in e.reason for e in r.engine.detectors.explained)
+        assert all("pod01-spine02" in e.reason for e in explanations)
         switch_tickets = [a for a in actions if a.kind is ActionKind.TICKET]
         assert [a.rule for a in switch_tickets] == (["switch_down"] if down_event else [])
 
@@ -251,7 +256,7 @@ def test_a_silence_keeps_maintenance_from_becoming_findings(tmp_path: Path) -> N
         r.advance(300)
         report = r.cycle()
         assert not [a for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.TICKET)]
-        assert any("silence" in e.reason for e in r.engine.detectors.explained)
+        assert any("silence" in e.reason for e in report.explained)
 
 
 def test_the_engine_refuses_isolation_until_recovery_can_see_isolated_ports() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from engine_support import Rig, restart, rig
 
+from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
 from fabric.remediation.kinds import SignalKind
 from tickets.base import TicketStatus
@@ -16,40 +17,50 @@ TINY = fat_tree(PRESETS["tiny"])
 LINK_EVENTS = frozenset({329, 328, 276, 112})
 
 
-def _flap_disable_repair(r: Rig) -> ComponentId:
-    """A flapping cable disabled, ticketed and repaired: returns it, back in service on probation."""
+def _flap_disable_repair(r: Rig, explained: list[Explained] | None = None) -> ComponentId:
+    """A flapping cable disabled, ticketed and repaired: returns it, back in service on probation (and the cycles'
+    explained link-downs added to ``explained``)."""
     r.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
     r.advance(300)
-    report = r.cycle()
-    disabled = [a.component for a in report.actions if a.kind is ActionKind.DISABLE]
+    reports = [r.cycle()]
+    disabled = [a.component for a in reports[0].actions if a.kind is ActionKind.DISABLE]
     assert len(disabled) == 1 and disabled[0] is not None
     ticket = r.tickets.list(TicketStatus.OPEN)[0]
     r.advance(600)
-    r.cycle()
+    reports.append(r.cycle())
     r.tickets.resolve(ticket.key, "replaced the cable")
     r.advance(30)
-    assert [a.kind for a in r.cycle().actions] == [ActionKind.ENABLE]
+    reports.append(r.cycle())
+    assert [a.kind for a in reports[-1].actions] == [ActionKind.ENABLE]
+    if explained is not None:
+        explained += [e for report in reports for e in report.explained]
     return disabled[0]
 
 
-def _strikes_after(r: Rig, component: ComponentId, minutes: int) -> list[str]:
-    """Cycle every 30 s for ``minutes``: the rules of findings on ``component``."""
+def _strikes_after(r: Rig, component: ComponentId, minutes: int, explained: list[Explained] | None = None,
+                   ) -> list[str]:
+    """Cycle every 30 s for ``minutes``: the rules of findings on ``component`` (and the cycles' explained
+    link-downs added to ``explained``)."""
     rules: list[str] = []
     for _ in range(minutes * 2):
         r.advance(30)
-        rules += [f.rule for f in r.cycle().findings if f.component == component]
+        report = r.cycle()
+        rules += [f.rule for f in report.findings if f.component == component]
+        if explained is not None:
+            explained += report.explained
     return rules
 
 
 def test_a_repaired_link_gets_no_strike_from_our_own_disable_and_enable(tmp_path: Path) -> None:
     with rig(TINY, tmp_path) as r:
-        link = _flap_disable_repair(r)
+        explanations: list[Explained] = []
+        link = _flap_disable_repair(r, explanations)
         # UFM reported the link down after our disable and up after our enable: neither is a fault, and the
         # flaps from before the repair belong to the old cable.
-        assert _strikes_after(r, link, 20) == []
+        assert _strikes_after(r, link, 20, explanations) == []
         record = r.store.get_component(link)
         assert record is not None and (record.lifecycle, record.strikes) == (Lifecycle.PROBATION, 1)
-        explained = [e for e in r.engine.detectors.explained if e.component == link]
+        explained = [e for e in explanations if e.component == link]
         assert explained and all(e.reason.startswith("own action: ") for e in explained)
         # One flap after the repair is one episode, not a strike: the old episodes do not add up with it.
         r.inject(fault="flap", link="core01-01/1", cycles=1, period="20s")
@@ -99,6 +110,7 @@ def test_a_port_action_ufm_reports_explains_the_link_events_after_it(tmp_path: P
             r.advance(20)
             r.runner.run(r.client.put_back(port, r.engine.settings.method))
             r.advance(20)
-        assert _strikes_after(r, component, 5) == []
-        assert any(e.component == component and "(336, event" in e.reason for e in r.engine.detectors.explained)
+        explanations: list[Explained] = []
+        assert _strikes_after(r, component, 5, explanations) == []
+        assert any(e.component == component and "(336, event" in e.reason for e in explanations)
         assert SignalKind.PORT_ACTION in {s.kind for s in r.engine.pipeline.mapper.map(r.runner.run(r.client.events()))}
