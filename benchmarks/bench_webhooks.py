@@ -1,0 +1,178 @@
+"""Webhook receipt: signed Jira deliveries to ``POST /webhooks/jira`` of ``fabricctl webhook``, paced open-loop.
+
+Setup (not timed): a migrated SQLite database (WAL, ``synchronous=FULL``, as the daemon runs it) holding one local
+ticket, and ``fabricctl webhook`` on it with a webhook secret, as its own process on loopback. The load is open
+loop: delivery ``i`` is sent at ``start + i / RATE`` whatever the answers before it did (a sender that waited for
+each answer would slow down exactly when the receiver does, and hide its queueing), each a Jira
+``jira:issue_updated`` body for that ticket, signed, with a delivery id of its own, so that every one is verified,
+parsed, looked up and committed: the stored (202) path, the costliest. A delivery's latency runs from the moment
+it was due to its answer, so a late send counts against the receiver. ``WARMUP`` deliveries first, not counted.
+
+``python -m benchmarks.bench_webhooks [BASELINE_CHECKOUT]``: with another checkout of the project (its own
+``.venv``), both receivers are measured in turns (ours, theirs, ...) in one run, on the same load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.measure import Measurement
+
+HERE = Path(__file__).resolve().parents[1]
+RATE = 200.0
+"""Deliveries per second."""
+SECONDS = 15.0
+WARMUP = 100
+TARGET_P99_S = 0.020
+SECRET = "bench-webhook-secret"
+FABRIC = "bench"
+
+
+def prepare(workdir: Path) -> tuple[Path, str]:
+    """A database with one open local ticket, and the configuration naming it; returns (config, ticket key)."""
+    from fabric.controller.ticketing import Ticketing
+    from fabric.store import Store
+    from tickets.local import LocalTicketBackend
+
+    db = workdir / f"webhooks-{time.monotonic_ns()}.db"
+    now = datetime.now(UTC)
+    store = Store.open(f"sqlite:///{db}", fabric=FABRIC, clock=lambda: now)
+    try:
+        LocalTicketBackend.create_tables(store.engine)
+        key = Ticketing(store, LocalTicketBackend(store.engine, clock=lambda: now), FABRIC).ensure_open(
+            None, "storm", "the benchmark's ticket").key
+    finally:
+        store.close()
+    config = db.with_suffix(".toml")
+    config.write_text(f'[fabric]\nname = "{FABRIC}"\n[store]\nurl = "sqlite:///{db}"\n')
+    return config, key
+
+
+def _body(key: str, changelog: int) -> bytes:
+    return json.dumps({
+        "timestamp": 1_767_225_600_000 + changelog, "webhookEvent": "jira:issue_updated",
+        "issue": {"key": key, "fields": {"status": {"name": "Fixed", "statusCategory": {"key": "done"}},
+                                         "resolution": {"name": "Fixed"}}},
+        "changelog": {"id": changelog, "items": [{"field": "status", "fromString": "Open", "toString": "Fixed"}]},
+        "user": {"accountId": "5b10a2844c20165700ede21g", "displayName": "A. Technician"},
+    }).encode()
+
+
+def _headers(body: bytes, delivery: str) -> dict[str, str]:
+    digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-Hub-Signature": f"sha256={digest}", "X-Atlassian-Webhook-Identifier": delivery,
+            "Content-Type": "application/json"}
+
+
+async def _paced(url: str, key: str, count: int, rate: float, first: int) -> list[float]:
+    """``count`` deliveries, one due every ``1 / rate`` s; each one's latency from when it was due (s)."""
+    deliveries = [(body, _headers(body, f"bench-{first + i}")) for i in range(count)
+                  for body in (_body(key, first + i),)]
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=256, max_keepalive_connections=256)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+
+        async def send(due: float, body: bytes, headers: dict[str, str]) -> None:
+            response = await client.post("/webhooks/jira", content=body, headers=headers)
+            if response.status_code != 202:
+                raise RuntimeError(f"delivery answered {response.status_code}: {response.text[:200]}")
+            latencies.append(time.perf_counter() - due)
+
+        started = time.perf_counter()
+        sends = []
+        for index, (body, headers) in enumerate(deliveries):
+            due = started + index / rate
+            pause = due - time.perf_counter()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            sends.append(asyncio.create_task(send(due, body, headers)))
+        await asyncio.gather(*sends)
+    return latencies
+
+
+def _wait_listening(url: str) -> None:
+    """The receiver announces its address once bound, a moment before uvicorn listens on it."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{url}/openapi.json", timeout=5)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def measure(checkout: Path, workdir: Path) -> dict[str, Any]:
+    """One run against the receiver of ``checkout``: latency quantiles (s) over ``SECONDS`` of paced load."""
+    config, key = prepare(workdir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
+    env["FABRIC_TICKETS__WEBHOOK_SECRET"] = SECRET
+    python = checkout / ".venv" / "bin" / "python"
+    receiver = subprocess.Popen([str(python), "-m", "fabric.cli", "webhook", "--config", str(config), "--port", "0"],
+                                cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert receiver.stderr is not None
+        line = receiver.stderr.readline()
+        found = re.search(r"on (http://127\.0\.0\.1:\d+) ", line)
+        if found is None:
+            raise RuntimeError(f"fabricctl webhook in {checkout} did not start: {line}")
+        _wait_listening(found[1])
+        asyncio.run(_paced(found[1], key, WARMUP, RATE, 0))
+        latencies = sorted(asyncio.run(_paced(found[1], key, int(RATE * SECONDS), RATE, WARMUP)))
+    finally:
+        receiver.terminate()
+        receiver.wait(30)
+    return {"deliveries": len(latencies), "p50_s": _quantile(latencies, 0.50), "p99_s": _quantile(latencies, 0.99),
+            "max_s": latencies[-1], "mean_s": statistics.fmean(latencies)}
+
+
+def _measurement(title: str, runs: list[dict[str, Any]]) -> Measurement:
+    return Measurement(
+        title, [r["p99_s"] for r in runs], 0.0, TARGET_P99_S,
+        note=f"p50 {statistics.median(r['p50_s'] for r in runs) * 1000:.1f} ms, p99 "
+             f"{statistics.median(r['p99_s'] for r in runs) * 1000:.1f} ms, max "
+             f"{max(r['max_s'] for r in runs) * 1000:.0f} ms; {runs[0]['deliveries']:,} deliveries a run at "
+             f"{RATE:g}/s, open loop, each signed, parsed and committed (SQLite WAL, synchronous=FULL)",
+        output=json.dumps(runs))
+
+
+def run(workdir: Path, repeat: int = 3, baseline: Path | None = None) -> list[Measurement]:
+    ours: list[dict[str, Any]] = []
+    theirs: list[dict[str, Any]] = []
+    for _ in range(repeat):
+        ours.append(measure(HERE, workdir))
+        if baseline is not None:
+            theirs.append(measure(baseline, workdir))
+    title = f"webhook receipt p99, signed Jira deliveries at {RATE:g}/s (fabricctl webhook)"
+    results = [_measurement(title, ours)]
+    if baseline is not None:
+        results.append(_measurement(f"{title}, {baseline.name}", theirs))
+    return results
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="fabric-bench-") as tmp:
+        base = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None
+        for m in run(Path(tmp), baseline=base):
+            print(f"{m.name}: p99 runs {', '.join(f'{r * 1000:.1f} ms' for r in m.runs)}; {m.note}")
