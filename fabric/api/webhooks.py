@@ -35,7 +35,7 @@ from pydantic import BaseModel, SecretStr
 from fabric.api.context import ApiContext
 from fabric.config import ConfigError
 from fabric.controller.deliveries import delivery_payload
-from fabric.store import Store
+from fabric.store import NewDelivery, Store
 from tickets.events import MAX_BODY_BYTES, TicketEvent, TicketEventError, generic_event, jira_event, parse_body
 
 __all__ = ["DeliveryAnswer", "DeliveryCounter", "Outcome", "Refusal", "count_deliveries", "webhook_router"]
@@ -267,29 +267,31 @@ class _Deliveries:
         try:
             while self.waiting:
                 batch, self.waiting = self.waiting, []
-                for store in {id(entry[0]): entry[0] for entry in batch}.values():
-                    mine = [entry for entry in batch if entry[0] is store]
+                # One app serves one store and backend; grouped all the same, so that no delivery goes astray.
+                groups: dict[tuple[int, str], list[tuple[Store, str, TicketEvent, asyncio.Future[Outcome]]]] = {}
+                for entry in batch:
+                    groups.setdefault((id(entry[0]), entry[1]), []).append(entry)
+                for mine in groups.values():
+                    store, backend = mine[0][0], mine[0][1]
                     try:
-                        outcomes = await asyncio.to_thread(_record, store, [(b, e) for _, b, e, _ in mine])
+                        outcomes = await asyncio.to_thread(_record, store, backend, [e for _, _, e, _ in mine])
                     except Exception as exc:
                         for *_, answer in mine:
-                            answer.set_exception(exc)
+                            if not answer.done():  # done: its caller went away (the sender hung up)
+                                answer.set_exception(exc)
                     else:
                         for (*_, answer), outcome in zip(mine, outcomes, strict=True):
-                            answer.set_result(outcome)
+                            if not answer.done():
+                                answer.set_result(outcome)
         finally:
             self.writing = False
 
 
-def _record(store: Store, events: Sequence[tuple[str, TicketEvent]]) -> list[Outcome]:
+def _record(store: Store, backend: str, events: Sequence[TicketEvent]) -> list[Outcome]:
     """Store the deliveries naming a ticket of this fabric, in one transaction."""
-    outcomes: list[Outcome] = []
-    with store.transaction() as tx:
-        for backend, event in events:
-            if tx.ticket_by_external_key(backend, event.key) is None:
-                outcomes.append(Outcome.IGNORED)
-            elif tx.record_delivery(event.delivery, source=event.source, payload=delivery_payload(event)):
-                outcomes.append(Outcome.ACCEPTED)
-            else:
-                outcomes.append(Outcome.DUPLICATE)
-    return outcomes
+    stored = store.record_ticket_deliveries(backend, [
+        NewDelivery(event.delivery, event.source, event.key, delivery_payload(event)) for event in events])
+    return [_OUTCOME[result] for result in stored]
+
+
+_OUTCOME = {True: Outcome.ACCEPTED, False: Outcome.DUPLICATE, None: Outcome.IGNORED}
