@@ -6,7 +6,9 @@ loop: delivery ``i`` is sent at ``start + i / RATE`` whatever the answers before
 each answer would slow down exactly when the receiver does, and hide its queueing), each a Jira
 ``jira:issue_updated`` body for that ticket, signed, with a delivery id of its own, so that every one is verified,
 parsed, looked up and committed: the stored (202) path, the costliest. A delivery's latency runs from the moment
-it was due to its answer, so a late send counts against the receiver. ``WARMUP`` deliveries first, not counted.
+it was due to its answer, so a late send counts against the receiver. ``WARMUP`` deliveries first, not counted,
+then ``SEQUENTIAL`` one after another on one keep-alive connection (closed loop, reported apart), then the paced
+load, during which the receiver's CPU time per delivery is read from ``/proc``.
 
 ``python -m benchmarks.bench_webhooks [BASELINE_CHECKOUT]``: with another checkout of the project (its own
 ``.venv``), both receivers are measured in turns (ours, theirs, ...) in one run, on the same load.
@@ -37,6 +39,7 @@ RATE = 200.0
 """Deliveries per second."""
 SECONDS = 15.0
 WARMUP = 100
+SEQUENTIAL = 300
 TARGET_P99_S = 0.020
 SECRET = "bench-webhook-secret"
 FABRIC = "bench"
@@ -112,6 +115,24 @@ async def _paced(url: str, key: str, count: int, rate: float, first: int) -> tup
     return latencies, failed
 
 
+def _sequential(url: str, key: str, count: int, first: int) -> list[float]:
+    """``count`` deliveries one after another on one keep-alive connection (closed loop); each one's latency (s)."""
+    latencies: list[float] = []
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for index in range(first, first + count):
+            body = _body(key, index)
+            started = time.perf_counter()
+            client.post("/webhooks/jira", content=body, headers=_headers(body, f"bench-{index}")).raise_for_status()
+            latencies.append(time.perf_counter() - started)
+    return sorted(latencies)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _announced(log: Path, receiver: subprocess.Popen[bytes]) -> str:
     """The receiver's URL from its first line, once it answers (it announces its address once bound, a moment
     before uvicorn listens on it)."""
@@ -146,14 +167,19 @@ def measure(checkout: Path, workdir: Path) -> dict[str, Any]:
     try:
         found = _announced(log, receiver)
         asyncio.run(_paced(found, key, WARMUP, RATE, 0))
-        answered, failed = asyncio.run(_paced(found, key, int(RATE * SECONDS), RATE, WARMUP))
+        sequential = _sequential(found, key, SEQUENTIAL, WARMUP)
+        cpu_before, paced = _cpu_seconds(receiver.pid), int(RATE * SECONDS)
+        answered, failed = asyncio.run(_paced(found, key, paced, RATE, WARMUP + SEQUENTIAL))
+        cpu_ms = (_cpu_seconds(receiver.pid) - cpu_before) / paced * 1000
     finally:
         receiver.terminate()
         receiver.wait(30)
     # An unanswered delivery counts as the slowest there is: it was not received.
     latencies = sorted(answered) + [float("inf")] * failed
     return {"deliveries": len(latencies), "failed": failed, "p50_s": _quantile(latencies, 0.50),
-            "p99_s": _quantile(latencies, 0.99), "max_s": latencies[-1], "mean_s": statistics.fmean(latencies)}
+            "p99_s": _quantile(latencies, 0.99), "max_s": latencies[-1], "mean_s": statistics.fmean(latencies),
+            "sequential_p50_s": _quantile(sequential, 0.50), "sequential_p99_s": _quantile(sequential, 0.99),
+            "receiver_cpu_ms_per_delivery": cpu_ms, "load_average": os.getloadavg()[0]}
 
 
 def _measurement(title: str, runs: list[dict[str, Any]]) -> Measurement:
@@ -163,7 +189,11 @@ def _measurement(title: str, runs: list[dict[str, Any]]) -> Measurement:
              f"{statistics.median(r['p99_s'] for r in runs) * 1000:.1f} ms, max "
              f"{max(r['max_s'] for r in runs) * 1000:.0f} ms; {sum(r['failed'] for r in runs)} not answered 202; "
              f"{runs[0]['deliveries']:,} deliveries a run at "
-             f"{RATE:g}/s, open loop, each signed, parsed and committed (SQLite WAL, synchronous=FULL)",
+             f"{RATE:g}/s, open loop, each signed, parsed and committed (SQLite WAL, synchronous=FULL); the receiver's "
+             f"CPU {statistics.median(r['receiver_cpu_ms_per_delivery'] for r in runs):.2f} ms a delivery; "
+             f"{SEQUENTIAL} sequential: p50 {statistics.median(r['sequential_p50_s'] for r in runs) * 1000:.1f} ms, "
+             f"p99 {statistics.median(r['sequential_p99_s'] for r in runs) * 1000:.1f} ms; host load average "
+             f"{statistics.median(r['load_average'] for r in runs):.1f}",
         output=json.dumps(runs))
 
 
