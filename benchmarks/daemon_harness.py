@@ -116,19 +116,26 @@ class Daemon:
         raise RuntimeError(f"no {field} for the daemon")
 
 
-@contextmanager
-def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench") -> Iterator[Daemon]:
-    """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
-    cycle; stopped with SIGTERM at the end."""
+def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port: int, name: str) -> Path:
+    """The daemon's configuration over a fresh SQLite database, migrated (``fabricctl store migrate``: the daemon
+    never migrates)."""
     from fabric import wiring
 
-    port = free_port()
     db = workdir / f"daemon-{port}.db"
-    wiring.open_store(f"sqlite:///{db}", fabric=name).close()  # ``fabricctl store migrate``: the daemon never does
+    wiring.open_store(f"sqlite:///{db}", fabric=name).close()
     config = workdir / f"daemon-{port}.toml"
     config.write_text(f'[fabric]\nname = "{name}"\nplan = "{plan}"\n\n[ufm]\nurl = "{ufm_url}"\n\n'
                       f'[store]\nurl = "sqlite:///{db}"\n\n[daemon]\ninterval = "{interval}"\n'
                       f'shutdown_wait = "120s"\n\n[api]\nport = {port}\n')
+    return config
+
+
+@contextmanager
+def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench") -> Iterator[Daemon]:
+    """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
+    cycle; stopped with SIGTERM at the end."""
+    port = free_port()
+    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
     log = workdir / f"daemon-{port}.log"
     with log.open("wb") as sink:
