@@ -253,14 +253,15 @@ class _Deliveries:
     delivery has committed (or with its error), so nothing is answered before it is durable."""
 
     waiting: list[tuple[Store, str, TicketEvent, asyncio.Future[Outcome]]] = field(default_factory=list)
-    writing: bool = False
+    writer: asyncio.Task[None] | None = None
+    """The task writing (held here: the loop keeps only a weak reference to a task, and one collected while it
+    waits for its thread would leave every later delivery waiting)."""
 
     async def record(self, store: Store, backend: str, event: TicketEvent) -> Outcome:
         answer: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self.waiting.append((store, backend, event, answer))
-        if not self.writing:
-            self.writing = True
-            asyncio.get_running_loop().create_task(self._write())
+        if self.writer is None:
+            self.writer = asyncio.get_running_loop().create_task(self._write())
         return await answer
 
     async def _write(self) -> None:
@@ -284,7 +285,7 @@ class _Deliveries:
                             if not answer.done():
                                 answer.set_result(outcome)
         finally:
-            self.writing = False
+            self.writer = None
 
 
 def _record(store: Store, backend: str, events: Sequence[TicketEvent]) -> list[Outcome]:
