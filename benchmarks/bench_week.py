@@ -78,11 +78,12 @@ def week(workdir: Path, seed: int = 11) -> dict[str, Any]:
                 state = httpx.get(f"{ufm}/simulator/state", timeout=60).json()
                 days.append({"day": step / per_day, "rss_mib": running.memory_mib(),
                              "ufm_events": float(state["events"]),
-                             "events_handled": running.metrics().get(("fabric_events_total", ()), 0.0),
+                             "events_handled": sum(value for (name, _), value in running.metrics().items()
+                                                   if name == "fabric_events_total"),
                              "real_s": time.monotonic() - started})
                 print(f"day {days[-1]['day']:g}: {json.dumps(days[-1])}", file=sys.stderr, flush=True)
         peak = running.memory_mib("VmHWM")
-        failed = running.metrics().get(("fabric_cycles_total", (("outcome", "failed"),)), 0.0)
+        failed = running.metrics().get(("fabric_job_runs_total", (("job", "cycle"), ("outcome", "failed"))), 0.0)
     after = days[1:]  # the first day is the warm-up
     slope = statistics.linear_regression([d["day"] for d in after], [d["rss_mib"] for d in after]).slope
     return {"days": days, "peak_mib": peak, "slope_mib_per_day": slope, "cycles": cycles, "failed_cycles": failed,

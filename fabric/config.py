@@ -17,13 +17,14 @@ The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``F
 ``FABRIC_TICKETS__JIRA__PROJECT=NET``). Durations are written ``"12h"``, ``"10m"``, ``"7s"``, ``"500ms"``,
 ``"1h30m"``, ``"2d"`` or as a number of seconds.
 
-Secrets are read only from the environment (``FABRIC_UFM_PASSWORD``, ``FABRIC_UFM_TOKEN``,
-``FABRIC_JIRA_TOKEN``, ``FABRIC_API__ADMIN_TOKEN``, ``FABRIC_TICKETS__WEBHOOK_SECRET``,
-``FABRIC_TICKETS__WEBHOOK_TOKEN``) or from a file named in the configuration (``ufm.secret_file``,
-``tickets.jira.token_file``, ``api.admin_token_file``, ``tickets.webhook_secret_file``,
-``tickets.webhook_token_file``), and only when asked for (:meth:`UfmSection.secret`, :meth:`ApiSection.admin_token`,
-:meth:`TicketsSection.webhook_secret`...): they are never fields of the configuration, so they cannot appear in
-its ``repr``, its dump or a log line.
+Secrets are read only from the environment (``FABRIC_UFM__PASSWORD``, ``FABRIC_UFM__TOKEN``,
+``FABRIC_TICKETS__JIRA__TOKEN``, ``FABRIC_API__ADMIN_TOKEN``, ``FABRIC_TICKETS__WEBHOOK_SECRET``,
+``FABRIC_TICKETS__WEBHOOK_TOKEN``; the older ``FABRIC_UFM_PASSWORD``, ``FABRIC_UFM_TOKEN`` and ``FABRIC_JIRA_TOKEN``
+are aliases, refused when set to another value than the new name: ``fabric.envsecrets``) or from a file named in
+the configuration (``ufm.secret_file``, ``tickets.jira.token_file``, ``api.admin_token_file``,
+``tickets.webhook_secret_file``, ``tickets.webhook_token_file``), and only when asked for (:meth:`UfmSection.secret`,
+:meth:`ApiSection.admin_token`, :meth:`TicketsSection.webhook_secret`...): they are never fields of the
+configuration, so they cannot appear in its ``repr``, its dump or a log line.
 
 Loading is all or nothing: :func:`load_config` returns a complete, frozen configuration or raises
 :class:`ConfigError` listing every problem, each naming where it is (the file or the environment variable) and
@@ -57,6 +58,16 @@ from pydantic import (
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from fabric.durations import format_duration, parse_duration
+from fabric.envsecrets import (
+    ADMIN_TOKEN,
+    JIRA_TOKEN,
+    UFM_PASSWORD,
+    UFM_TOKEN,
+    WEBHOOK_SECRET,
+    WEBHOOK_TOKEN,
+    EnvSecret,
+    EnvSecretError,
+)
 from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
@@ -91,9 +102,17 @@ ENV_PREFIX = "FABRIC_"
 ENV_DELIMITER = "__"
 SECRET_KEYS = frozenset({"password", "token", "secret", "api_token", "admin_token", "webhook_secret",
                          "webhook_token"})
-ADMIN_TOKEN_ENV = "FABRIC_API__ADMIN_TOKEN"
-ENV_SECRETS = frozenset({("api", "admin_token"), ("tickets", "webhook_secret"), ("tickets", "webhook_token")})
-"""Secrets read from ``FABRIC_<SECTION>__<KEY>`` when asked for: never fields of the configuration."""
+ADMIN_TOKEN_ENV = ADMIN_TOKEN.name
+ENV_SECRETS: dict[tuple[str, ...], tuple[EnvSecret, str]] = {
+    ("ufm", "password"): (UFM_PASSWORD, "ufm.secret_file"),
+    ("ufm", "token"): (UFM_TOKEN, "ufm.secret_file"),
+    ("tickets", "jira", "token"): (JIRA_TOKEN, "tickets.jira.token_file"),
+    ("api", "admin_token"): (ADMIN_TOKEN, "api.admin_token_file"),
+    ("tickets", "webhook_secret"): (WEBHOOK_SECRET, "tickets.webhook_secret_file"),
+    ("tickets", "webhook_token"): (WEBHOOK_TOKEN, "tickets.webhook_token_file"),
+}
+"""Secrets read from ``FABRIC_<SECTION>__<KEY>`` (or an alias) when asked for, never fields of the configuration,
+each with the key of the file it may come from instead."""
 
 def _positive(value: timedelta) -> timedelta:
     if value <= timedelta():
@@ -130,6 +149,14 @@ class FabricSection(_Section):
     name: str = Field("default", min_length=1, description="Which fabric this daemon manages.")
     plan: Path | None = None
     """The wiring plan (NDT CSV) ``fabricctl run`` loads; commands that take ``--plan`` ignore it."""
+
+    @field_validator("name")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        # The store keys a dry run's rows by the fabric's name and a control character.
+        if not value.isprintable():
+            raise ValueError(f"must be printable (no control characters): {value!r}")
+        return value
 
 
 class PolicySection(_Section):
@@ -202,7 +229,9 @@ def _url(value: str | None) -> str | None:
     return value.rstrip("/") if value else value
 
 
-def _read_secret(env: str, file: Path | None, what: str, file_key: str) -> SecretStr:
+def _read_secret(path: tuple[str, ...], file: Path | None, what: str) -> SecretStr:
+    """The secret at ``path`` of ``ENV_SECRETS``: from ``file`` (its file key's value) if set, else the environment."""
+    env, file_key = ENV_SECRETS[path]
     if file is not None:
         try:
             text = file.read_text(encoding="utf-8").strip()
@@ -211,17 +240,20 @@ def _read_secret(env: str, file: Path | None, what: str, file_key: str) -> Secre
         if not text:
             raise ConfigError([f"{file_key}: the {what} file {file} is empty"])
         return SecretStr(text)
-    value = os.environ.get(env)
+    try:
+        value = env.read()
+    except EnvSecretError as exc:
+        raise ConfigError([str(exc)]) from None
     if not value:
-        raise ConfigError([f"no {what}: set {env} or {file_key}"])
+        raise ConfigError([f"no {what}: set {env.name} or {file_key}"])
     return SecretStr(value)
 
 
-def _optional_secret(env: str, file: Path | None, what: str, file_key: str) -> SecretStr | None:
+def _optional_secret(path: tuple[str, ...], file: Path | None, what: str) -> SecretStr | None:
     """``_read_secret``, or ``None`` when neither the file nor the variable is set (the feature is off)."""
-    if file is None and not os.environ.get(env):
+    if file is None and not ENV_SECRETS[path][0].is_set():
         return None
-    return _read_secret(env, file, what, file_key)
+    return _read_secret(path, file, what)
 
 
 class UfmSection(_Section):
@@ -252,10 +284,10 @@ class UfmSection(_Section):
 
     def secret(self) -> SecretStr:
         """The access token (``auth = "token"``) or password: ``secret_file`` if set, else
-        ``FABRIC_UFM_TOKEN`` / ``FABRIC_UFM_PASSWORD``. Read when called, never stored."""
+        ``FABRIC_UFM__TOKEN`` / ``FABRIC_UFM__PASSWORD``. Read when called, never stored."""
         if self.auth == "token":
-            return _read_secret("FABRIC_UFM_TOKEN", self.secret_file, "UFM access token", "ufm.secret_file")
-        return _read_secret("FABRIC_UFM_PASSWORD", self.secret_file, "UFM password", "ufm.secret_file")
+            return _read_secret(("ufm", "token"), self.secret_file, "UFM access token")
+        return _read_secret(("ufm", "password"), self.secret_file, "UFM password")
 
     def target(self) -> UfmTarget:
         """How ``fabric.ufm.connect`` reaches this UFM (it reads the secret itself, when it connects)."""
@@ -293,8 +325,9 @@ class JiraSection(_Section):
         return _url(value)
 
     def token(self) -> SecretStr:
-        """The Jira API token: ``token_file`` if set, else ``FABRIC_JIRA_TOKEN``. Read when called, never stored."""
-        return _read_secret("FABRIC_JIRA_TOKEN", self.token_file, "Jira API token", "tickets.jira.token_file")
+        """The Jira API token: ``token_file`` if set, else ``FABRIC_TICKETS__JIRA__TOKEN``. Read when called, never
+        stored."""
+        return _read_secret(("tickets", "jira", "token"), self.token_file, "Jira API token")
 
 
 class TicketsSection(_Section):
@@ -306,14 +339,12 @@ class TicketsSection(_Section):
     def webhook_secret(self) -> SecretStr | None:
         """The key Jira signs its webhooks with (``X-Hub-Signature``): ``webhook_secret_file`` if set, else
         ``FABRIC_TICKETS__WEBHOOK_SECRET``; ``None``: Jira's deliveries are taken unsigned. Read when called."""
-        return _optional_secret(f"{ENV_PREFIX}TICKETS{ENV_DELIMITER}WEBHOOK_SECRET", self.webhook_secret_file,
-                                "webhook secret", "tickets.webhook_secret_file")
+        return _optional_secret(("tickets", "webhook_secret"), self.webhook_secret_file, "webhook secret")
 
     def webhook_token(self) -> SecretStr | None:
         """The bearer token of ``/webhooks/generic``: ``webhook_token_file`` if set, else
         ``FABRIC_TICKETS__WEBHOOK_TOKEN``; ``None``: the generic endpoint refuses every delivery. Read when called."""
-        return _optional_secret(f"{ENV_PREFIX}TICKETS{ENV_DELIMITER}WEBHOOK_TOKEN", self.webhook_token_file,
-                                "webhook token", "tickets.webhook_token_file")
+        return _optional_secret(("tickets", "webhook_token"), self.webhook_token_file, "webhook token")
 
     @model_validator(mode="after")
     def _jira_complete(self) -> TicketsSection:
@@ -327,6 +358,11 @@ class TicketsSection(_Section):
 
 class DaemonSection(_Section):
     interval: PositiveDuration = timedelta(seconds=30)
+    """The cycle: the event poll, decisions, actions (also run at once on a webhook delivery or a request)."""
+    reconcile_interval: PositiveDuration = timedelta(minutes=5)
+    """The full state reconcile: UFM read again whatever its change counters say, then converged."""
+    ticket_poll_interval: PositiveDuration = timedelta(minutes=10)
+    """The ticket fallback poll: every open ticket asked of the backend, which heals a lost webhook delivery."""
     shutdown_wait: PositiveDuration = timedelta(seconds=60)
     """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
 
@@ -342,9 +378,7 @@ class ApiSection(_Section):
     def admin_token(self) -> SecretStr | None:
         """The bearer token the API's writes need: ``admin_token_file`` if set, else ``FABRIC_API__ADMIN_TOKEN``;
         ``None`` when neither is set (the API then refuses every write). Read when called, never stored."""
-        if self.admin_token_file is None and not os.environ.get(ADMIN_TOKEN_ENV):
-            return None
-        return _read_secret(ADMIN_TOKEN_ENV, self.admin_token_file, "API admin token", "api.admin_token_file")
+        return _optional_secret(("api", "admin_token"), self.admin_token_file, "API admin token")
 
 
 # --- the whole configuration -------------------------------------------------------------------------------
@@ -396,8 +430,10 @@ class _EnvWithoutSecrets(EnvSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         data = super().__call__()
-        for section, key in ENV_SECRETS:
-            values = data.get(section)
+        for *sections, key in ENV_SECRETS:
+            values: Any = data
+            for section in sections:
+                values = values.get(section) if isinstance(values, dict) else None
             if isinstance(values, dict):
                 values.pop(key, None)
         return data
@@ -459,22 +495,26 @@ def _secrets_in(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, st
 
 
 def _secret_advice(where: str) -> str:
-    if where.startswith("ufm."):
-        return "set FABRIC_UFM_PASSWORD (or FABRIC_UFM_TOKEN) in the environment, or name a file in ufm.secret_file"
-    if tuple(where.split(".")) in ENV_SECRETS:
-        env = ENV_PREFIX + where.upper().replace(".", ENV_DELIMITER)
-        return f"set {env} in the environment, or name a file in {where}_file"
-    if where.startswith("tickets."):
-        return "set FABRIC_JIRA_TOKEN in the environment, or name a file in tickets.jira.token_file"
-    if where.startswith("api."):
-        return f"set {ADMIN_TOKEN_ENV} in the environment, or name a file in api.admin_token_file"
-    return "keep it in the environment or in a file only the service can read"
+    if where.startswith("ufm."):  # a password or a token, whatever the key says
+        return (f"set {UFM_PASSWORD.name} (or {UFM_TOKEN.name}) in the environment, or name a file in "
+                "ufm.secret_file")
+    path = tuple(where.split("."))
+    if path in ENV_SECRETS:
+        env, file_key = ENV_SECRETS[path]
+    elif where.startswith("tickets."):
+        env, file_key = ENV_SECRETS[("tickets", "jira", "token")]
+    elif where.startswith("api."):
+        env, file_key = ENV_SECRETS[("api", "admin_token")]
+    else:
+        return "keep it in the environment or in a file only the service can read"
+    return f"set {env.name} in the environment, or name a file in {file_key}"
 
 
 def _env_problems() -> list[str]:
-    """Nested ``FABRIC_<SECTION>__...`` variables naming no section, or carrying a secret (both are refused)."""
+    """Nested ``FABRIC_<SECTION>__...`` variables naming no section, or carrying a secret not read from there, and
+    secrets set under both their names to different values (all refused)."""
     sections = set(ServiceConfig.model_fields)
-    problems: list[str] = []
+    problems = [problem for env, _ in ENV_SECRETS.values() if (problem := env.conflict()) is not None]
     for name in sorted(os.environ):
         upper = name.upper()
         if not upper.startswith(ENV_PREFIX) or ENV_DELIMITER not in upper:

@@ -35,6 +35,9 @@ class IdleRuntime:
     async def reload(self) -> str:
         return "nothing to reload"
 
+    def wake(self) -> None:
+        """Nothing to wake."""
+
 
 @contextmanager
 def serve_app(app: FastAPI) -> Iterator[str]:

@@ -200,6 +200,14 @@ class CapacityGuard:
         """After a restart: the disables decided before it (the decision log's), for the sliding hour."""
         self.recent = deque(sorted([*self.recent, *times]))
 
+    def carry_over(self, before: CapacityGuard) -> None:
+        """Count what ``before`` counts (a guard of the same plan under other settings, replaced by this one while
+        the service runs): the cables out, those automation holds out, the disables of the sliding hour."""
+        for cable in before.out:
+            self.mark_down(cable)
+        self.disabled |= before.disabled
+        self.recent = deque(before.recent)
+
     def put_back(self, cable: CableKey) -> None:
         self.disabled.discard(cable)
         self.mark_up(cable)

@@ -48,6 +48,8 @@ class RuntimeStatus:
     guard: GuardFigures = field(default_factory=GuardFigures)
     counters: dict[str, int] = field(default_factory=dict)
     """The last cycle's ``CycleReport`` counts (events, repeated_events, writes_pending, switch_faults...)."""
+    starting: bool = False
+    """The engine is starting: settling what the last run left pending, rebuilding its state; no job runs yet."""
 
 
 class Runtime(Protocol):
@@ -55,6 +57,11 @@ class Runtime(Protocol):
 
     async def reload(self) -> str:
         """Re-read rules and silences (SIGHUP, ``POST /api/v1/reload``); returns what changed, for the audit."""
+        ...
+
+    def wake(self) -> None:
+        """Something was stored for the engine to act on (a webhook delivery, an operator's request): act soon.
+        Called from the API's worker threads."""
         ...
 
 

@@ -1,4 +1,7 @@
-"""Host health endpoints: one host's yes/no, and the list a training scheduler uses as an exclude file."""
+"""Host health endpoints: one host's yes/no, and the list a training scheduler uses as an exclude file.
+
+Always from the fabric's real state, never a dry run's would-be one: a dry run must not drain hosts.
+"""
 
 from __future__ import annotations
 

@@ -69,10 +69,14 @@ class RequestOut(_Model):
 class Status(_Model):
     fabric: str
     dry_run: bool
+    would_be: bool = Field(False, description="halted and components are a dry run's would-be state (kept across "
+                                              "its restarts), not live mode's.")
     halted: bool = Field(description="The storm breaker has halted automation (no UFM writes).")
     halt_reason: str
     halted_since: datetime | None = Field(description="When the breaker last changed (tripped or resumed).")
     started_at: datetime
+    starting: bool = Field(description="The engine is starting: settling what the last run left pending, "
+                                       "rebuilding its state; no cycle has run yet.")
     interval_seconds: float
     last_poll_at: datetime | None
     last_cycle_at: datetime | None
@@ -97,12 +101,15 @@ class Component(_Model):
     strikes: int
     never_auto_restore: bool
     probation_until: datetime | None
+    dry_run: bool = Field(False, description="A dry run's would-be state: what live mode would hold, not what UFM "
+                                             "was made to show.")
 
     @classmethod
-    def of(cls, component: ComponentId, record: ComponentRecord) -> Self:
+    def of(cls, component: ComponentId, record: ComponentRecord, *, dry_run: bool = False) -> Self:
         return cls(id=str(component), kind=component.kind.value, lifecycle=record.lifecycle.value,
                    since=record.since, rule=record.rule, reason=record.reason, strikes=record.strikes,
-                   never_auto_restore=record.never_auto_restore, probation_until=record.probation_until)
+                   never_auto_restore=record.never_auto_restore, probation_until=record.probation_until,
+                   dry_run=dry_run)
 
 
 class ComponentPage(_Model):
@@ -168,7 +175,8 @@ class Ticket(_Model):
     id: int
     dedup_key: str
     backend: str
-    external_key: str | None
+    external_key: str | None = Field(description="The backend's key (LOCAL-1, NET-123); null while creating.")
+    component: str | None = Field(description="What it is about (null: the storm ticket).")
     state: str
     summary: str
     created_at: datetime
@@ -178,8 +186,9 @@ class Ticket(_Model):
     @classmethod
     def of(cls, ticket: TicketRecord) -> Self:
         return cls(id=ticket.id, dedup_key=ticket.dedup_key, backend=ticket.backend, external_key=ticket.external_key,
-                   state=ticket.state.value, summary=ticket.summary, created_at=ticket.created_at,
-                   updated_at=ticket.updated_at, resolved_at=ticket.resolved_at)
+                   component=None if ticket.component is None else str(ticket.component), state=ticket.state.value,
+                   summary=ticket.summary, created_at=ticket.created_at, updated_at=ticket.updated_at,
+                   resolved_at=ticket.resolved_at)
 
 
 class ComponentDetail(_Model):

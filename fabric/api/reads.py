@@ -1,5 +1,8 @@
 """The read endpoints: status, components (filtered, paginated) with their history, decisions.
 
+In dry run the breaker and the components are the dry run's would-be state (``Store.state_scope``; each component
+marked ``dry_run``): what live mode would hold. The history is the fabric's, the dry run's report among it.
+
 Endpoints that call the store are plain ``def``: FastAPI runs them in its worker threads, so the blocking store
 never holds the event loop the scheduler's cycles share.
 """
@@ -26,6 +29,7 @@ from fabric.api.models import (
     Ticket,
 )
 from fabric.remediation.domain import Lifecycle
+from fabric.store.records import TicketState
 
 HISTORY = 100
 """How many of a component's newest findings, decisions and intents its page shows."""
@@ -36,13 +40,15 @@ router = APIRouter(tags=["read"], responses={422: {"model": Problem}})
 @router.get("/status", response_model=Status, summary="Dry run, the breaker, the last cycle, the guard, counts")
 def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
     live = runtime.status()
-    breaker = store.breaker_state()
+    held = store.state_scope()
+    breaker = held.breaker_state()
     return Status(
-        fabric=store.fabric, dry_run=live.dry_run, halted=breaker.halted, halt_reason=breaker.reason,
-        halted_since=breaker.since, started_at=live.started_at, interval_seconds=live.interval_seconds,
+        fabric=store.fabric, dry_run=live.dry_run, would_be=held.would_be, halted=breaker.halted,
+        halt_reason=breaker.reason, halted_since=breaker.since, started_at=live.started_at, starting=live.starting,
+        interval_seconds=live.interval_seconds,
         last_poll_at=live.last_poll_at, last_cycle_at=live.last_cycle_at, last_cycle_error=live.last_cycle_error,
         ufm_reachable=live.ufm_reachable, view_refused_since=live.view_refused_since, guard=Guard.of(live.guard),
-        components={lifecycle.value: count for lifecycle, count in store.lifecycle_counts().items()},
+        components={lifecycle.value: count for lifecycle, count in held.lifecycle_counts().items()},
         pending_requests=[RequestOut.of(request) for request in store.pending_requests()],
         counters=dict(live.counters))
 
@@ -67,9 +73,10 @@ def list_components(
     wanted_host = host.casefold() if host is not None else None
     if wanted_host is not None and wanted_host not in index.hosts:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"host: no host {host!r} in the fabric plan")
+    held = store.state_scope()
     matching = [
-        Component.of(component, record)
-        for component, record in store.components(state).items()
+        Component.of(component, record, dry_run=held.would_be)
+        for component, record in held.components(state).items()
         if (rule is None or record.rule == rule)
         and (wanted_switch is None or wanted_switch in index.devices_of(component))
         and (wanted_host is None or wanted_host in index.hosts_of(component))
@@ -81,7 +88,8 @@ def list_components(
             summary="One component: its state and history (findings, decisions, intents, tickets)")
 def get_component(component: ComponentDep, store: StoreDep, index: PlanIndexDep) -> ComponentDetail:
     with store.transaction() as tx:  # one snapshot: the state and the history that led to it agree
-        record = tx.get_component(component)
+        held = tx.state_scope()
+        record = held.get_component(component)
         findings = tx.findings(component=component, limit=HISTORY)
         decisions = tx.decisions(component=component, limit=HISTORY)
         intents = tx.intents(component=component, limit=HISTORY)
@@ -90,7 +98,7 @@ def get_component(component: ComponentDep, store: StoreDep, index: PlanIndexDep)
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"{component} is not in the fabric plan and nothing is "
                                                        "recorded about it")
     return ComponentDetail(
-        id=str(component), state=None if record is None else Component.of(component, record),
+        id=str(component), state=None if record is None else Component.of(component, record, dry_run=held.would_be),
         findings=[FindingOut.of(finding) for finding in findings],
         decisions=[Decision.of(decision) for decision in decisions],
         intents=[Intent.of(intent) for intent in intents], tickets=[Ticket.of(ticket) for ticket in tickets])
@@ -107,3 +115,13 @@ def list_decisions(
     wanted = None if component is None else parse_component(component, "component")
     return [Decision.of(record) for record in store.decisions(component=wanted, since=since, until=until,
                                                               limit=limit)]
+
+
+@router.get("/tickets", response_model=list[Ticket],
+            summary="The fabric's tickets as the engine knows them (whatever the backend), oldest first")
+def list_tickets(
+    store: StoreDep,
+    state: Annotated[TicketState | None, Query(description="Only those in this state (creating: claimed, the "
+                                                           "backend's ticket not confirmed yet).")] = None,
+) -> list[Ticket]:
+    return [Ticket.of(ticket) for ticket in store.tickets(state=state)]

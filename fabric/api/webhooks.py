@@ -240,6 +240,8 @@ async def _store(request: Request, deliveries: _Deliveries, context: ApiContext,
         _count(request, event.source, Refusal.UNAVAILABLE.value)
         raise
     _count(request, event.source, outcome.value)
+    if outcome is Outcome.ACCEPTED:
+        context.runtime.wake()
     log.info("webhook %s delivery %s for ticket %s (%s): %s", event.source, event.delivery, event.key,
              event.status.value, outcome.value)
     answer = DeliveryAnswer(outcome=outcome, ticket=event.key, delivery=event.delivery)

@@ -60,12 +60,13 @@ def expire_silence(
 @router.post("/resume", response_model=RequestOut, status_code=status.HTTP_202_ACCEPTED, dependencies=[AdminDep],
              responses={**_DENIED, 409: {"model": Problem}},
              summary="Ask the engine to resume automation after the storm breaker halted it")
-def resume(body: Audit, store: StoreDep) -> RequestOut:
+def resume(body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
     with store.transaction() as tx:
-        if not tx.breaker_state().halted:
+        if not tx.state_scope().breaker_state().halted:  # a dry run's halt is resumed too
             raise HTTPException(status.HTTP_409_CONFLICT, f"automation of fabric {store.fabric} is not halted")
         request = tx.request(RequestKind.RESUME, reason=body.reason, requested_by=body.by)
     log.info("resume requested (request %d) by %s: %s", request.id, body.by, body.reason)
+    runtime.wake()
     return RequestOut.of(request)
 
 
@@ -73,13 +74,14 @@ def resume(body: Audit, store: StoreDep) -> RequestOut:
              status_code=status.HTTP_202_ACCEPTED, dependencies=[AdminDep],
              responses={**_DENIED, 409: {"model": Problem}},
              summary="Ask the engine to release a quarantined component (on probation, within the guard)")
-def clear(component: ComponentDep, body: Audit, store: StoreDep) -> RequestOut:
+def clear(component: ComponentDep, body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
     with store.transaction() as tx:
-        record = tx.get_component(component)
+        record = tx.state_scope().get_component(component)
         if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
             raise HTTPException(status.HTTP_409_CONFLICT, f"{component} is not quarantined in fabric {store.fabric}")
         request = tx.request(RequestKind.CLEAR, component=component, reason=body.reason, requested_by=body.by)
     log.info("clear of %s requested (request %d) by %s: %s", component, request.id, body.by, body.reason)
+    runtime.wake()
     return RequestOut.of(request)
 
 

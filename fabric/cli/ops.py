@@ -63,6 +63,8 @@ class _StatusView:
     """What ``status`` shows, from the store or from the API (the rows are the API's models either way)."""
 
     fabric: str
+    dry_run: bool
+    """The breaker and the components are a dry run's would-be state."""
     halted: bool
     since: datetime | None
     reason: str
@@ -74,10 +76,11 @@ class _StatusView:
 def _status_from_store(store: Store) -> _StatusView:
     from fabric.api.models import Component, RequestOut
 
-    breaker = store.breaker_state()
-    return _StatusView(store.fabric, breaker.halted, breaker.since, breaker.reason,
-                       {lifecycle.value: count for lifecycle, count in store.lifecycle_counts().items()},
-                       [Component.of(c, r) for c, r in store.components().items()],
+    held = store.state_scope()
+    breaker = held.breaker_state()
+    return _StatusView(store.fabric, held.would_be, breaker.halted, breaker.since, breaker.reason,
+                       {lifecycle.value: count for lifecycle, count in held.lifecycle_counts().items()},
+                       [Component.of(c, r, dry_run=held.would_be) for c, r in held.components().items()],
                        [RequestOut.of(request) for request in store.pending_requests()])
 
 
@@ -85,7 +88,7 @@ def _status_from_api(client: ApiClient) -> _StatusView:
     from fabric.api.models import Status
 
     live = Status.model_validate(client.get("/status"))
-    return _StatusView(live.fabric, live.halted, live.halted_since, live.halt_reason, live.components,
+    return _StatusView(live.fabric, live.would_be, live.halted, live.halted_since, live.halt_reason, live.components,
                        _api_components(client), live.pending_requests)
 
 
@@ -115,14 +118,15 @@ def status(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = DEFAUL
             "reason": c.reason} for c in view.components if c.lifecycle != "healthy"]
     pending = [{"id": r.id, "kind": r.kind, "component": r.component or "", "by": r.requested_by,
                 "at": r.requested_at.isoformat(), "reason": r.reason} for r in view.pending]
-    payload = {"fabric": view.fabric, "halted": view.halted,
+    payload = {"fabric": view.fabric, "dry_run": view.dry_run, "halted": view.halted,
                "halted_since": view.since.isoformat() if view.since else None, "halt_reason": view.reason,
                "components": counts, "not_healthy": out, "pending_requests": pending}
     if output_format is OutputFormat.JSON:
         print_json(payload)
     else:
         state = f"HALTED since {view.since}: {view.reason}" if view.halted else "running"
-        typer.echo(one_line(f"fabric {view.fabric}, automation: {state}"))
+        mode = " (dry run: the states live mode would reach)" if view.dry_run else ""
+        typer.echo(one_line(f"fabric {view.fabric}{mode}, automation: {state}"))
         typer.echo("components: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none recorded"))
         for entry in out:
             typer.echo(one_line(f"  {entry['lifecycle']:<16} {entry['component']}  {entry['rule']}: "
@@ -221,14 +225,16 @@ def components_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption
 
     if api is None:
         with open_store(store_url, fabric) as store:
-            found = [Component.of(c, r) for c, r in store.components().items()]
+            held = store.state_scope()
+            found = [Component.of(c, r, dry_run=held.would_be) for c, r in held.components().items()]
     else:
         with _api(api) as client:
             found = _api_components(client)
     rows = [{"component": c.id, "lifecycle": c.lifecycle, "since": c.since.isoformat(), "strikes": c.strikes,
-             "rule": c.rule, "reason": c.reason} for c in found]
+             "rule": c.rule, "reason": c.reason, "dry_run": c.dry_run} for c in found]
     print_rows(rows, output_format, lambda row: f"{row['lifecycle']:<16} {row['component']}  strikes "
-                                                f"{row['strikes']}  {row['rule']}: {row['reason']}")
+                                                f"{row['strikes']}  {row['rule']}: {row['reason']}"
+                                                f"{'  (dry run)' if row['dry_run'] else ''}")
 
 
 @components_app.command("clear")
@@ -248,7 +254,7 @@ def components_clear(component: str, reason: Annotated[str, typer.Option(help="W
     why = _reason(reason)
     if api is None:
         with open_store(store_url, fabric, writes=True) as store:
-            record = store.get_component(wanted)
+            record = store.state_scope().get_component(wanted)
             if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
                 fail(f"{wanted} is not quarantined in fabric {fabric}")
             request = RequestOut.of(store.request(RequestKind.CLEAR, component=wanted, reason=why,

@@ -1,4 +1,8 @@
-"""``fabricctl tickets``: the local backend's tickets of one fabric (list, show, resolve)."""
+"""``fabricctl tickets``: the local backend's tickets of one fabric (list, show, resolve).
+
+``list --api URL`` asks the running daemon instead: the tickets as its engine knows them (the store's rows, for any
+backend), so a ticket resolved in the backend shows open there until the engine has seen it resolved.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import typer
 from fabric.cli.common import (
     DEFAULT_FABRIC,
     DEFAULT_STORE,
+    ApiOption,
     FabricOption,
     FormatOption,
     OutputFormat,
@@ -22,7 +27,7 @@ from fabric.cli.common import (
 from fabric.cli.text import one_line
 
 if TYPE_CHECKING:
-    from tickets.base import Ticket
+    from tickets.base import Ticket, TicketStatus
     from tickets.local import LocalTicketBackend
 
 tickets_app = typer.Typer(help="Tickets in the service's own database (the local backend).", no_args_is_help=True)
@@ -60,6 +65,7 @@ def tickets_list(
     fabric: FabricOption = DEFAULT_FABRIC,
     status: Annotated[str | None, typer.Option(help="open, resolved or closed.")] = None,
     output_format: FormatOption = OutputFormat.TABLE,
+    api: ApiOption = None,
 ) -> None:
     """List the fabric's tickets, oldest first."""
     from tickets.base import TicketStatus
@@ -68,20 +74,35 @@ def tickets_list(
         wanted = TicketStatus(status) if status else None
     except ValueError:
         fail(f"--status must be one of {', '.join(s.value for s in TicketStatus)}")
-    with _fabric_tickets(store_url, fabric) as (backend, keys):
-        found = [t for t in backend.list(wanted) if t.dedup_key in keys]
+    if api is None:
+        with _fabric_tickets(store_url, fabric) as (backend, keys):
+            rows = [_ticket_dict(t) for t in backend.list(wanted) if t.dedup_key in keys]
+    else:
+        rows = _tickets_from_api(api, wanted)
     if output_format is OutputFormat.JSON:
-        print_json([_ticket_dict(t) for t in found])
+        print_json(rows)
         return
     from rich.console import Console
 
     from fabric.replay.render import line_table
 
     table = line_table("Tickets, oldest first (UTC)", "key", "status", "created", "why")
-    for ticket in found:
-        created = ticket.created_at.isoformat(timespec="seconds")[5:19].replace("T", " ")
-        table.add_row(ticket.key, ticket.status.value, created, one_line(ticket.summary, 10_000))
+    for row in rows:
+        table.add_row(str(row["key"]), str(row["status"]), str(row["created_at"])[5:19].replace("T", " "),
+                      one_line(str(row["summary"]), 10_000))
     Console().print(table)
+
+
+def _tickets_from_api(api: str, wanted: TicketStatus | None) -> list[dict[str, object]]:
+    from fabric.api.models import Ticket as TicketOut
+    from fabric.cli.api_client import ApiClient
+
+    with ApiClient(api) as client:
+        found = [TicketOut.model_validate(item) for item in
+                 client.get("/tickets", None if wanted is None else {"state": wanted.value})]
+    return [{"key": t.external_key or "(creating)", "status": t.state, "summary": t.summary,
+             "dedup_key": t.dedup_key, "created_at": t.created_at.isoformat(),
+             "resolved_at": t.resolved_at.isoformat() if t.resolved_at else None} for t in found]
 
 
 @tickets_app.command("show")

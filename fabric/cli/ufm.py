@@ -20,7 +20,8 @@ UfmAuthOption = Annotated[str, typer.Option("--ufm-auth", help="basic (/ufmRest)
                                             "(/ufmRestV2).")]
 UfmUser = Annotated[str, typer.Option("--ufm-user", envvar="FABRIC_UFM_USER", help="UFM user (basic, session).")]
 UfmSecretFile = Annotated[Path | None, typer.Option(
-    "--ufm-secret-file", help="File holding the password or token; otherwise FABRIC_UFM_PASSWORD / FABRIC_UFM_TOKEN.")]
+    "--ufm-secret-file",
+    help="File holding the password or token; otherwise FABRIC_UFM__PASSWORD / FABRIC_UFM__TOKEN.")]
 UfmCa = Annotated[Path | None, typer.Option("--ufm-ca-bundle", help="CA bundle for UFM's certificate.")]
 UfmInsecure = Annotated[bool, typer.Option("--ufm-insecure", help="Do not verify UFM's TLS certificate.")]
 UfmTimeout = Annotated[float, typer.Option(

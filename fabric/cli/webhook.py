@@ -44,6 +44,9 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
         async def reload(self) -> str:
             return "the webhook receiver alone has nothing to reload"
 
+        def wake(self) -> None:
+            """The daemon's engine finds the deliveries stored here at its next cycle."""
+
     try:
         listener = bind_listener(host, port)
     except ValueError as exc:

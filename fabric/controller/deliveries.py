@@ -4,7 +4,7 @@ The receiver only stores a delivery and answers; each cycle the engine takes the
 reads every ticket they name from the backend (``Ticketing.refresh``: a delivery is a hint, the backend is the
 truth), and marks them processed. ``Ticketing.repaired`` then acts on the tickets found resolved, in the same
 cycle. Because only the backend's state is acted on, a repeated, replayed or out-of-order delivery changes nothing
-twice, and a lost one is healed by ``repaired``'s poll of the backend.
+twice, and a lost one is healed by the fallback poll of the backend (``Ticketing.poll``).
 """
 
 from __future__ import annotations

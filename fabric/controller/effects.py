@@ -60,6 +60,8 @@ class CycleReport:
     at: datetime
     events: int = 0
     """New events handed to the pipeline (with those read at start-up or while readings were refused)."""
+    events_by_type: dict[str, int] = field(default_factory=dict)
+    """``events`` by UFM event type: its id as UFM numbers it (``"329"``: Link is Down)."""
     repeated_events: int = 0
     """Events handed over again (same id, time, type and object), dropped by the pipeline as counted already."""
     suspected_restarts: int = 0
@@ -84,6 +86,8 @@ class CycleReport:
     """Re-enabled links UFM did not show up at their planned width and speed in time: backed out this cycle."""
     deliveries: int = 0
     """Ticket webhook deliveries processed this cycle (``fabric.controller.deliveries``)."""
+    poll_seconds: float = 0.0
+    """How long UFM took to answer the cycle's event poll (wall time, for the metrics; nothing decides on it)."""
 
     def fail(self, kind: ErrorKind, action: str, component: ComponentId | None, cause: object) -> None:
         self.failed.append(CycleFailure(kind, action, component, str(cause)))

@@ -6,7 +6,8 @@ Level-triggered like a Kubernetes controller: the store holds the desired state 
 cycle compares it with UFM and the ticket system and converges. Every side effect is logged as an intent
 before it is attempted and marked done or failed after (``effects``); ``start()`` settles what a crash left
 pending by reading UFM (``recovery``). In dry run nothing is written to UFM or the ticket system: decisions are
-recorded, and the would-be state lives in memory only (switching to live starts from what UFM really shows).
+recorded, and the would-be state is kept in a scope of its own across restarts (``dryrun``; switching to live
+starts from what UFM really shows).
 
 What UFM says is checked before it is believed. Every event counts once: the cursor picks the new ones (a UFM
 restart only on evidence), start-up hands the events after the saved cursor to the first cycle rather than to
@@ -19,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from fabric.controller import reconcile, recovery
+from fabric.controller import dryrun, reconcile, recovery
 from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
@@ -32,7 +35,7 @@ from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
 from fabric.remediation.correlate import CABLES
 from fabric.remediation.detectors import Detectors
-from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import LINK_CHECK, Breaker, FailedRepair, PolicyConfig, PolicyState
@@ -164,19 +167,12 @@ class Engine:
         if why is not None:
             raise ImplausibleTopologyError(f"UFM's topology cannot be true ({why}): not starting on it; check UFM "
                                            "(or plausibility.min_planned) and start again")
-        view, live = self._accept(reading)
+        self._accept(reading)
         await recovery.settle_intents(self.store, self.writes, self.disabled_ports, now)
-        s = self.settings
-        self._pipeline = Pipeline(view, s.policy, s.rules, s.guard, state=self._load_state(), muter=self.silences)
-        self._sync_guard(view, live)
-        self.pipeline.amend(recovery.rebuild_guard(self.state, view, self.context, self.guard, self.disabled_ports,
-                                                   self.store, self.ticketing, now))
-        # Before any past event reaches the detectors: which of them were our own writes' effects.
-        for intent in self.store.port_writes_since(now - s.rules.history):
-            if intent.component is not None:
-                for at in (intent.created_at, intent.finished_at):
-                    if at is not None:
-                        self.pipeline.own_action(intent.component, at, intent.kind)
+        assert self.view is not None
+        pipeline = self._new_pipeline(self._load_state(), now)
+        self._sync_guard(pipeline.guard, self.view, self.live)
+        pipeline.amend(self._rebuild_guard(pipeline, now))
         saved = self.store.load_cursor()
         events = await self.ufm.events()
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
@@ -186,10 +182,56 @@ class Engine:
             self.cursor.prime(events)
         else:
             self.cursor = EventCursor(CursorState(saved.high_water_id, saved.last_event_time, saved.restart_count))
-            self._waiting = self.cursor.advance(events)
-            new = {id(e) for e in self._waiting}
-            events = [e for e in events if id(e) not in new]
-        self.pipeline.warm(events, self.clock())
+            events = self._set_aside_new(events)
+        pipeline.warm(events, self.clock())
+        self._pipeline = pipeline
+
+    async def reconfigure(self, settings: EngineSettings) -> None:
+        """Apply new rules, policy and guard settings (``fabricctl run``'s reload), between two cycles.
+
+        A pipeline is built on them from the state as it stands (the desired state of every component, the
+        breaker, the storm window), its guard counting what the old one counted, and warmed on UFM's event log as
+        at start-up: the detectors' windows hold the same history judged by the new rules, and no event already
+        handed over is acted on again. Only the settings the pipeline is built from change; the caller refuses
+        the others (they need a restart).
+        """
+        now = self.clock()
+        kept = self.settings
+        # Dry run or live is kept: the state a switch would start from lives in another scope (``dryrun``).
+        policy = replace(settings.policy, dry_run=kept.policy.dry_run)
+        self.settings = replace(kept, policy=policy, rules=settings.rules, guard=settings.guard,
+                                plausibility=settings.plausibility)
+        try:
+            pipeline = self._new_pipeline(self.state, now)
+            pipeline.guard.carry_over(self.guard)
+            events = self._set_aside_new(await self.ufm.events())
+        except BaseException:
+            self.settings = kept
+            raise
+        pipeline.warm(events, self.clock())
+        self._pipeline = pipeline
+
+    def _set_aside_new(self, events: list[Event]) -> list[Event]:
+        """The cursor takes the events it has not handed over yet; they wait for the next cycle (``_waiting``).
+        Returns the others, for warming."""
+        new = self.cursor.advance(events)
+        self._waiting = [*self._waiting, *new]
+        ids = {id(e) for e in new}
+        return [e for e in events if id(e) not in ids]
+
+    def _new_pipeline(self, state: PolicyState, now: datetime) -> Pipeline:
+        """A pipeline on the last reading accepted and the current settings, knowing the port writes of the history
+        window as own actions before any past event reaches its detectors; its guard counts nothing yet and it is
+        not warmed."""
+        assert self.view is not None
+        s = self.settings
+        pipeline = Pipeline(self.view, s.policy, s.rules, s.guard, state=state, muter=self.silences)
+        for intent in self.store.port_writes_since(now - s.rules.history):
+            if intent.component is not None:
+                for at in (intent.created_at, intent.finished_at):
+                    if at is not None:
+                        pipeline.own_action(intent.component, at, intent.kind)
+        return pipeline
 
     def _own_action(self, component: ComponentId, kind: ActionKind) -> None:
         # Writes settled during start-up, before the pipeline exists, are read back from the intents log once
@@ -198,13 +240,23 @@ class Engine:
             self._pipeline.own_action(component, self.clock(), kind)
 
     def _load_state(self) -> PolicyState:
-        if self.dry_run:
-            return PolicyState()
-        stored = self.store.breaker_state()
+        held = dryrun.state_store(self.store, dry_run=self.dry_run, now=self.clock())
+        stored = held.breaker_state()
         breaker = Breaker(stored.halted, stored.since, stored.reason, stored.last_held)
         # The storm window and the held findings' figures are stored: a restart mid-storm trips, holds and
         # resumes exactly when an uninterrupted run would (the held findings themselves are only shown, not kept).
-        return PolicyState(self.store.components(), breaker, self.store.storm_window(), held_count=stored.held_count)
+        return PolicyState(held.components(), breaker, held.storm_window(), held_count=stored.held_count)
+
+    def _rebuild_guard(self, pipeline: Pipeline, now: datetime) -> dict[ComponentId, ComponentRecord]:
+        """After ``_load_state``: what automation holds out counted again in the new pipeline's guard (in dry run,
+        what it would be holding out)."""
+        assert self.view is not None
+        if self.dry_run:
+            dryrun.restore_guard(pipeline.state, self.view, self.context, pipeline.guard, self.disabled_ports,
+                                 self.store, now)
+            return {}
+        return recovery.rebuild_guard(pipeline.state, self.view, self.context, pipeline.guard, self.disabled_ports,
+                                      self.store, self.ticketing, now)
 
     async def _topology_versions(self) -> dict[str, int]:
         """UFM's change counters of what the view is built from."""
@@ -220,7 +272,7 @@ class Engine:
         built = {cable.key: cable for cable in actual.cables if cable.key in live}
         return _Reading(versions, view, live, built, snapshot.disabled_ports(), TopologyFigures.of(snapshot, len(live)))
 
-    def _accept(self, reading: _Reading) -> tuple[FabricView, set[CableKey]]:
+    def _accept(self, reading: _Reading) -> None:
         self._versions, self.view, self.disabled_ports = reading.versions, reading.view, reading.disabled_ports
         self.live, self.built = reading.live, reading.built
         self._figures = reading.figures
@@ -228,21 +280,22 @@ class Engine:
             log.warning("fabric %s: UFM's topology can be true again (refused since %s): deciding again",
                         self.settings.fabric, self.view_refused_since.isoformat())
             self.view_refused_since = None
-        return reading.view, reading.live
 
-    def _sync_guard(self, view: FabricView, live: set[CableKey]) -> None:
+    @staticmethod
+    def _sync_guard(guard: CapacityGuard, view: FabricView, live: set[CableKey]) -> None:
         """The guard counts planned cables UFM does not show up as down, and those it shows again as up."""
         for cable in view.plan_keys - live:
-            self.guard.mark_down(cable)
-        for cable in live & self.guard.out:
-            if cable not in self.guard.disabled:
-                self.guard.mark_up(cable)
+            guard.mark_down(cable)
+        for cable in live & guard.out:
+            if cable not in guard.disabled:
+                guard.mark_up(cable)
 
-    async def _refresh_fabric(self, report: CycleReport) -> None:
+    async def _refresh_fabric(self, report: CycleReport, *, whatever_the_counters: bool = False) -> None:
         """Re-read systems, links and ports, unless UFM's change counters say nothing moved since the last reading
         accepted (while readings are refused, every cycle reads again); refuse a reading that cannot follow it."""
         watched = await self._topology_versions()
-        if self.view is not None and watched and watched == self._versions and self.view_refused_since is None:
+        if (not whatever_the_counters and self.view is not None and watched and watched == self._versions
+                and self.view_refused_since is None):
             return
         reading = await self._read_fabric(watched)
         why = refusal(self._figures, reading.figures, self.settings.plausibility)
@@ -254,18 +307,28 @@ class Engine:
                         "stays and nothing is decided until one can be true", self.settings.fabric, why,
                         self.view_refused_since.isoformat())
             return
-        view, live = self._accept(reading)
-        self.pipeline.rebase(view)
-        self._sync_guard(view, live)
+        self._accept(reading)
+        self.pipeline.rebase(reading.view)
+        self._sync_guard(self.guard, reading.view, reading.live)
 
     # --- the cycle -----------------------------------------------------------------------------------
 
-    async def cycle(self) -> CycleReport:
+    async def cycle(self, *, poll_tickets: bool = True) -> CycleReport:
+        """One cycle: UFM's topology read again if its change counters moved, the events since the last cycle
+        decided and acted on, writes settled, UFM and the ticket system brought in line with the desired state.
+
+        ``poll_tickets``: the ticket backend asked for every open ticket first (``poll_tickets``), as the demo and
+        the tests want; the daemon runs that poll as a job of its own, on its own schedule, as it runs the full
+        ``reconcile``.
+        """
         now = self.clock()
         report = CycleReport(now)
         self._load_silences(now)
         await self._refresh_fabric(report)
-        new_events = [*self._waiting, *self.cursor.advance(await self.ufm.events())]
+        polled = time.monotonic()
+        read = await self.ufm.events()
+        report.poll_seconds = time.monotonic() - polled
+        new_events = [*self._waiting, *self.cursor.advance(read)]
         report.suspected_restarts = int(self.cursor.suspected)
         if self.view_refused_since is not None:
             # Nothing is decided on a view that cannot be trusted: no finding, no UFM or ticket write. The events
@@ -275,9 +338,12 @@ class Engine:
             return report
         self._waiting = []
         report.events = len(new_events)
+        report.events_by_type = Counter(str(event.event_id) for event in new_events)
         previous = self.state
         if not self.dry_run:  # like the ticket poll: a dry run acts on no ticket, deliveries wait for live mode
             await asyncio.to_thread(process_deliveries, self.store, self.ticketing, now, report)
+            if poll_tickets:
+                await self.poll_tickets()
         requests = self.store.pending_requests()
         resume = previous.breaker.halted and any(r.kind is RequestKind.RESUME for r in requests)
         cleared = self._cleared(requests)
@@ -301,20 +367,47 @@ class Engine:
         if not self.dry_run:
             assert self.view is not None
             await self._execute(decision.actions, report)
-            if not self.state.breaker.halted:
-                await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports, self.live,
-                                                self.store, self.writes, now, report)
-            await self.writes.settle(now, self.state.components, self.disabled_ports, report)
-            self.pipeline.amend(await reconcile.reconcile_tickets(self.state, self.view, self.disabled_ports,
-                                                                  self.store, self.ticketing, report))
-            self._warn_unconfirmed(report)
+            await self._converge(now, report)
         cursor = self.cursor.state
         self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
                                restart_count=cursor.restart_count)
         return report
 
+    async def reconcile(self) -> CycleReport:
+        """The full state reconcile (the daemon's job of that name): UFM's systems, links and ports read again
+        whatever its change counters say, so a change they missed cannot outlive one reconcile, then converged as
+        a cycle converges (a port automation holds out that UFM shows up is disabled again within its write's
+        attempts and backoff, one it released is enabled, every component it holds has an open ticket). Decides
+        nothing new; in dry run it only reads."""
+        now = self.clock()
+        report = CycleReport(now)
+        await self._refresh_fabric(report, whatever_the_counters=True)
+        if not self.dry_run and self.view_refused_since is None:
+            await self._converge(now, report)
+        return report
+
+    async def _converge(self, now: datetime, report: CycleReport) -> None:
+        """UFM's ports (unless automation is halted) and the tickets brought in line with the desired state, and
+        the writes in flight settled."""
+        assert self.view is not None
+        if not self.state.breaker.halted:
+            await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports, self.live,
+                                            self.store, self.writes, now, report)
+        await self.writes.settle(now, self.state.components, self.disabled_ports, report)
+        self.pipeline.amend(await reconcile.reconcile_tickets(self.state, self.view, self.disabled_ports,
+                                                              self.store, self.ticketing, report))
+        self._warn_unconfirmed(report)
+
+    async def poll_tickets(self) -> int:
+        """The ticket fallback poll (the daemon's job of that name): the backend asked for every open ticket the
+        store holds, which heals a lost webhook delivery; the next cycle acts on the repairs found. Returns how many
+        tickets it found resolved or closed; in dry run there are none."""
+        if self.dry_run:
+            return 0
+        return await asyncio.to_thread(self.ticketing.poll)
+
     async def _repaired(self) -> list[ComponentId]:
-        """Components whose ticket was resolved (and every open ticket brought in line with the backend)."""
+        """Components whose ticket the store holds as resolved since they started waiting for it."""
         if self.dry_run:
             return []
         waiting = {c: r.since for c, r in self.state.components.items() if r.lifecycle in reconcile.WAITING}
@@ -330,9 +423,8 @@ class Engine:
         return self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
 
     def _cleared(self, requests: Sequence[OperatorRequest]) -> list[ComponentId]:
-        """Quarantined components an operator asked to release (``fabricctl components clear``)."""
-        if self.dry_run:
-            return []
+        """Quarantined components an operator asked to release (``fabricctl components clear``); in dry run, would-be
+        quarantines."""
         components = self.state.components
         return sorted({r.component for r in requests if r.kind is RequestKind.CLEAR and r.component is not None
                        and r.component in components
@@ -342,7 +434,7 @@ class Engine:
                 state: PolicyState, requests: Sequence[OperatorRequest], *, resumed: bool,
                 cleared: Sequence[ComponentId]) -> None:
         """Findings, decisions, the new desired state and the operator requests carried out, in one transaction,
-        before any side effect."""
+        before any side effect. A dry run's desired state goes to its own scope, the rest to the fabric's."""
         with self.store.transaction() as tx:
             tx.add_findings(findings)
             tx.record_decisions(actions)
@@ -350,20 +442,19 @@ class Engine:
                 outcome = _outcome(request, state, resumed=resumed, cleared=cleared, dry_run=self.dry_run)
                 if outcome is not None:
                     tx.handle_request(request.id, outcome)
-            if self.dry_run:
-                return
+            held = tx.dry_run_scope() if self.dry_run else tx
             changed = {a.component for a in actions if a.component is not None}
             for component in changed:
                 record = state.components.get(component)
                 if record is not None:
-                    tx.put_component(component, record, ticket_dedup_key=self.ticketing.key(component))
+                    held.put_component(component, record, ticket_dedup_key=self.ticketing.key(component))
             if state.breaker.halted and any(a.kind is ActionKind.HALT for a in actions):
-                tx.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
+                held.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
             if not state.breaker.halted and previous.breaker.halted:
-                tx.resume("automation resumed")
+                held.resume("automation resumed")
             if (state.recent is not previous.recent or state.held_count != previous.held_count
                     or state.breaker.last_held != previous.breaker.last_held):
-                tx.save_storm(state.recent, last_held=state.breaker.last_held, held_count=state.held_count)
+                held.save_storm(state.recent, last_held=state.breaker.last_held, held_count=state.held_count)
 
     # --- side effects --------------------------------------------------------------------------------
 
@@ -394,14 +485,14 @@ class Engine:
 def _outcome(request: OperatorRequest, state: PolicyState, *, resumed: bool, cleared: Sequence[ComponentId],
              dry_run: bool) -> str | None:
     """What came of an operator request this cycle, for the audit trail; ``None`` while it waits (a clear the
-    policy could not carry out yet, automation being halted: it is asked again every cycle until it can)."""
+    policy could not carry out yet, automation being halted: it is asked again every cycle until it can). In dry
+    run it acts on the dry run's state, not live mode's (whose halt, say, stays until resumed in live mode)."""
+    mode = "dry run: " if dry_run else ""
     if request.kind is RequestKind.RESUME:
-        return "automation resumed" if resumed else "automation was not halted: nothing to resume"
-    if dry_run:
-        return "dry run: quarantines are not kept, nothing to release"
+        return mode + ("automation resumed" if resumed else "automation was not halted: nothing to resume")
     if request.component not in cleared:
-        return "not quarantined: nothing to release"
+        return mode + "not quarantined: nothing to release"
     record = state.components.get(request.component) if request.component is not None else None
     if record is not None and record.lifecycle is Lifecycle.QUARANTINED:
         return None
-    return "released: back in service on probation, within the capacity guard"
+    return mode + "released: back in service on probation, within the capacity guard"

@@ -66,18 +66,12 @@ class Ticketing:
             self.backend.comment(row.external_key, text)
 
     def repaired(self, waiting: Mapping[ComponentId, datetime]) -> list[ComponentId]:
-        """Components among ``waiting`` (each with the time it started waiting) whose ticket was resolved.
-
-        First every open ticket the store holds is brought in line with the backend, whatever its component's
-        state (a ticket resolved while its component was quarantined must not stay "open" here forever): one
-        query for the backend's open tickets, and a ``status`` read to confirm each one missing from it (a search
-        may lag behind a ticket just created). A ticket closed without a repair is recorded as closed and is no
-        repair: its component stays out, and reconciliation opens it a new ticket.
+        """Components among ``waiting`` (each with the time it started waiting) whose ticket the store holds as
+        resolved since (by a webhook delivery's ``refresh`` or by ``poll``): the store only, no backend call.
 
         Level-triggered: a component stays "repaired" every cycle until the policy moved it on, so a repair that
-        could not be acted on (automation halted) is not lost. Polling the backend makes a missed webhook harmless.
+        could not be acted on (automation halted) is not lost.
         """
-        self._sync_open_tickets()
         repaired: list[ComponentId] = []
         for row in self.store.tickets(state=TicketState.RESOLVED):
             component = row.component
@@ -88,15 +82,23 @@ class Ticketing:
                 repaired.append(component)
         return repaired
 
-    def _sync_open_tickets(self) -> None:
+    def poll(self) -> int:
+        """The fallback poll: every open ticket the store holds brought in line with the backend, whatever its
+        component's state (a ticket resolved while its component was quarantined must not stay "open" here
+        forever). One query for the backend's open tickets, and a ``status`` read to confirm each one missing from
+        it (a search may lag behind a ticket just created). A ticket closed without a repair is recorded as closed
+        and is no repair: its component stays out, and reconciliation opens it a new ticket. This is what makes a
+        lost webhook delivery harmless. Returns how many tickets it found resolved or closed."""
         rows = [row for row in self.store.tickets(state=TicketState.OPEN) if row.external_key]
         if not rows:
-            return
+            return 0
         still_open = {ticket.key for ticket in self.backend.list(TicketStatus.OPEN)}
+        moved = 0
         for row in rows:
             if row.external_key in still_open or row.external_key is None:
                 continue
-            self._record_status(row, self.backend.status(row.external_key).status)
+            moved += self._record_status(row, self.backend.status(row.external_key).status)
+        return moved
 
     def refresh(self, external_key: str) -> None:
         """Read the backend's ticket ``external_key`` (what a webhook named) and bring the store's open row of it
@@ -106,10 +108,14 @@ class Ticketing:
         if row is not None and row.state is TicketState.OPEN:
             self._record_status(row, self.backend.status(external_key).status)
 
-    def _record_status(self, row: TicketRecord, status: TicketStatus) -> None:
+    def _record_status(self, row: TicketRecord, status: TicketStatus) -> bool:
+        """The open row ``row`` moved to what the backend says; False while the ticket is still open."""
         if status is TicketStatus.RESOLVED:
             self.store.ticket_resolved(row.id)
         elif status is TicketStatus.CLOSED:
             log.warning("ticket %s of %s was closed without a repair: it stays out of service, with a new "
                         "ticket", row.external_key, row.component)
             self.store.ticket_closed(row.id)
+        else:
+            return False
+        return True

@@ -64,7 +64,9 @@ async def _not_ready(context: ApiContext) -> list[str]:
     ufm_ok = await context.ping_ufm() if context.ping_ufm is not None else status.ufm_reachable
     if not ufm_ok:
         reasons.append(f"UFM did not answer the last cycle ({status.last_cycle_error})")
-    if status.last_cycle_at is None:
+    if status.starting:
+        reasons.append("the engine is starting (settling what the last run left pending)")
+    elif status.last_cycle_at is None:
         reasons.append("no cycle has completed yet")
     else:
         stale = timedelta(seconds=status.interval_seconds * STALE_AFTER_INTERVALS)

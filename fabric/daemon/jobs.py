@@ -1,18 +1,26 @@
-"""The scheduler: APScheduler 3.x's ``AsyncIOScheduler`` on the daemon's loop, running the cycle job.
+"""The scheduler: APScheduler 3.x's ``AsyncIOScheduler`` on the daemon's main loop, running the engine's jobs.
 
-The cycle job (the event poll and the engine's cycle, one coroutine) runs every ``[daemon] interval``, the first
-at once. ``max_instances=1``: a cycle longer than the interval is never joined by a second one; ``coalesce``: runs
-missed meanwhile become one. Every run skipped (missed its time by more than the grace period, or found the
-previous run still going) is logged and counted (``fabric_scheduler_misfires``). The issue's other jobs (state
-reconcile, probation checks, the ticket fallback poll, guard re-optimisation) are parts of the engine's cycle
-today; they get jobs of their own when they leave it.
+- ``cycle`` (``[daemon] interval``, the first at once): the event poll and the engine's cycle. It also runs at
+  once when there is something to act on before its time: a webhook delivery stored, an operator's request, the
+  ticket poll finding a repair (``run_soon``), so a repair is re-enabled, and the capacity it returns lets the
+  guard reconsider deferred links, within seconds rather than an interval.
+- ``reconcile`` (``[daemon] reconcile_interval``): UFM read again whatever its change counters say, and converged.
+- ``ticket_poll`` (``[daemon] ticket_poll_interval``): the ticket backend asked for every open ticket, which heals
+  a lost webhook delivery.
+
+Probation and the guard's reconsideration of deferred links are decisions of the pure policy, taken by the cycle
+from the state and the time it is given; as jobs of their own they would decide on a state a concurrent cycle is
+changing. The runtime runs one job at a time on the engine (``DaemonRuntime``); each job also has
+``max_instances=1`` and coalesces the runs it missed into one. Every run skipped (missed its time by more than the
+grace period, or found its previous run still going) is logged and counted (``fabric_scheduler_misfires``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
@@ -22,12 +30,20 @@ from fabric.daemon.metrics import DaemonMetrics
 
 log = logging.getLogger(__name__)
 
-CYCLE_JOB = "cycle"
+CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB = "cycle", "reconcile", "ticket_poll"
 
 
-def start_scheduler(cycle: Callable[[], Awaitable[None]], interval: timedelta, metrics: DaemonMetrics,
-                    loop: asyncio.AbstractEventLoop) -> AsyncIOScheduler:
-    """The scheduler started on ``loop``, ``cycle`` (``DaemonRuntime.cycle``) due at once."""
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: str
+    run: Callable[[], Awaitable[None]]
+    interval: timedelta
+    at_once: bool = False
+    """The first run at start-up rather than one interval after it."""
+
+
+def start_scheduler(jobs: Sequence[Job], metrics: DaemonMetrics, loop: asyncio.AbstractEventLoop) -> AsyncIOScheduler:
+    """The scheduler started on ``loop`` with ``jobs``."""
     scheduler = AsyncIOScheduler(event_loop=loop, timezone=UTC)
 
     def skipped(event: JobEvent) -> None:
@@ -37,11 +53,19 @@ def start_scheduler(cycle: Callable[[], Awaitable[None]], interval: timedelta, m
                     "it missed its time" if why == "missed" else "the previous run is still going")
 
     scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
-    scheduler.add_job(cycle, "interval", seconds=interval.total_seconds(), id=CYCLE_JOB,
-                      max_instances=1, coalesce=True, misfire_grace_time=max(1, int(interval.total_seconds() / 2)),
-                      next_run_time=datetime.now(UTC))
+    now = datetime.now(UTC)
+    for job in jobs:
+        seconds = job.interval.total_seconds()
+        scheduler.add_job(job.run, "interval", seconds=seconds, id=job.id, max_instances=1, coalesce=True,
+                          misfire_grace_time=max(1, int(seconds / 2)),
+                          next_run_time=now if job.at_once else now + job.interval)
     scheduler.start()
     return scheduler
+
+
+def run_soon(scheduler: AsyncIOScheduler, job_id: str) -> None:
+    """Run ``job_id`` now rather than at its time (its interval then counts from now). Thread-safe."""
+    scheduler.modify_job(job_id, next_run_time=datetime.now(UTC))
 
 
 def stop_taking_cycles(scheduler: AsyncIOScheduler) -> None:

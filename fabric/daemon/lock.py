@@ -1,19 +1,27 @@
-"""One daemon per SQLite database: an exclusive ``flock`` on ``<database>.lock``, held for the process's life.
+"""One daemon per fabric and database, for the process's life: two would both decide and both write to UFM.
 
-Two daemons on one SQLite file would both decide and both write to UFM. The kernel releases the lock when the
-process ends, however it ends (a SIGKILL too), so a stale lock file never blocks a restart; the file holds the
-holder's pid, for the refusal's message. PostgreSQL needs leadership across hosts (the next issue): no lock here.
+- SQLite: an exclusive ``flock`` on ``<database>.lock``. The kernel releases it when the process ends, however it
+  ends (a SIGKILL too), so a stale lock file never blocks a restart; the file holds the holder's pid, for the
+  refusal's message.
+- PostgreSQL: a session-level advisory lock keyed by the fabric (``pg_try_advisory_lock``), on a connection of its
+  own kept for the process's life (autocommit: no transaction stays open). PostgreSQL releases it when that session
+  ends, a crash of the holder included. This only refuses a second daemon at start; a daemon whose connection
+  drops keeps running without the lock, which is what active/standby leadership (a heartbeat, fencing epochs) is
+  to close: until then, run one daemon per fabric.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, make_url
 
 from fabric.errors import ErrorKind, FabricError
+from fabric.store import Store
 
 
 class InstanceLockError(FabricError):
@@ -28,6 +36,14 @@ class InstanceLock:
         os.close(self._handle)  # closing the descriptor releases the flock
 
 
+class AdvisoryLock:
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def release(self) -> None:
+        self._connection.close()  # the session ends: PostgreSQL releases its advisory locks
+
+
 def sqlite_file(url: str) -> Path | None:
     """The database file of an SQLite URL (``None``: another backend, or an in-memory database)."""
     parsed = make_url(url)
@@ -37,8 +53,42 @@ def sqlite_file(url: str) -> Path | None:
     return Path(database).expanduser()
 
 
-def hold(url: str) -> InstanceLock | None:
-    """The lock of the SQLite database at ``url``, or ``InstanceLockError`` naming who holds it."""
+def advisory_key(fabric: str) -> int:
+    """The fabric's advisory lock id: a signed 64-bit number from its name (stable across versions and hosts)."""
+    digest = hashlib.sha256(f"fabric-remediation:{fabric}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def hold(store: Store) -> InstanceLock | AdvisoryLock | None:
+    """The lock of ``store``'s fabric and database, or ``InstanceLockError`` naming who holds it (``None``: an
+    in-memory SQLite database, which no other process can open)."""
+    if store.engine.dialect.name == "postgresql":
+        return _hold_advisory(store)
+    return _hold_file(str(store.engine.url))
+
+
+def _hold_advisory(store: Store) -> AdvisoryLock:
+    connection = store.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        key = advisory_key(store.fabric)
+        taken = connection.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar()
+        if not taken:
+            holder = connection.execute(sa.text(
+                "SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                "WHERE l.locktype = 'advisory' AND l.granted "
+                "AND ((l.classid::bigint << 32) | l.objid::bigint) = (:key & x'ffffffffffffffff'::bigint)"
+            ), {"key": key}).first()
+            who = f"backend pid {holder.pid}" + (f" from {holder.client_addr}" if holder.client_addr else "") \
+                if holder is not None else "another session"
+            raise InstanceLockError(f"another fabricctl run already acts for fabric {store.fabric!r} on this "
+                                    f"PostgreSQL database ({who} holds its advisory lock): one daemon per fabric")
+    except BaseException:
+        connection.close()
+        raise
+    return AdvisoryLock(connection)
+
+
+def _hold_file(url: str) -> InstanceLock | None:
     database = sqlite_file(url)
     if database is None:
         return None

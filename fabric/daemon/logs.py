@@ -77,3 +77,6 @@ def configure(log_format: LogFormat, level: int = logging.INFO) -> None:
     logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
     # httpx logs every request at INFO: hundreds a cycle on a large fabric. Its failures reach us as UfmErrors.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # uvicorn's "Started server process" and "Shutting down" say less than the daemon's own lines, and would be
+    # the first lines of a refusal to start that must be one line.
+    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)

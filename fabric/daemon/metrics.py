@@ -1,8 +1,9 @@
 """The daemon's Prometheus metrics, in a registry of its own (``/api/v1/metrics`` serves it, nothing global).
 
-Counters add what each cycle's ``CycleReport`` counted; gauges hold what the last cycle left (components by
-state, the breaker, the guard's figures, writes waiting for UFM). Label values come from closed sets (rules,
-action kinds, lifecycles, error kinds), never from component names, so the series stay few.
+Counters add what each cycle's (and each reconcile's) ``CycleReport`` counted, and each scheduler job's runs by
+outcome; gauges hold what the last cycle left (components by state, the breaker, the guard's figures, writes
+waiting for UFM). Label values come from closed sets (jobs, rules, action kinds, lifecycles, error kinds), never
+from component names, so the series stay few.
 """
 
 from __future__ import annotations
@@ -21,12 +22,17 @@ CYCLE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 class DaemonMetrics:
     def __init__(self) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=True)
-        self.cycle_seconds = Histogram("fabric_cycle_duration_seconds", "How long one cycle took (poll included).",
-                                       buckets=CYCLE_BUCKETS, registry=registry)
-        self.cycles = Counter("fabric_cycles", "Cycles run, by outcome (ok, failed).", ["outcome"], registry=registry)
-        self.cycle_errors = Counter("fabric_cycle_errors", "Cycles that failed, by error kind (ufm, store, bug...).",
-                                    ["kind"], registry=registry)
-        self.events = Counter("fabric_events", "UFM events handed to the pipeline.", registry=registry)
+        self.job_seconds = Histogram("fabric_job_duration_seconds", "How long one run of a scheduler job took, by "
+                                     "job (cycle: the event poll included).", ["job"], buckets=CYCLE_BUCKETS,
+                                     registry=registry)
+        self.job_runs = Counter("fabric_job_runs", "Scheduler job runs, by job and outcome (ok, failed).",
+                                ["job", "outcome"], registry=registry)
+        self.job_errors = Counter("fabric_job_errors", "Scheduler job runs that failed, by job and error kind (ufm, "
+                                  "store, ticket, bug...).", ["job", "kind"], registry=registry)
+        self.poll_seconds = Histogram("fabric_poll_duration_seconds", "How long UFM took to answer a cycle's event "
+                                      "poll.", buckets=CYCLE_BUCKETS, registry=registry)
+        self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
+                              ["type"], registry=registry)
         self.findings = Counter("fabric_findings", "Findings, by rule.", ["rule"], registry=registry)
         self.decisions = Counter("fabric_decisions", "Decisions, by kind.", ["kind"], registry=registry)
         self.failures = Counter("fabric_action_failures", "Side effects that did not happen, by error kind.",
@@ -66,10 +72,19 @@ class DaemonMetrics:
                                 "(missed: too late; busy: the previous run still running).", ["job", "why"],
                                 registry=registry)
 
-    def cycle_done(self, report: CycleReport, seconds: float) -> None:
-        self.cycle_seconds.observe(seconds)
-        self.cycles.labels("ok").inc()
-        self.events.inc(report.events)
+    def job_done(self, job: str, seconds: float) -> None:
+        self.job_seconds.labels(job).observe(seconds)
+        self.job_runs.labels(job, "ok").inc()
+
+    def job_failed(self, job: str, kind: str, seconds: float) -> None:
+        self.job_seconds.labels(job).observe(seconds)
+        self.job_runs.labels(job, "failed").inc()
+        self.job_errors.labels(job, kind).inc()
+
+    def report_done(self, report: CycleReport) -> None:
+        """What a cycle or a reconcile counted."""
+        for event_type, count in sorted(report.events_by_type.items()):
+            self.events.labels(event_type).inc(count)
         for rule, count in sorted(Tally(f.rule for f in report.findings).items()):
             self.findings.labels(rule).inc(count)
         for kind, count in sorted(Tally(a.kind.value for a in report.actions).items()):
@@ -83,11 +98,6 @@ class DaemonMetrics:
 
     def webhook_delivery(self, source: str, outcome: str) -> None:
         self.webhook_deliveries.labels(source, outcome).inc()
-
-    def cycle_failed(self, kind: str, seconds: float) -> None:
-        self.cycle_seconds.observe(seconds)
-        self.cycles.labels("failed").inc()
-        self.cycle_errors.labels(kind).inc()
 
     def state(self, lifecycles: Tally[Lifecycle], halted: bool, guard: GuardFigures) -> None:
         for lifecycle in Lifecycle:

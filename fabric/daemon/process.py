@@ -7,12 +7,13 @@ migrates it: the daemon never does), another daemon on the same SQLite database 
 credentials (the engine's first read), a port the API cannot listen on.
 
 Then: the engine started (settling what a crash left pending), the garbage collector's policy applied, uvicorn
-and the scheduler on one loop. SIGTERM or SIGINT: no new cycle starts, the running one may finish within
-``[daemon] shutdown_wait``, the server stops, the store is closed, exit 0 (a cycle cut short is what a crash
-would leave, and ``start`` settles it at the next start). SIGHUP: ``DaemonRuntime.reload``.
+and the scheduler's jobs (``fabric.daemon.jobs``). SIGTERM or SIGINT: no new job starts, the running one may
+finish within ``[daemon] shutdown_wait``, the server stops, the store is closed, exit 0 (a job cut short is what a
+crash would leave, and ``start`` settles it at the next start). SIGHUP: ``DaemonRuntime.reload``.
 
-Not on the loop: ticket backends (worker threads, in the engine). On it, for now: the store's SQLite writes (the
-engine's are synchronous; a few milliseconds a cycle at the sizes measured).
+Two loops: the API's and the scheduler's on the main thread, the engine's (its cycles, the UFM client, the
+simulator's clock, its store writes) on a thread of its own (``EngineLoop``), so a long cycle never holds a request;
+the ticket backends run in worker threads of the engine's loop.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from fabric.daemon import lock
 from fabric.daemon.app import build_app
 from fabric.daemon.clock import Clock, ClockKind, make_clock
 from fabric.daemon.gcpolicy import apply_gc_policy
-from fabric.daemon.jobs import start_scheduler, stop_taking_cycles
+from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import DaemonRuntime
+from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, FabricError
 from fabric.simulator.server import bind_listener
 from fabric.store import Store, database_errors
@@ -94,24 +96,25 @@ def _listen(config: ServiceConfig) -> socket.socket:
 
 async def _serve(config: ServiceConfig, plan: Fabric, options: RunOptions) -> None:
     target = config.ufm.target()
-    clock = make_clock(options.clock, target.url)
-    try:
-        await clock.sync()
-        await _serve_with(config, plan, options, target, clock)
-    finally:
-        await clock.aclose()
+    with EngineLoop() as engine_loop:
+        clock = make_clock(options.clock, target.url)  # read and moved on the engine's loop only
+        try:
+            await engine_loop.run(clock.sync())
+            await _serve_with(config, plan, options, target, clock, engine_loop)
+        finally:
+            await engine_loop.run(clock.aclose())
 
 
 async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
-                      clock: Clock) -> None:
+                      clock: Clock, engine_loop: EngineLoop) -> None:
     url = config.store.url
     with database_errors(url):
         store = wiring.open_existing_store(url, fabric=config.fabric.name, read_only=False, clock=clock.now)
     held = None
     try:
-        held = lock.hold(url)
+        held = lock.hold(store)
         with _listen(config) as sock:
-            await _start_and_serve(config, plan, options, target, clock, store, sock)
+            await _start_and_serve(config, plan, options, target, clock, store, sock, engine_loop)
     finally:
         if held is not None:
             held.release()
@@ -119,24 +122,20 @@ async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, 
 
 
 async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
-                           clock: Clock, store: Store, sock: socket.socket) -> None:
+                           clock: Clock, store: Store, sock: socket.socket, engine_loop: EngineLoop) -> None:
     auth = target.auth()
     tickets = wiring.ticket_backend(store, clock=clock.now)
-    async with wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(),
-                                 sleep=clock.sleep, verify=not target.insecure,
-                                 ca_bundle=target.ca_bundle) as client:
+    client = wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(), sleep=clock.sleep,
+                               verify=not target.insecure, ca_bundle=target.ca_bundle)
+    try:
         engine = wiring.build_engine(plan, client, store, tickets, wiring.engine_settings(config), clock.now)
-        try:
-            await engine.start()
-        except UfmAuthError as exc:
-            raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
-                             f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
-                             "password or token (FABRIC_UFM_PASSWORD, FABRIC_UFM_TOKEN, ufm.secret_file)") from None
-        apply_gc_policy()
         metrics = DaemonMetrics()
-        runtime = DaemonRuntime(engine, config, str(options.config_path), clock.sync, metrics, clock.now())
+        runtime = DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics,
+                                clock.now())
         context = ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=clock.now)
-        await _run_loop(config, runtime, build_app(context, metrics), sock, metrics)
+        await _run_loop(config, runtime, build_app(context, metrics), sock, metrics, target)
+    finally:
+        await engine_loop.run(client.aclose())
 
 
 class _Server(uvicorn.Server):
@@ -149,7 +148,10 @@ class _Server(uvicorn.Server):
 
 
 async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI, sock: socket.socket,
-                    metrics: DaemonMetrics) -> None:
+                    metrics: DaemonMetrics, target: UfmTarget) -> None:
+    """Serve at once; start the engine meanwhile (settling a crash's pending writes may wait for UFM's jobs up to
+    ``[ufm] job_deadline``, and a health check must not find the process dead meanwhile); then run the jobs until
+    SIGTERM or SIGINT."""
     loop = asyncio.get_running_loop()
     server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
@@ -164,11 +166,53 @@ async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI,
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, reload)
     serving = loop.create_task(server.serve(sockets=[sock]))
+    stopping = loop.create_task(stop.wait())
+    try:
+        if await _started(runtime, serving, stopping, target):
+            await _run_jobs(config, runtime, sock, metrics, serving, stopping)
+    finally:
+        server.should_exit = True
+        await serving
+        stopping.cancel()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+    log.info("stopped")
+
+
+async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping: asyncio.Task[bool],
+                   target: UfmTarget) -> bool:
+    """The engine started while the API serves; False when SIGTERM (or the server ending) came first: nothing was
+    decided yet, and what start-up left unsettled the next start settles."""
+    starting = asyncio.ensure_future(runtime.start())
+    await asyncio.wait({serving, stopping, starting}, return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        log.info("stopping during start-up")
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+        return False
+    try:
+        starting.result()
+    except UfmAuthError as exc:
+        raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
+                         f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
+                         "password or token (FABRIC_UFM__PASSWORD, FABRIC_UFM__TOKEN, ufm.secret_file)") from None
+    apply_gc_policy()
+    return True
+
+
+async def _run_jobs(config: ServiceConfig, runtime: DaemonRuntime, sock: socket.socket, metrics: DaemonMetrics,
+                    serving: asyncio.Task[None], stopping: asyncio.Task[bool]) -> None:
+    loop = asyncio.get_running_loop()
+    scheduler = start_scheduler(runtime.jobs(), metrics, loop)
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(run_soon, scheduler, CYCLE_JOB)
+
+    runtime.wake_with(wake)
     host, port = sock.getsockname()[:2]
-    scheduler = start_scheduler(runtime.cycle, config.daemon.interval, metrics, loop)
     log.info("fabric %s: serving http://%s:%d/api/v1, a cycle every %gs, %s", config.fabric.name, host, port,
              config.daemon.interval.total_seconds(), "dry run" if config.policy.dry_run else "live")
-    stopping = loop.create_task(stop.wait())
     await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
     log.info("stopping: no new cycle starts")
     stop_taking_cycles(scheduler)
@@ -177,9 +221,3 @@ async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI,
         log.warning("the running cycle did not finish within %gs: stopping anyway (the next start settles what "
                     "it left pending)", wait)
     scheduler.shutdown(wait=False)
-    server.should_exit = True
-    await serving
-    stopping.cancel()
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.remove_signal_handler(sig)
-    log.info("stopped")

@@ -1,9 +1,11 @@
-"""The running engine as the API and the scheduler see it: one cycle at a time, what the last one saw and did.
+"""The running engine as the API and the scheduler see it: one job at a time, what the last cycle saw and did.
 
-``cycle`` is the scheduler's job: the event poll and the engine's cycle, timed, counted in the metrics, logged
-with its cycle id on every line, its decisions one line each. A failed cycle (UFM down, the database refusing, a
-bug) is logged and counted and the daemon goes on: the next cycle starts again from UFM and the store, which is
-what the engine is built for. Shutdown (``drain``) stops new cycles and waits, bounded, for the running one.
+Each of the scheduler's jobs (``cycle``, ``reconcile``, ``ticket_poll``: ``fabric.daemon.jobs``) runs here: on the
+engine's own loop (``EngineLoop``), one at a time (they share the engine's state), timed, counted in the metrics,
+logged with a cycle id on every line, its decisions one line each. A failed job (UFM down, the database refusing,
+a bug) is logged and counted and the daemon goes on: the next run starts again from UFM and the store, which is
+what the engine is built for. ``reload`` applies changed rules, policy and guard settings between two jobs;
+shutdown (``drain``) stops new jobs and waits, bounded, for the running one.
 """
 
 from __future__ import annotations
@@ -12,23 +14,33 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from datetime import datetime, timedelta
 from itertools import count
+from typing import Any, TypeVar
 
+from fabric import wiring
 from fabric.api.context import GuardFigures, RuntimeStatus
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport, Engine
+from fabric.daemon.jobs import CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB, Job
 from fabric.daemon.logs import CYCLE_ID
 from fabric.daemon.metrics import DaemonMetrics
+from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, as_fabric_error
 from topology.guard import CapacityGuard
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 REPORT_COUNTS = ("events", "repeated_events", "suspected_restarts", "views_refused", "executed", "writes_pending",
                  "writes_backing_off", "writes_given_up", "switch_faults", "folded", "repairs_backed_out",
                  "deliveries")
+RELOADED = ("rules", "policy", "guard", "plausibility")
+"""The sections a reload applies (the engine's pipeline is built from them); a change to any other, or to
+``policy.dry_run``, takes a restart."""
 
 
 def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
@@ -47,73 +59,159 @@ def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
 
 
 class DaemonRuntime:
-    def __init__(self, engine: Engine, config: ServiceConfig, config_path: str,
+    def __init__(self, engine: Engine, config: ServiceConfig, config_path: str, engine_loop: EngineLoop,
                  clock_sync: Callable[[], Awaitable[None]], metrics: DaemonMetrics, started_at: datetime) -> None:
         self.engine, self.config, self.config_path, self.metrics = engine, config, config_path, metrics
+        self._engine_loop = engine_loop
         self._sync = clock_sync
         self._ids = count(1)
+        self._one_at_a_time = asyncio.Lock()
         self._idle = asyncio.Event()
         self._idle.set()
         self._stopping = False
         self._running: asyncio.Task[object] | None = None
+        self._wake: Callable[[], None] | None = None
+        self._cycling = self._again = False
         self._status = RuntimeStatus(started_at=started_at, dry_run=engine.dry_run,
                                      interval_seconds=config.daemon.interval.total_seconds(), ufm_reachable=True,
-                                     guard=guard_figures(engine.guard, started_at))
-        self._record_state(started_at)
+                                     starting=True)
+
+    async def start(self) -> None:
+        """The engine started on its loop: what the last run left pending settled, the state and the guard rebuilt,
+        the pipeline warmed. Until it has, the API answers and ``/status`` says it is starting."""
+        await self._engine_loop.run(self.engine.start())
+        now = self.engine.clock()
+        self._status = replace(self._status, starting=False, guard=guard_figures(self.engine.guard, now))
+        self._record_state(now)
+
+    def jobs(self) -> list[Job]:
+        daemon = self.config.daemon
+        return [Job(CYCLE_JOB, self.cycle, daemon.interval, at_once=True),
+                Job(RECONCILE_JOB, self.reconcile, daemon.reconcile_interval),
+                Job(TICKET_POLL_JOB, self.poll_tickets, daemon.ticket_poll_interval)]
+
+    def wake_with(self, wake: Callable[[], None]) -> None:
+        """How to make the cycle job run now (the scheduler's ``run_soon``, on the main loop)."""
+        self._wake = wake
+
+    def wake(self) -> None:
+        """Something waits to be acted on (a webhook delivery stored, an operator's request, a repair the ticket
+        poll found): the cycle runs now rather than at its time, or once more right after the one running (which
+        may have read the deliveries and requests before this one was stored). Called from the API's worker
+        threads: at worst a wake racing the end of a cycle waits for the next interval; nothing is lost, since what
+        was stored stays until a cycle acts on it."""
+        if self._wake is None or self._stopping:
+            return
+        if self._cycling:
+            self._again = True
+        else:
+            self._wake()
 
     def status(self) -> RuntimeStatus:
         return self._status
 
+    # --- the jobs ------------------------------------------------------------------------------------
+
+    async def cycle(self) -> None:
+        """The event poll and the engine's cycle (the ticket poll and the full reconcile are jobs of their own)."""
+        self._cycling = True
+        try:
+            await self._job(CYCLE_JOB, self._synced(lambda: self.engine.cycle(poll_tickets=False)), self._cycled)
+        finally:
+            self._cycling = False
+        if self._again:
+            self._again = False
+            self.wake()
+
+    async def reconcile(self) -> None:
+        await self._job(RECONCILE_JOB, self._synced(self.engine.reconcile), self._reconciled)
+
+    async def poll_tickets(self) -> None:
+        await self._job(TICKET_POLL_JOB, self._synced(self.engine.poll_tickets), self._polled)
+
     async def reload(self) -> str:
-        """Silences are read by the engine at every cycle already: a new one applies at the next cycle. The rules,
-        the policy and the guard are built into the pipeline's state (its detectors' windows, the guard's
-        counters) at start-up: re-reading the file reports which of them changed and that they take a restart,
-        rather than rebuilding a pipeline mid-run and losing what its windows hold."""
+        """Re-read the file; apply changed rules, policy and guard settings between two jobs (``RELOADED``:
+        ``Engine.reconfigure`` rebuilds the pipeline on them without losing what its windows hold); report a
+        change to anything else, which takes a restart. Silences are read at every cycle: a new one needs no
+        reload. A file that does not load is not applied at all."""
+        if self._status.starting:
+            return self._said("reload: the engine is still starting: not applied", warn=True)
         try:
             fresh = load_config(self.config_path)
         except Exception as exc:
             error = as_fabric_error(exc)
             if error is None:
                 raise
-            message = f"reload: {self.config_path} not applied: {error}"
-            log.warning(message)
-            return message
-        changed = sorted(name for name in ServiceConfig.model_fields
-                         if getattr(fresh, name) != getattr(self.config, name))
-        message = "reload: silences are read at every cycle; " + (
-            f"changed sections {', '.join(changed)} take a restart (not applied)" if changed
-            else f"{self.config_path} unchanged")
-        log.info(message)
+            return self._said(f"reload: {self.config_path} not applied: {error}", warn=True)
+        current = self.config
+        restart: list[str] = []
+        if fresh.policy.dry_run != current.policy.dry_run:
+            # Switching between dry run and live is a restart: live starts from what UFM really shows.
+            fresh = fresh.model_copy(update={"policy": fresh.policy.model_copy(
+                update={"dry_run": current.policy.dry_run})})
+            restart.append("policy.dry_run")
+        changed = [name for name in ServiceConfig.model_fields if getattr(fresh, name) != getattr(current, name)]
+        applied = [name for name in changed if name in RELOADED]
+        restart += [name for name in changed if name not in RELOADED]
+        if applied:
+            update = {name: getattr(fresh, name) for name in applied}
+            settings = wiring.engine_settings(current.model_copy(update=update))
+            async with self._one_at_a_time:
+                try:
+                    await self._engine_loop.run(self._synced(lambda: self.engine.reconfigure(settings))())
+                except Exception as exc:
+                    error = as_fabric_error(exc)
+                    if error is None:
+                        raise
+                    return self._said(f"reload: {', '.join(applied)} not applied: {error}", warn=True)
+            self.config = current.model_copy(update=update)
+        parts = [f"applied {', '.join(applied)}" if applied else f"{self.config_path}: nothing to apply"]
+        if restart:
+            parts.append(f"not applied, they take a restart: {', '.join(restart)}")
+        return self._said("reload: " + "; ".join(parts) + "; silences are read at every cycle", warn=bool(restart))
+
+    @staticmethod
+    def _said(message: str, *, warn: bool) -> str:
+        (log.warning if warn else log.info)(message)
         return message
 
-    async def cycle(self) -> None:
-        """One cycle (the scheduler's job; ``max_instances=1`` keeps them from overlapping)."""
+    def _synced(self, work: Callable[[], Coroutine[Any, Any, T]]) -> Callable[[], Coroutine[Any, Any, T]]:
+        """``work`` after the clock is read (the simulator's, for the demo and the tests; the system's: nothing)."""
+        async def synced() -> T:
+            await self._sync()
+            return await work()
+        return synced
+
+    async def _job(self, name: str, work: Callable[[], Coroutine[Any, Any, T]],
+                   done: Callable[[T, float], None]) -> None:
+        """``work`` on the engine's loop, alone, timed and counted, then ``done`` with what it returned and how many
+        seconds it took (in the job's log context, as everything the job logs)."""
         if self._stopping:
             return
-        self._idle.clear()
-        self._running = asyncio.current_task()
-        token = CYCLE_ID.set(next(self._ids))
-        started = time.monotonic()
-        try:
-            await self._sync()
-            report = await self.engine.cycle()
-        except Exception as exc:
-            self._failed(exc, time.monotonic() - started)
-        else:
-            self._done(report, time.monotonic() - started)
-        finally:
-            CYCLE_ID.reset(token)
-            self._running = None
-            self._idle.set()
+        async with self._one_at_a_time:
+            if self._stopping:
+                return
+            self._idle.clear()
+            self._running = asyncio.current_task()
+            token = CYCLE_ID.set(next(self._ids))
+            started = time.monotonic()
+            try:
+                result = await self._engine_loop.run(work())
+            except Exception as exc:
+                self._failed(name, exc, time.monotonic() - started)
+            else:
+                seconds = time.monotonic() - started
+                self.metrics.job_done(name, seconds)
+                done(result, seconds)
+            finally:
+                CYCLE_ID.reset(token)
+                self._running = None
+                self._idle.set()
 
-    def _done(self, report: CycleReport, seconds: float) -> None:
-        for action in report.actions:
-            log.info("%s %s: %s", action.kind.value, action.component or "the fabric", action.reason,
-                     extra={"component": str(action.component) if action.component else None, "rule": action.rule,
-                            "decision": action.kind.value, "dry_run": action.dry_run})
-        for failure in report.failed:
-            log.warning("not done: %s", failure)
-        self.metrics.cycle_done(report, seconds)
+    def _cycled(self, report: CycleReport, seconds: float) -> None:
+        self._log_decisions(report)
+        self.metrics.report_done(report)
+        self.metrics.poll_seconds.observe(report.poll_seconds)
         counters = {name: int(getattr(report, name)) for name in REPORT_COUNTS}
         counters.update(findings=len(report.findings), actions=len(report.actions), failed=len(report.failed))
         self._status = self._next_status(report.at, error=None, counters=counters, reachable=True)
@@ -121,27 +219,48 @@ class DaemonRuntime:
         log.info("cycle done in %.3f s: %d events, %d findings, %d decisions, %d failed", seconds, report.events,
                  len(report.findings), len(report.actions), len(report.failed))
 
-    def _failed(self, exc: Exception, seconds: float) -> None:
+    def _reconciled(self, report: CycleReport, seconds: float) -> None:
+        self._log_decisions(report)
+        self.metrics.report_done(report)
+        self._record_state(report.at)
+        log.info("reconcile done in %.3f s: %d decisions, %d failed", seconds, len(report.actions),
+                 len(report.failed))
+
+    def _polled(self, moved: int, seconds: float) -> None:
+        log.info("ticket poll done in %.3f s: %d ticket(s) found resolved or closed", seconds, moved)
+        if moved:
+            self.wake()
+
+    @staticmethod
+    def _log_decisions(report: CycleReport) -> None:
+        for action in report.actions:
+            log.info("%s %s: %s", action.kind.value, action.component or "the fabric", action.reason,
+                     extra={"component": str(action.component) if action.component else None, "rule": action.rule,
+                            "decision": action.kind.value, "dry_run": action.dry_run})
+        for failure in report.failed:
+            log.warning("not done: %s", failure)
+
+    def _failed(self, job: str, exc: Exception, seconds: float) -> None:
         error = as_fabric_error(exc)
         kind = error.kind.value if error is not None else "bug"
         if error is None:
-            log.exception("cycle failed (a bug): %s", exc)
+            log.exception("%s failed (a bug): %s", job, exc)
         else:
-            log.warning("cycle failed (%s): %s", kind, error)
-        self.metrics.cycle_failed(kind, seconds)
-        now = self.engine.clock()
-        self._status = self._next_status(now, error=f"{kind}: {error or exc}", counters=self._status.counters,
-                                         reachable=error is None or error.kind is not ErrorKind.UFM, cycled=False)
+            log.warning("%s failed (%s): %s", job, kind, error)
+        self.metrics.job_failed(job, kind, seconds)
+        if job == CYCLE_JOB:
+            self._status = self._next_status(self.engine.clock(), error=f"{kind}: {error or exc}",
+                                             counters=self._status.counters,
+                                             reachable=error is None or error.kind is not ErrorKind.UFM,
+                                             cycled=False)
 
     def _next_status(self, at: datetime, *, error: str | None, counters: dict[str, int], reachable: bool,
                      cycled: bool = True) -> RuntimeStatus:
         before = self._status
-        return RuntimeStatus(started_at=before.started_at, dry_run=before.dry_run,
-                             interval_seconds=before.interval_seconds,
-                             last_poll_at=at if cycled else before.last_poll_at,
-                             last_cycle_at=at if cycled else before.last_cycle_at, last_cycle_error=error,
-                             ufm_reachable=reachable, view_refused_since=self.engine.view_refused_since,
-                             guard=guard_figures(self.engine.guard, at), counters=counters)
+        return replace(before, last_poll_at=at if cycled else before.last_poll_at,
+                       last_cycle_at=at if cycled else before.last_cycle_at, last_cycle_error=error,
+                       ufm_reachable=reachable, view_refused_since=self.engine.view_refused_since,
+                       guard=guard_figures(self.engine.guard, at), counters=counters)
 
     def _record_state(self, now: datetime) -> None:
         lifecycles = Counter(record.lifecycle for record in self.engine.state.components.values())

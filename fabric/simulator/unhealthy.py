@@ -2,9 +2,12 @@
 
 Entry fields from the UFM REST guide (list example): ``UnhealthyGUID``, ``UnhealthyPort``,
 ``UnhealthyPortNumber``, ``UnhealthyPortDname``, ``UnhealthyNode``, ``Peer*``, ``State``, ``Condition``,
-``StatusTime``.  The requested port is put on the "Unhealthy" side (which side UFM uses is UNCONFIRMED);
-``State`` holds the action (``isolate``/``no_discover``; UNCONFIRMED wording) and ``Condition`` is a
-string (``MANUAL`` for a PUT), as in the list example.
+``StatusTime``.  The port asked for is put on the ``Peer*`` side and the far end of its cable on the
+``Unhealthy*`` side, which is what NVIDIA's own ``batch_isolate_devices.py`` (UFM SDK) expects: it marks switch
+ports and then waits until no entry has ``PeerGUID`` and ``PeerPortDname`` equal to them. The REST guide does not
+say; a port with no cable is on the ``Unhealthy*`` side with ``N/A`` peers. ``State`` holds the action
+(``isolate``/``no_discover``; UNCONFIRMED wording) and ``Condition`` is a string (``MANUAL`` for a PUT), as in the
+list example.
 """
 
 from __future__ import annotations
@@ -23,17 +26,18 @@ UNHEALTHY_ACTIONS = ("isolate", "no_discover")
 @dataclass(slots=True)
 class UnhealthyEntry:
     port: PortRef
+    """The port asked for (or the SM's health policy found)."""
     peer: PortRef | None
     action: str
     condition: str
     since: datetime
 
     def to_rest(self) -> dict[str, Any]:
-        peer = self.peer
+        unhealthy, peer = (self.peer, self.port) if self.peer is not None else (self.port, None)
         return {
-            "UnhealthyGUID": self.port.guid, "UnhealthyPort": self.port.name,
-            "UnhealthyPortNumber": str(self.port.number), "UnhealthyPortDname": self.port.dname,
-            "UnhealthyNode": self.port.system_name,
+            "UnhealthyGUID": unhealthy.guid, "UnhealthyPort": unhealthy.name,
+            "UnhealthyPortNumber": str(unhealthy.number), "UnhealthyPortDname": unhealthy.dname,
+            "UnhealthyNode": unhealthy.system_name,
             "PeerGUID": peer.guid if peer else "N/A", "PeerPort": peer.name if peer else "N/A",
             "PeerPortNumber": str(peer.number) if peer else "N/A", "PeerPortDname": peer.dname if peer else "N/A",
             "PeerNode": peer.system_name if peer else "N/A", "PeerLID": 0,

@@ -38,11 +38,12 @@ class BreakerOps(OpsBase):
             held_count=int(row["held_count"]),
         )
 
-    def _ensure_breaker_row(self, conn: Connection, now: datetime) -> None:
+    def _ensure_breaker_row(self, conn: Connection, now: datetime, *, fabric: str | None = None) -> None:
+        """A running breaker's row for ``fabric`` (this store's by default) unless it has one."""
         conn.execute(
             dialect_insert(conn, breaker)
-            .values(fabric=self.fabric, halted=False, since=None, reason="", storm_dedup_key=None, updated_at=now,
-                    last_held=None, held_count=0)
+            .values(fabric=fabric or self.fabric, halted=False, since=None, reason="", storm_dedup_key=None,
+                    updated_at=now, last_held=None, held_count=0)
             .on_conflict_do_nothing(index_elements=["fabric"])
         )
 

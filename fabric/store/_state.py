@@ -213,14 +213,25 @@ class StateOps(OpsBase):
         with self._conn() as conn:
             return [_decision_record(row) for row in conn.execute(query).mappings()]
 
+    def last_decided(self, kind: ActionKind, rule: str) -> datetime | None:
+        """When the newest decision of ``kind`` by ``rule`` was taken (``None``: never)."""
+        query = sa.select(sa.func.max(decisions.c.at)).where(
+            decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind(kind).value, decisions.c.rule == rule)
+        with self._conn() as conn:
+            at: datetime | None = conn.execute(query).scalar_one()
+        return None if at is None else ensure_utc(at)
 
-    def disables_since(self, since: datetime) -> list[tuple[datetime, ComponentId | None]]:
+    def disables_since(self, since: datetime, *, dry_run_since: datetime | None = None,
+                       ) -> list[tuple[datetime, ComponentId | None]]:
         """Live disables automation decided since ``since`` (convergence writes re-asserting one are left out),
-        oldest first: what the guard's hourly rate counts, rebuilt after a restart."""
+        oldest first: what the guard's hourly rate counts, rebuilt after a restart. With ``dry_run_since``, a dry
+        run's too, those it decided since then (since its scope began: an earlier dry run's are not its own)."""
+        mode = sa.not_(decisions.c.dry_run)
+        if dry_run_since is not None:
+            mode = sa.or_(mode, decisions.c.at >= ensure_utc(dry_run_since))
         query = (sa.select(decisions.c.at, decisions.c.component)
-                 .where(decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind.DISABLE.value,
-                        sa.not_(decisions.c.dry_run), decisions.c.rule != CONVERGE_RULE,
-                        decisions.c.at >= ensure_utc(since))
+                 .where(decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind.DISABLE.value, mode,
+                        decisions.c.rule != CONVERGE_RULE, decisions.c.at >= ensure_utc(since))
                  .order_by(decisions.c.at, decisions.c.id))
         with self._conn() as conn:
             return [(at, None if component is None else ComponentId.parse(component))

@@ -25,6 +25,7 @@ from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
 from fabric.store._intents import IntentOps
 from fabric.store._requests import RequestOps
+from fabric.store._scopes import ScopeOps, dry_run_key
 from fabric.store._state import StateOps
 from fabric.store._tickets import TicketOps
 from fabric.store.engine import create_store_engine, normalise_url
@@ -38,24 +39,40 @@ from fabric.store.migrations import (
 )
 from fabric.store.records import SchemaTooNewError, StoreError
 
-__all__ = ["Store", "Transaction", "database_errors"]
+__all__ = ["ScopedStore", "Store", "Transaction", "database_errors"]
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class _Operations(StateOps, IntentOps, TicketOps, ControlOps, BreakerOps, RequestOps):
+class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps):
     """Every store operation; where it runs is up to ``_conn``."""
+
+    would_be: bool = False
+    """These operations are on a dry run's would-be state (``dry_run_scope``), not the fabric's."""
+
+    def dry_run_scope(self) -> _Operations:
+        """The same operations on the rows of this fabric's dry run (``fabric.store._scopes``), in the same
+        transaction or store. Only the desired state (components, the breaker, the storm window) is kept there."""
+        raise NotImplementedError
+
+    def state_scope(self) -> _Operations:
+        """Where the desired state the running mode keeps is read: the dry run's while one is kept (a dry run
+        keeps it, a live start drops it), else the fabric's own."""
+        if self.would_be:
+            return self
+        return self.dry_run_scope() if self.dry_run_kept() else self
 
 
 class Transaction(_Operations):
     """The store's operations inside one open transaction (from ``Store.transaction()``)."""
 
-    def __init__(self, connection: Connection, *, fabric: str, clock: Clock) -> None:
+    def __init__(self, connection: Connection, *, fabric: str, clock: Clock, would_be: bool = False) -> None:
         self._connection = connection
         self.fabric = fabric
         self._clock = clock
+        self.would_be = would_be
 
     @property
     def connection(self) -> Connection:
@@ -65,6 +82,29 @@ class Transaction(_Operations):
     def _conn(self) -> AbstractContextManager[Connection]:
         return nullcontext(self._connection)
 
+    def dry_run_scope(self) -> Transaction:
+        if self.would_be:
+            return self
+        return Transaction(self._connection, fabric=dry_run_key(self.fabric), clock=self._clock, would_be=True)
+
+
+class ScopedStore(_Operations):
+    """A store's operations on its dry run's rows (``Store.dry_run_scope``), each in a transaction of its own on the
+    store's engine."""
+
+    would_be = True
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.fabric = dry_run_key(store.fabric)
+        self._clock = store.now
+
+    def _conn(self) -> AbstractContextManager[Connection]:
+        return self._store.engine.begin()
+
+    def dry_run_scope(self) -> ScopedStore:
+        return self
+
 
 class Store(_Operations):
     """The durable state of one fabric's remediation service."""
@@ -73,6 +113,9 @@ class Store(_Operations):
         """Wrap an engine whose schema is already in place (``Store.open`` checks and creates it)."""
         if not fabric:
             raise ValueError("a store needs a fabric name")
+        if not fabric.isprintable():
+            # A dry run's rows are keyed by its fabric's name and a control character (``_scopes``).
+            raise ValueError(f"a fabric name cannot hold control characters: {fabric!r}")
         self._engine = engine
         self.fabric = fabric
         self._clock = clock or _utcnow
@@ -163,6 +206,9 @@ class Store(_Operations):
     def now(self) -> datetime:
         """The store's clock."""
         return self._now()
+
+    def dry_run_scope(self) -> ScopedStore:
+        return ScopedStore(self)
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:

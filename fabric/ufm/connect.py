@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from fabric.envsecrets import UFM_PASSWORD, UFM_TOKEN, EnvSecret, EnvSecretError
 from fabric.errors import ErrorKind, FabricError
 from fabric.ufm.address import DEFAULT_TIMEOUT_S, check_base_url, check_timeout
 from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
@@ -25,15 +25,18 @@ class ConnectError(FabricError, ValueError):
     kind = ErrorKind.CONFIG
 
 
-def _secret(env: str, file: Path | None, what: str) -> str:
+def _secret(env: EnvSecret, file: Path | None, what: str) -> str:
     if file is not None:
         try:
             return file.read_text().strip()
         except OSError as exc:
             raise ConnectError(f"cannot read the {what} file {file}: {exc.strerror or exc}") from None
-    value = os.environ.get(env)
+    try:
+        value = env.read()
+    except EnvSecretError as exc:
+        raise ConnectError(str(exc)) from None
     if not value:
-        raise ConnectError(f"no UFM {what}: set {env} or pass a file")
+        raise ConnectError(f"no UFM {what}: set {env.name} or pass a file")
     return value
 
 
@@ -50,8 +53,8 @@ class UfmTarget:
 
     def auth(self) -> UfmAuth:
         if self.mode is AuthMode.TOKEN:
-            return TokenAuth(_secret("FABRIC_UFM_TOKEN", self.secret_file, "access token"))
-        password = _secret("FABRIC_UFM_PASSWORD", self.secret_file, "password")
+            return TokenAuth(_secret(UFM_TOKEN, self.secret_file, "access token"))
+        password = _secret(UFM_PASSWORD, self.secret_file, "password")
         return SessionAuth(self.user, password) if self.mode is AuthMode.SESSION else BasicAuth(self.user, password)
 
     def client(self) -> UfmClient:

@@ -10,7 +10,7 @@ from fabric.api.context import GuardFigures, RuntimeStatus
 from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
 from fabric.remediation.rules import SWITCH_FAULT
 from fabric.remediation.signals import link_id
-from fabric.store import Store
+from fabric.store import ScopedStore, Store
 from topology.model import End, Fabric
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -27,6 +27,7 @@ class FakeRuntime:
                                                cap=10, disables_last_hour=1, hourly_limit=20),
         counters={"events": 12}))
     reloads: int = 0
+    wakes: int = 0
 
     def status(self) -> RuntimeStatus:
         return self.live
@@ -34,6 +35,9 @@ class FakeRuntime:
     async def reload(self) -> str:
         self.reloads += 1
         return "rules unchanged, 1 silence"
+
+    def wake(self) -> None:
+        self.wakes += 1
 
 
 def link(a: tuple[str, str], b: tuple[str, str]) -> ComponentId:
@@ -51,7 +55,7 @@ def uplink(plan: Fabric, leaf: str, spine: str) -> ComponentId:
     return link_id(cable.key)
 
 
-def seed(store: Store, plan: Fabric) -> dict[ComponentId, ComponentRecord]:
+def seed(store: Store | ScopedStore, plan: Fabric) -> dict[ComponentId, ComponentRecord]:
     """node01's cable disabled, node02's quarantined, node03's on probation, an uplink of pod01-leaf01 awaiting
     repair, and pod02-leaf01 with an open switch fault (its hosts are behind it)."""
     records = {

@@ -36,7 +36,7 @@ ROUTES = {
     ("get", "/status"), ("get", "/components"), ("get", "/components/{component_id}"), ("get", "/decisions"),
     ("get", "/hosts/{host}/health"), ("get", "/hosts"), ("get", "/silences"), ("post", "/silences"),
     ("delete", "/silences/{silence_id}"), ("post", "/resume"), ("post", "/components/{component_id}/clear"),
-    ("post", "/reload"), ("post", "/webhooks/jira"), ("post", "/webhooks/generic"),
+    ("post", "/reload"), ("post", "/webhooks/jira"), ("post", "/webhooks/generic"), ("get", "/tickets"),
 }
 
 

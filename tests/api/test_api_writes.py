@@ -47,9 +47,11 @@ async def test_a_missing_or_wrong_token_is_401(client: httpx.AsyncClient, store:
 
 
 @pytest.mark.usefixtures("token")
-async def test_resume_is_a_request_recorded_with_who_and_why(client: httpx.AsyncClient, store: Store) -> None:
+async def test_resume_is_a_request_recorded_with_who_and_why(client: httpx.AsyncClient, store: Store,
+                                                              runtime: FakeRuntime) -> None:
     response = await client.post("/resume", json=WHY, headers=AUTH)
     assert response.status_code == 409 and response.json() == {"detail": "automation of fabric test is not halted"}
+    assert runtime.wakes == 0
     store.halt("storm")
     response = await client.post("/resume", json=WHY, headers=AUTH)
     assert response.status_code == 202, response.text
@@ -57,6 +59,7 @@ async def test_resume_is_a_request_recorded_with_who_and_why(client: httpx.Async
     assert (request.kind, request.requested_by, request.reason, request.component) == (
         RequestKind.RESUME, "alice", "CHG-42: storm was a UFM restart", None)
     assert response.json()["id"] == request.id and response.json()["handled_at"] is None
+    assert runtime.wakes == 1  # the engine acts on it at once, not at its next interval
 
 
 @pytest.mark.usefixtures("token")

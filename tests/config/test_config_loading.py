@@ -243,6 +243,8 @@ def test_the_example_message_of_the_brief(tmp_path: Path) -> None:
     ('[tickets]\nbackend = "jira"\n[tickets.jira]\nurl = "https://jira.example.net"\n',
      "tickets: backend is jira but tickets.jira.project is not set"),
     ('[fabric]\nname = ""\n', "fabric.name: String should have at least 1 character"),
+    ('[fabric]\nname = "lab\\u001fdry-run"\n', "fabric.name: must be printable (no control characters): "
+                                              "'lab\\x1fdry-run'"),
     ('[daemon]\ninterval = "0"\n', "daemon.interval: must be longer than zero, got 0s"),
     ("policy = 3\n", "policy: Input should be a valid dictionary or instance of PolicySection"),
 ])
@@ -279,18 +281,22 @@ def test_secrets_in_the_file_are_refused(tmp_path: Path) -> None:
     path = write(tmp_path, '[ufm]\nurl = "https://ufm"\npassword = "hunter2"\n[tickets.jira]\ntoken = "t0k"\n')
     found = problems(path)
     assert found == [
-        f"{path}: ufm.password: secrets are never read from the file: set FABRIC_UFM_PASSWORD "
-        "(or FABRIC_UFM_TOKEN) in the environment, or name a file in ufm.secret_file",
-        f"{path}: tickets.jira.token: secrets are never read from the file: set FABRIC_JIRA_TOKEN in the "
+        f"{path}: ufm.password: secrets are never read from the file: set FABRIC_UFM__PASSWORD "
+        "(or FABRIC_UFM__TOKEN) in the environment, or name a file in ufm.secret_file",
+        f"{path}: tickets.jira.token: secrets are never read from the file: set FABRIC_TICKETS__JIRA__TOKEN in the "
         "environment, or name a file in tickets.jira.token_file",
     ]
     assert not any("hunter2" in p or "t0k" in p for p in found)
 
 
-def test_secrets_in_nested_variables_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FABRIC_UFM__PASSWORD", "hunter2")
-    (problem,) = problems(None)
-    assert problem.startswith("FABRIC_UFM__PASSWORD: set FABRIC_UFM_PASSWORD") and "hunter2" not in problem
+def test_secrets_in_nested_variables_not_read_from_there_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABRIC_UFM__SECRET", "hunter2")
+    monkeypatch.setenv("FABRIC_TICKETS__JIRA__PASSWORD", "t0k")
+    assert problems(None) == [
+        "FABRIC_TICKETS__JIRA__PASSWORD: set FABRIC_TICKETS__JIRA__TOKEN in the environment, or name a file in "
+        "tickets.jira.token_file",
+        "FABRIC_UFM__SECRET: set FABRIC_UFM__PASSWORD (or FABRIC_UFM__TOKEN) in the environment, or name a file in "
+        "ufm.secret_file"]
 
 
 def test_the_secret_comes_from_the_environment_and_never_shows(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -318,9 +324,9 @@ def test_the_secret_file_wins_and_is_read_when_asked(tmp_path: Path, monkeypatch
 
 
 def test_a_missing_secret_says_where_to_put_it() -> None:
-    with pytest.raises(ConfigError, match=r"no UFM password: set FABRIC_UFM_PASSWORD or ufm\.secret_file"):
+    with pytest.raises(ConfigError, match=r"no UFM password: set FABRIC_UFM__PASSWORD or ufm\.secret_file"):
         load_config().ufm.secret()
-    with pytest.raises(ConfigError, match="no Jira API token: set FABRIC_JIRA_TOKEN"):
+    with pytest.raises(ConfigError, match="no Jira API token: set FABRIC_TICKETS__JIRA__TOKEN or "):
         load_config().tickets.jira.token()
 
 

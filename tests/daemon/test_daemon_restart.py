@@ -1,4 +1,5 @@
-"""A live daemon stopped by SIGTERM while it acts, then started again: every side effect happens exactly once."""
+"""A live daemon stopped by SIGTERM while it acts, then started again: every side effect happens exactly once. A dry
+run's daemon restarted goes on from what it would have done; started live, the same database acts on none of it."""
 
 from __future__ import annotations
 
@@ -48,3 +49,31 @@ def test_sigterm_while_acting_then_restart_loses_and_repeats_nothing(stop: str, 
         tickets = wiring.local_tickets(store).list()
     assert kinds.count(ActionKind.DISABLE) == 1 and kinds.count(ActionKind.TICKET) == 1, kinds
     assert len(tickets) == 1
+
+
+def test_a_dry_run_daemon_restarted_keeps_what_it_would_have_disabled_and_live_ignores_it(tiny_plan: Path,
+                                                                                          tmp_path: Path) -> None:
+    db = tmp_path / "fabric.db"
+    migrate(db)
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        with daemon(config, port, tmp_path / "first.log") as first:
+            first.wait_for("a first cycle", lambda: first.cycles() >= 1)
+            sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+            sim.advance(300)
+            first.wait_for("the would-be disable", lambda: first.metric("fabric_decisions_total", kind="disable") == 1)
+            assert first.signal(signal.SIGTERM) == 0
+        with daemon(config, port, tmp_path / "second.log") as second:
+            second.wait_for("three cycles", lambda: second.cycles() >= 3)
+            status = second.get("/status").json()
+            assert status["would_be"] and status["components"]["disabled"] == 1, status
+            assert second.metric("fabric_decisions_total", kind="disable") == 0  # not decided again
+            assert second.signal(signal.SIGTERM) == 0
+        live = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False)
+        with daemon(live, port, tmp_path / "live.log") as third:
+            third.wait_for("three cycles", lambda: third.cycles() >= 3)
+            status = third.get("/status").json()
+            assert not status["would_be"] and status["components"]["disabled"] == 0, status
+            assert third.signal(signal.SIGTERM) == 0
+        assert _disabled(sim.url) == []

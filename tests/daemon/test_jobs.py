@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from fabric.daemon.jobs import CYCLE_JOB, start_scheduler, stop_taking_cycles
+from fabric.daemon.jobs import CYCLE_JOB, Job, start_scheduler, stop_taking_cycles
 from fabric.daemon.metrics import DaemonMetrics
 
 
@@ -23,7 +23,8 @@ def test_a_cycle_longer_than_the_interval_is_not_joined_by_a_second_and_the_skip
             await release.wait()
             running -= 1
 
-        scheduler = start_scheduler(cycle, timedelta(seconds=1), metrics, asyncio.get_running_loop())
+        scheduler = start_scheduler([Job(CYCLE_JOB, cycle, timedelta(seconds=1), at_once=True)], metrics,
+                                    asyncio.get_running_loop())
         try:
             for _ in range(100):  # bounded: the second run is due one second after the first started
                 skipped = metrics.registry.get_sample_value("fabric_scheduler_misfires_total",

@@ -87,7 +87,10 @@ def _exercise_endpoints(sim: Sim, http: httpx.Client, prefix: str) -> None:
                    json={"ports": [other], "ports_policy": "UNHEALTHY", "action": "isolate"})
     assert put.status_code == 200
     entry = http.get(f"{prefix}/app/unhealthy_ports/{other}").json()
-    assert entry["UnhealthyPort"] == other and entry["Condition"] == "MANUAL"
+    # The port asked for on the Peer side, as NVIDIA's batch_isolate_devices.py reads it; its cable's far end on
+    # the Unhealthy side.
+    assert entry["PeerPort"] == other and entry["Condition"] == "MANUAL"
+    assert entry["UnhealthyPort"] not in (other, "N/A")
     assert http.put(f"{prefix}/app/unhealthy_ports",
                     json={"ports": ["0000000000000001_1"], "ports_policy": "UNHEALTHY"}).status_code == 400
     action = http.post(f"{prefix}/actions", json={

@@ -226,7 +226,7 @@ def test_sm_unhealthy_port(sim: Sim) -> None:
     async def read() -> None:
         async with sim.client() as ufm:
             entry = (await ufm.unhealthy_ports())[0]
-            assert entry.port_name == port and entry.Condition == ["FLAPPING"]
+            assert entry.peer_port_name == port and entry.Condition == ["FLAPPING"]  # the Peer side: see unhealthy.py
     run(read())
 
 

@@ -167,3 +167,27 @@ def test_host_links_count_against_the_blast_radius_and_the_rate() -> None:
     rated.take_out(hosts[0], T0)
     assert rated.verdict(hosts[1], T0 + timedelta(minutes=30)).limit == "rate"
     assert rated.verdict(hosts[1], T0 + timedelta(minutes=61)).allowed
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(SWITCH_CABLES), st.sampled_from(["down", "up", "take_out", "put_back"]),
+                          st.sampled_from([0, 1, 7])), max_size=80),
+       st.sampled_from([0.5, 0.75, 0.9]))
+def test_a_guard_carried_over_to_new_settings_counts_what_one_built_on_them_saw(
+        steps: list[tuple[tuple[End, End], str, int]], c: float) -> None:
+    """A reload's new guard judges with its own settings exactly what a guard under them all along would have."""
+    before, all_along = CapacityGuard(H100), CapacityGuard(H100, GuardSettings(c=c))
+    now = T0
+    for cable, step, minutes in steps:
+        now += timedelta(minutes=minutes)
+        for guard in (before, all_along):
+            if step == "take_out":
+                guard.take_out(cable, now)
+            else:
+                {"down": guard.mark_down, "up": guard.mark_up, "put_back": guard.put_back}[step](cable)
+    carried = CapacityGuard(H100, GuardSettings(c=c))
+    carried.carry_over(before)
+    assert (carried.paths, carried.out, carried.disabled, list(carried.recent)) == (
+        all_along.paths, all_along.out, all_along.disabled, list(all_along.recent))
+    assert [carried.verdict(cable, now) for cable in SWITCH_CABLES[:40]] == [
+        all_along.verdict(cable, now) for cable in SWITCH_CABLES[:40]]

@@ -1,0 +1,73 @@
+"""A dry run's would-be state, kept across restarts so that its report says what live mode would really do.
+
+A dry run decides as live mode would and writes nothing to UFM or the ticket system. The desired state it reaches
+(the links it would have disabled, the breaker's halt, the storm window) is kept in a scope of its own
+(``Store.dry_run_scope``), never in the fabric's: live mode reads only what is real, and starts from what UFM
+shows. After a restart the dry run goes on from its would-be state: it does not disable again what it would have
+disabled, its guard counts those against the cap and the hourly rate, and a halt lasts until resumed.
+
+Switching modes: a live start drops the dry run's scope, and a dry run with none kept begins it as a copy of live
+mode's state (recorded as a decision, the first line of its report). A dry run after a live period thus starts
+from what live mode really holds, not from a would-be state that live mode has since made stale.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from fabric.remediation.domain import Action, ActionKind, Lifecycle
+from fabric.remediation.policy import FabricContext, PolicyState
+from fabric.remediation.view import FabricView
+from fabric.store import ScopedStore, Store
+from topology.guard import RATE_WINDOW, CapacityGuard
+
+log = logging.getLogger(__name__)
+
+DRY_RUN_RULE = "dry_run"
+"""The rule of the decision that records where a dry run's would-be state began."""
+
+_WOULD_BE_DISABLED = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR})
+
+
+def state_store(store: Store, *, dry_run: bool, now: datetime) -> Store | ScopedStore:
+    """Where this start reads the desired state from: live mode's own, after dropping a dry run's; a dry run's
+    scope, begun from live mode's state if none is kept."""
+    if not dry_run:
+        if store.drop_dry_run():
+            log.info("fabric %s: live mode starts from what UFM shows; the dry run's would-be state is dropped",
+                     store.fabric)
+        return store
+    if not store.dry_run_kept():
+        with store.transaction() as tx:
+            tx.begin_dry_run()
+            held = tx.dry_run_scope()
+            out = sum(1 for r in held.components().values() if r.lifecycle is not Lifecycle.HEALTHY)
+            halted = held.breaker_state().halted
+            tx.record_decision(Action(ActionKind.RECORD, now, DRY_RUN_RULE, (
+                f"dry run begins from live mode's state ({out} components held, automation "
+                f"{'halted' if halted else 'running'}): from here on its states are what live mode would reach"),
+                dry_run=True))
+    return store.dry_run_scope()
+
+
+def restore_guard(state: PolicyState, view: FabricView, context: FabricContext, guard: CapacityGuard,
+                  disabled_ports: set[str], store: Store, now: datetime) -> None:
+    """The guard of a dry run after a restart, as its uninterrupted run had it: the links it would have disabled
+    count against the cap, and its disables of the last hour (those since its scope began) and live mode's against
+    the hourly rate.
+
+    A quarantined link counts as disabled only when UFM shows it so: a dry run re-enables nothing on a resolved
+    ticket, so its would-be quarantines are live mode's, copied when it began, and UFM shows which of those live
+    mode could take out. Nothing is decided here: live mode's rebuild converges UFM, a dry run has nothing to
+    converge.
+    """
+    began = store.last_decided(ActionKind.RECORD, DRY_RUN_RULE)
+    guard.remember_disables(at for at, _ in store.disables_since(now - RATE_WINDOW, dry_run_since=began or now))
+    for component, record in sorted(state.components.items()):
+        cable = context.cables.get(component)
+        if cable is None:
+            continue
+        if record.lifecycle in _WOULD_BE_DISABLED or (
+                record.lifecycle is Lifecycle.QUARANTINED and view.port_to_act_on(component) in disabled_ports):
+            guard.restore(cable)

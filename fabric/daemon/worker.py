@@ -1,0 +1,48 @@
+"""The engine's own event loop, in a thread of its own, so that nothing the engine does blocks the API.
+
+The engine's cycle is mostly synchronous work between its awaits: the pipeline's detectors and policy (a storm of
+100,000 events is about a second of Python), the store's SQLite writes, the guard. On the loop that serves the
+API, each of those would hold every request behind it, `/readyz` and host health included. So the daemon runs
+two loops: uvicorn and the scheduler on the main thread's, and everything that touches the engine, the UFM
+client and the simulator's clock on this one. The scheduler's jobs hand their work over with ``run`` and await
+it; cancelling the awaiting task cancels the work (``run_coroutine_threadsafe`` carries the cancellation over).
+The GIL still lets only one thread run Python at a time, but it is handed over every few milliseconds
+(``sys.getswitchinterval``), so a request waits for a slice, not for the whole cycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+T = TypeVar("T")
+
+
+class EngineLoop:
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="engine", daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    async def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """``work`` run on the engine's loop, awaited from the caller's."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+
+    def close(self) -> None:
+        """Let the loop's worker threads (``asyncio.to_thread``: the ticket backends) finish, stop the loop."""
+        if not self._thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(self._loop.shutdown_default_executor(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()

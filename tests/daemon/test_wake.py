@@ -1,0 +1,66 @@
+"""Waking the cycle: at once when idle; once more right after the running cycle, never into it (a skipped run)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from datetime import UTC, datetime
+
+from fabric.config import ServiceConfig
+from fabric.controller.engine import CycleReport
+from fabric.daemon.metrics import DaemonMetrics
+from fabric.daemon.runtime import DaemonRuntime
+from fabric.daemon.worker import EngineLoop
+from fabric.remediation.policy import PolicyState
+from topology.generate import PRESETS, fat_tree
+from topology.guard import CapacityGuard
+
+NOW = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+
+
+class HeldEngine:
+    """An engine whose first cycle runs until released (its coroutines run on the engine's loop, in a thread)."""
+
+    dry_run = True
+    view_refused_since = None
+
+    def __init__(self) -> None:
+        self.guard = CapacityGuard(fat_tree(PRESETS["tiny"]))
+        self.state = PolicyState()
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.cycles = 0
+
+    def clock(self) -> datetime:
+        return NOW
+
+    async def cycle(self, *, poll_tickets: bool) -> CycleReport:
+        self.cycles += 1
+        if self.cycles == 1:
+            self.entered.set()
+            await asyncio.to_thread(self.release.wait, 10)
+        return CycleReport(NOW)
+
+
+def test_a_wake_during_a_cycle_runs_the_cycle_again_after_it_and_a_wake_when_idle_at_once() -> None:
+    async def scenario() -> list[str]:
+        engine = HeldEngine()
+        woken: list[str] = []
+
+        async def synced() -> None:
+            return None
+
+        with EngineLoop() as loop:
+            runtime = DaemonRuntime(engine, ServiceConfig(), "test.toml", loop, synced,  # type: ignore[arg-type]
+                                    DaemonMetrics(), NOW)
+            runtime.wake_with(lambda: woken.append("cycle now"))
+            running = asyncio.ensure_future(runtime.cycle())
+            await asyncio.to_thread(engine.entered.wait, 10)
+            runtime.wake()  # a delivery stored while the cycle runs
+            woken.append("during")
+            engine.release.set()
+            await running
+            woken.append("after")
+            runtime.wake()
+        return woken
+
+    assert asyncio.run(scenario()) == ["during", "cycle now", "after", "cycle now"]
