@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from benchmarks.measure import Measurement
 
 if TYPE_CHECKING:
+    from fabric.simulator import faults
     from fabric.simulator.catalog import EventSpec
     from fabric.simulator.events import EventRecord
     from fabric.simulator.naming import EventObject
@@ -69,6 +70,31 @@ def _noise_specs() -> dict[int, EventSpec]:
     }
 
 
+def week_faults(rng: random.Random, *, storm_events: int) -> list[tuple[float, faults.Step]]:
+    """A week of h100-4k's faults as (seconds from the week's start, step): a storm of ``storm_events`` threshold
+    events over ten minutes every day, 400 flapping links, 150 BER escalations, 100 link downs, 60 degraded links,
+    60 ports the SM marks unhealthy, 40 switch reboots and two waves of 20-60 host reboots a day."""
+    from fabric.simulator import faults
+
+    week = DAYS * 86400.0
+    plan: list[tuple[float, faults.Step]] = []
+    for day in range(DAYS):
+        plan.append((day * 86400 + rng.uniform(0, 80000), faults.Storm(count=storm_events, duration=600.0)))
+    plan += [(rng.uniform(0, week), faults.Flap(link="random:switch", cycles=rng.randint(2, 8),
+                                                period=rng.uniform(20, 600))) for _ in range(400)]
+    plan += [(rng.uniform(0, week), faults.Ber(port="random:switch")) for _ in range(150)]
+    plan += [(rng.uniform(0, week), faults.LinkDown(link="random", duration=rng.uniform(1, 3600)))
+             for _ in range(100)]
+    plan += [(rng.uniform(0, week), faults.Degrade(link="random:switch", width="1x", duration=3600.0))
+             for _ in range(60)]
+    plan += [(rng.uniform(0, week), faults.Unhealthy(port="random:switch")) for _ in range(60)]
+    plan += [(rng.uniform(0, week), faults.SwitchReboot(switch="random", downtime=rng.uniform(60, 600)))
+             for _ in range(40)]
+    plan += [(rng.uniform(0, week), faults.HostReboot(count=rng.randint(20, 60), stagger=60.0,
+                                                      downtime=rng.uniform(120, 900))) for _ in range(2 * DAYS)]
+    return plan
+
+
 class _Week:
     """One simulated week of h100-4k: fault steps on the simulator's clock, periodic and routine events rendered
     by the simulator's own event records (same names, same line format)."""
@@ -101,27 +127,10 @@ class _Week:
     def steps(self) -> None:
         """Fault steps the simulator runs: storms, flaps, BER, link downs, degraded links, unhealthy ports,
         switch reboots, host reboots."""
-        from fabric.simulator import faults
-
-        rng, week, state = self.rng, self.week, self.state
-        plan: list[tuple[float, faults.Step]] = []
-        for day in range(DAYS):
-            plan.append((day * 86400 + rng.uniform(0, 80000), faults.Storm(count=20_000, duration=600.0)))
-        plan += [(rng.uniform(0, week), faults.Flap(link="random:switch", cycles=rng.randint(2, 8),
-                                                    period=rng.uniform(20, 600))) for _ in range(400)]
-        plan += [(rng.uniform(0, week), faults.Ber(port="random:switch")) for _ in range(150)]
-        plan += [(rng.uniform(0, week), faults.LinkDown(link="random", duration=rng.uniform(1, 3600)))
-                 for _ in range(100)]
-        plan += [(rng.uniform(0, week), faults.Degrade(link="random:switch", width="1x", duration=3600.0))
-                 for _ in range(60)]
-        plan += [(rng.uniform(0, week), faults.Unhealthy(port="random:switch")) for _ in range(60)]
-        plan += [(rng.uniform(0, week), faults.SwitchReboot(switch="random", downtime=rng.uniform(60, 600)))
-                 for _ in range(40)]
-        plan += [(rng.uniform(0, week), faults.HostReboot(count=rng.randint(20, 60), stagger=60.0,
-                                                          downtime=rng.uniform(120, 900))) for _ in range(2 * DAYS)]
-        for when, step in plan:
+        state = self.state
+        for when, step in week_faults(self.rng, storm_events=20_000):
             state.schedule(when, step.kind, functools.partial(step.apply, state))
-        state.advance(week)
+        state.advance(self.week)
         assert not state.errors, state.errors[:3]
         self.records += state.events._log
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -12,13 +11,8 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks.daemon_harness import free_port
 from benchmarks.measure import Measurement, run_command
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_ready(url: str, deadline_s: float = 120.0) -> None:
@@ -34,7 +28,7 @@ def _wait_ready(url: str, deadline_s: float = 120.0) -> None:
 
 
 def run(workdir: Path) -> list[Measurement]:
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     fabricctl = str(Path(sys.executable).with_name("fabricctl"))
     log = (workdir / "simulator.log").open("w")

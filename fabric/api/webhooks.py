@@ -8,29 +8,37 @@ Answers: 202 ``accepted`` (stored), 200 ``duplicate`` (this delivery was stored 
 changes nothing), 202 ``ignored`` (not a ticket of this fabric), 400 a payload that says nothing usable (the
 detail names the field), 401 a missing or wrong signature or token, 413 a body over ``MAX_BODY_BYTES`` (refused
 while it is read, not after).
+
+A delivery is committed before it is answered. The deliveries that arrive while one commit is under way are
+stored together in the next transaction (``_Deliveries``: a group commit), so that a burst costs one ``fsync`` per
+commit rather than one per delivery, and the store is only ever written from one worker thread at a time, never
+on the event loop. Each outcome, refusals included, is counted through ``count_deliveries`` (the daemon's
+Prometheus counter).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, SecretStr
 
 from fabric.api.context import ApiContext
 from fabric.config import ConfigError
 from fabric.controller.deliveries import delivery_payload
-from fabric.store import Store
+from fabric.store import NewDelivery, Store
 from tickets.events import MAX_BODY_BYTES, TicketEvent, TicketEventError, generic_event, jira_event, parse_body
 
-__all__ = ["DeliveryAnswer", "Outcome", "webhook_router"]
+__all__ = ["DeliveryAnswer", "DeliveryCounter", "Outcome", "Refusal", "count_deliveries", "webhook_router"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +54,34 @@ class Outcome(StrEnum):
     IGNORED = "ignored"
 
 
+class Refusal(StrEnum):
+    """Why a delivery was refused (the label of its count; the answer's detail says more)."""
+
+    UNSIGNED = "unsigned"
+    """No signature (Jira) or no bearer token (generic)."""
+    BAD_SIGNATURE = "bad_signature"
+    """A signature or token that does not match."""
+    TOO_LARGE = "too_large"
+    MALFORMED = "malformed"
+    UNAVAILABLE = "unavailable"
+    """The secret or token file cannot be read, or the database refused the delivery."""
+
+
 _STATUS = {Outcome.ACCEPTED: 202, Outcome.DUPLICATE: 200, Outcome.IGNORED: 202}
+
+DeliveryCounter = Callable[[str, str], None]
+"""Told ``(source, outcome)`` once per delivery: an ``Outcome`` or a ``Refusal`` value."""
+
+
+def count_deliveries(app: FastAPI, counter: DeliveryCounter) -> None:
+    """Have the webhook endpoints of ``app`` report each delivery's outcome to ``counter``."""
+    app.state.delivery_counter = counter
+
+
+class _Refused(HTTPException):
+    def __init__(self, refusal: Refusal, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(status, detail, headers)
+        self.refusal = refusal
 
 
 class DeliveryAnswer(BaseModel):
@@ -59,6 +94,7 @@ class DeliveryAnswer(BaseModel):
 def webhook_router() -> APIRouter:
     """The two webhook endpoints; they read the service's ``ApiContext`` from ``request.app.state.context``."""
     router = APIRouter(tags=["webhooks"])
+    deliveries = _Deliveries()
     answers: dict[int | str, dict[str, Any]] = {
         200: {"model": DeliveryAnswer, "description": "a repeat of a delivery stored already: nothing changes"},
         202: {"model": DeliveryAnswer, "description": "stored for the engine's next cycle, or ignored (not a "
@@ -75,12 +111,13 @@ def webhook_router() -> APIRouter:
         """A Jira webhook (Cloud or Data Center). When ``[tickets] webhook_secret`` is set, ``X-Hub-Signature:
         sha256=<hex>`` must be the HMAC-SHA256 of the raw body with it."""
         context = _context(request)
-        raw = await _body(request)
-        secret = _secret(context.config.tickets.webhook_secret)
-        if secret is not None:
-            _check_signature(raw, request.headers.get(SIGNATURE_HEADER), secret)
-        event = _event(jira_event, raw, request.headers.get(IDENTIFIER_HEADER))
-        return await _store(context, event)
+        with _counted(request, "jira"):
+            raw = await _body(request)
+            secret = _secret(context.config.tickets.webhook_secret)
+            if secret is not None:
+                _check_signature(raw, request.headers.get(SIGNATURE_HEADER), secret)
+            event = _event(jira_event, raw, request.headers.get(IDENTIFIER_HEADER))
+            return await _store(request, deliveries, context, event)
 
     @router.post("/webhooks/generic", summary="A ticket's new status, from any sender", responses=answers,
                  response_model=DeliveryAnswer,
@@ -89,9 +126,10 @@ def webhook_router() -> APIRouter:
         """``{"ticket": KEY, "status": "resolved" | "reopened"}`` with ``Authorization: Bearer <[tickets]
         webhook_token>`` (Jira Automation's "send web request", ServiceNow, scripts)."""
         context = _context(request)
-        _check_token(request.headers.get("Authorization"), _secret(context.config.tickets.webhook_token))
-        event = _event(generic_event, await _body(request), None)
-        return await _store(context, event)
+        with _counted(request, "generic"):
+            _check_token(request.headers.get("Authorization"), _secret(context.config.tickets.webhook_token))
+            event = _event(generic_event, await _body(request), None)
+            return await _store(request, deliveries, context, event)
 
     return router
 
@@ -120,6 +158,22 @@ def _context(request: Request) -> ApiContext:
     return context
 
 
+def _count(request: Request, source: str, outcome: str) -> None:
+    counter: DeliveryCounter | None = getattr(request.app.state, "delivery_counter", None)
+    if counter is not None:
+        counter(source, outcome)
+
+
+@contextlib.contextmanager
+def _counted(request: Request, source: str) -> Iterator[None]:
+    """Count the refusal raised in the block (the stored outcomes are counted by ``_store``)."""
+    try:
+        yield
+    except _Refused as refused:
+        _count(request, source, refused.refusal.value)
+        raise
+
+
 async def _body(request: Request) -> bytes:
     """The raw body, refused (413) as soon as it is known to exceed ``MAX_BODY_BYTES``: from its declared length,
     else while it is read, so an endless body is never held in memory."""
@@ -137,7 +191,7 @@ async def _body(request: Request) -> bytes:
 
 
 def _too_large() -> HTTPException:
-    return HTTPException(413, f"body larger than the {MAX_BODY_BYTES:,} bytes accepted")
+    return _Refused(Refusal.TOO_LARGE, 413, f"body larger than the {MAX_BODY_BYTES:,} bytes accepted")
 
 
 def _secret(read: Callable[[], SecretStr | None]) -> bytes | None:
@@ -145,7 +199,7 @@ def _secret(read: Callable[[], SecretStr | None]) -> bytes | None:
         secret = read()
     except ConfigError as exc:  # a secret file gone or emptied since the service started
         log.error("webhook refused: %s", exc)
-        raise HTTPException(503, "the webhook's secret cannot be read: see the service's log") from None
+        raise _Refused(Refusal.UNAVAILABLE, 503, "the webhook's secret cannot be read: see the service's log") from None
     return None if secret is None else secret.get_secret_value().encode()
 
 
@@ -155,30 +209,37 @@ def _check_signature(raw: bytes, header: str | None, secret: bytes) -> None:
     if method.strip().lower() != "sha256" or not hmac.compare_digest(expected, given.strip().lower().encode(
             "latin-1", "replace")):
         log.warning("webhook /webhooks/jira refused: %s", "a wrong signature" if header else "no signature")
-        raise HTTPException(401, f"{SIGNATURE_HEADER}: {'wrong' if header else 'missing'} signature "
-                                 "(sha256=<HMAC-SHA256 of the body>)")
+        raise _Refused(Refusal.BAD_SIGNATURE if header else Refusal.UNSIGNED, 401,
+                       f"{SIGNATURE_HEADER}: {'wrong' if header else 'missing'} signature "
+                       "(sha256=<HMAC-SHA256 of the body>)")
 
 
 def _check_token(header: str | None, token: bytes | None) -> None:
     scheme, _, given = (header or "").partition(" ")
     if token is None:
-        raise HTTPException(401, "no webhook token is configured: [tickets] webhook_token_file or "
-                                 "FABRIC_TICKETS__WEBHOOK_TOKEN", headers={"WWW-Authenticate": "Bearer"})
+        raise _Refused(Refusal.UNAVAILABLE, 401, "no webhook token is configured: [tickets] webhook_token_file or "
+                       "FABRIC_TICKETS__WEBHOOK_TOKEN", headers={"WWW-Authenticate": "Bearer"})
     if scheme.lower() != "bearer" or not hmac.compare_digest(token, given.strip().encode("latin-1", "replace")):
         log.warning("webhook /webhooks/generic refused: %s", "a wrong token" if header else "no token")
-        raise HTTPException(401, f"Authorization: {'wrong' if header else 'missing'} bearer token",
-                            headers={"WWW-Authenticate": "Bearer"})
+        raise _Refused(Refusal.BAD_SIGNATURE if header else Refusal.UNSIGNED, 401,
+                       f"Authorization: {'wrong' if header else 'missing'} bearer token",
+                       headers={"WWW-Authenticate": "Bearer"})
 
 
 def _event(parse: Callable[..., TicketEvent], raw: bytes, delivery: str | None) -> TicketEvent:
     try:
         return parse(parse_body(raw), delivery=delivery.strip() if delivery and delivery.strip() else None)
     except TicketEventError as exc:
-        raise HTTPException(400, str(exc)) from None
+        raise _Refused(Refusal.MALFORMED, 400, str(exc)) from None
 
 
-async def _store(context: ApiContext, event: TicketEvent) -> JSONResponse:
-    outcome = await asyncio.to_thread(_record, context.store, context.config.tickets.backend, event)
+async def _store(request: Request, deliveries: _Deliveries, context: ApiContext, event: TicketEvent) -> JSONResponse:
+    try:
+        outcome = await deliveries.record(context.store, context.config.tickets.backend, event)
+    except Exception:
+        _count(request, event.source, Refusal.UNAVAILABLE.value)
+        raise
+    _count(request, event.source, outcome.value)
     if outcome is Outcome.ACCEPTED:
         context.runtime.wake()
     log.info("webhook %s delivery %s for ticket %s (%s): %s", event.source, event.delivery, event.key,
@@ -187,8 +248,53 @@ async def _store(context: ApiContext, event: TicketEvent) -> JSONResponse:
     return JSONResponse(answer.model_dump(mode="json"), status_code=_STATUS[outcome])
 
 
-def _record(store: Store, backend: str, event: TicketEvent) -> Outcome:
-    if store.ticket_by_external_key(backend, event.key) is None:
-        return Outcome.IGNORED
-    stored = store.record_delivery(event.delivery, source=event.source, payload=delivery_payload(event))
-    return Outcome.ACCEPTED if stored else Outcome.DUPLICATE
+@dataclass
+class _Deliveries:
+    """Group commit of deliveries: one transaction in one worker thread at a time; the deliveries that arrive
+    meanwhile wait and go together into the next. Each caller is answered once the transaction holding its
+    delivery has committed (or with its error), so nothing is answered before it is durable."""
+
+    waiting: list[tuple[Store, str, TicketEvent, asyncio.Future[Outcome]]] = field(default_factory=list)
+    writer: asyncio.Task[None] | None = None
+    """The task writing (held here: the loop keeps only a weak reference to a task, and one collected while it
+    waits for its thread would leave every later delivery waiting)."""
+
+    async def record(self, store: Store, backend: str, event: TicketEvent) -> Outcome:
+        answer: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self.waiting.append((store, backend, event, answer))
+        if self.writer is None:
+            self.writer = asyncio.get_running_loop().create_task(self._write())
+        return await answer
+
+    async def _write(self) -> None:
+        try:
+            while self.waiting:
+                batch, self.waiting = self.waiting, []
+                # One app serves one store and backend; grouped all the same, so that no delivery goes astray.
+                groups: dict[tuple[int, str], list[tuple[Store, str, TicketEvent, asyncio.Future[Outcome]]]] = {}
+                for entry in batch:
+                    groups.setdefault((id(entry[0]), entry[1]), []).append(entry)
+                for mine in groups.values():
+                    store, backend = mine[0][0], mine[0][1]
+                    try:
+                        outcomes = await asyncio.to_thread(_record, store, backend, [e for _, _, e, _ in mine])
+                    except Exception as exc:
+                        for *_, answer in mine:
+                            if not answer.done():  # done: its caller went away (the sender hung up)
+                                answer.set_exception(exc)
+                    else:
+                        for (*_, answer), outcome in zip(mine, outcomes, strict=True):
+                            if not answer.done():
+                                answer.set_result(outcome)
+        finally:
+            self.writer = None
+
+
+def _record(store: Store, backend: str, events: Sequence[TicketEvent]) -> list[Outcome]:
+    """Store the deliveries naming a ticket of this fabric, in one transaction."""
+    stored = store.record_ticket_deliveries(backend, [
+        NewDelivery(event.delivery, event.source, event.key, delivery_payload(event)) for event in events])
+    return [_OUTCOME[result] for result in stored]
+
+
+_OUTCOME = {True: Outcome.ACCEPTED, False: Outcome.DUPLICATE, None: Outcome.IGNORED}

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 
 from fabric.api.app import PREFIX, install
 from fabric.api.context import ApiContext
+from fabric.api.webhooks import count_deliveries
 from fabric.daemon.metrics import DaemonMetrics
 
 STALE_AFTER_INTERVALS = 3
@@ -29,6 +30,7 @@ def build_app(context: ApiContext, metrics: DaemonMetrics) -> FastAPI:
     app.state.metrics = metrics
     app.include_router(_health_router())
     install(app)  # the API's reads, host health, writes and the webhook receiver
+    count_deliveries(app, metrics.webhook_delivery)
     return app
 
 

@@ -66,6 +66,10 @@ class DaemonMetrics:
         self.hourly_limit = Gauge("fabric_guard_hourly_limit", "The hourly limit on disables.", registry=registry)
         self.worst_leaf = Gauge("fabric_guard_worst_leaf_fraction",
                                 "The worst leaf's paths to core over its planned paths (1: intact).", registry=registry)
+        self.webhook_deliveries = Counter(
+            "fabric_webhook_deliveries", "Ticket webhook deliveries received, by source (jira, generic) and outcome "
+            "(accepted, duplicate, ignored; refused: unsigned, bad_signature, too_large, malformed, unavailable).",
+            ["source", "outcome"], registry=registry)
         self.misfires = Counter("fabric_scheduler_misfires", "Job runs the scheduler skipped, by job and why "
                                 "(missed: too late; busy: the previous run still running).", ["job", "why"],
                                 registry=registry)
@@ -94,6 +98,9 @@ class DaemonMetrics:
             counter.inc(getattr(report, name))
         for name, gauge in self.writes.items():
             gauge.set(getattr(report, name))
+
+    def webhook_delivery(self, source: str, outcome: str) -> None:
+        self.webhook_deliveries.labels(source, outcome).inc()
 
     def state(self, lifecycles: Tally[Lifecycle], halted: bool, guard: GuardFigures) -> None:
         for lifecycle in Lifecycle:

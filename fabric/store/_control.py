@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,8 +12,8 @@ from sqlalchemy.engine import RowMapping
 from fabric.remediation.domain import ComponentId
 from fabric.remediation.muting import check_matcher, silence_matches
 from fabric.store._base import OpsBase, dialect_insert
-from fabric.store.records import CursorRecord, Delivery, Silence
-from fabric.store.schema import event_cursor, silences, webhook_deliveries
+from fabric.store.records import CursorRecord, Delivery, NewDelivery, Silence
+from fabric.store.schema import event_cursor, silences, tickets, webhook_deliveries
 from fabric.store.types import ensure_utc
 
 
@@ -185,6 +186,34 @@ class ControlOps(OpsBase):
             )
             # RETURNING, not rowcount: psycopg reports -1 for an INSERT here.
             return conn.execute(stmt).first() is not None
+
+    def record_ticket_deliveries(self, backend: str, deliveries: Sequence[NewDelivery]) -> list[bool | None]:
+        """Remember, in one transaction and two statements, each delivery naming a ticket of this fabric that
+        ``backend`` has; for each, in order: True (stored), False (this id was seen already, in the store or earlier
+        in ``deliveries``: a retry) or None (no such ticket: not stored). The webhook receiver's group commit."""
+        if not deliveries:
+            return []
+        with self._conn() as conn:
+            known = set(conn.scalars(sa.select(tickets.c.external_key).distinct().where(
+                tickets.c.fabric == self.fabric, tickets.c.backend == backend,
+                tickets.c.external_key.in_({d.ticket for d in deliveries}))))
+            now = self._now()
+            rows = {d.id: {"fabric": self.fabric, "id": d.id, "source": d.source, "received_at": now,
+                           "payload": d.payload, "processed_at": None}
+                    for d in reversed(deliveries) if d.ticket in known}  # reversed: the first of an id's repeats
+            stored: set[str] = set()
+            if rows:
+                stmt = (dialect_insert(conn, webhook_deliveries).values(list(rows.values()))
+                        .on_conflict_do_nothing(index_elements=["fabric", "id"]).returning(webhook_deliveries.c.id))
+                stored = set(conn.scalars(stmt))
+        outcomes: list[bool | None] = []
+        for delivery in deliveries:
+            if delivery.ticket not in known:
+                outcomes.append(None)
+            else:
+                outcomes.append(delivery.id in stored)
+                stored.discard(delivery.id)  # a repeat later in the same batch is a retry
+        return outcomes
 
     def mark_delivery_processed(self, delivery_id: str) -> bool:
         """Record that a delivery was acted on.  False when unknown or already processed."""

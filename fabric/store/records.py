@@ -158,6 +158,17 @@ class Delivery:
 
 
 @dataclass(frozen=True, slots=True)
+class NewDelivery:
+    """A webhook delivery just received, for ``record_ticket_deliveries``: its id, sender and the ticket it names."""
+
+    id: str
+    source: str
+    ticket: str
+    """The backend's key of the ticket the delivery is about (``OPS-123``)."""
+    payload: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class BreakerState:
     """The storm breaker of one fabric.  While halted, no UFM writes."""
 

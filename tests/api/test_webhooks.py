@@ -3,6 +3,7 @@ is stored once, and only tickets of this fabric are kept."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -237,3 +238,30 @@ def test_openapi_describes_both_endpoints_their_bodies_and_answers() -> None:
         post = paths[path]["post"]
         assert post["requestBody"]["content"]["application/json"]["schema"]["required"] == required
         assert {"200", "202", "400", "401", "413"} <= set(post["responses"])
+
+
+def test_deliveries_arriving_together_are_each_stored_once_and_answered_after_their_commit(
+        receiver: Receiver) -> None:
+    """The group commit: deliveries sent at once (each id twice, one for another fabric's ticket) share
+    transactions; each id is stored once, its repeat answered as a duplicate, and every answer comes after the
+    delivery is in the store."""
+    ids = [f"burst-{n}" for n in range(15)]
+    unknown = jira_body("OPS-404")
+
+    async def burst() -> list[tuple[str, int]]:
+        async with httpx.AsyncClient(base_url=receiver.url, timeout=60) as client:
+            async def send(delivery: str, body: bytes) -> tuple[str, int]:
+                response = await client.post("/webhooks/jira", content=body, headers=signed(body, delivery))
+                if response.status_code in (200, 202) and body is not unknown:
+                    assert delivery in receiver.stored()  # committed before it was answered
+                return delivery, response.status_code
+
+            body = jira_body(receiver.ticket)
+            sends = [send(d, body) for d in ids * 2] + [send("burst-unknown", unknown)]
+            return list(await asyncio.gather(*sends))
+
+    answers = asyncio.run(burst())
+    by_id = {d: sorted(code for i, code in answers if i == d) for d in ids}
+    assert by_id == {d: [200, 202] for d in ids}
+    assert ("burst-unknown", 202) in answers
+    assert sorted(receiver.stored()) == sorted(ids)

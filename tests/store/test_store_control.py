@@ -9,7 +9,7 @@ from store_helpers import T0, Db, FakeClock
 from support import run_together
 
 from fabric.remediation.domain import ComponentId, ComponentKind
-from fabric.store import Store, silence_matches
+from fabric.store import NewDelivery, Store, silence_matches
 
 LINK = ComponentId(ComponentKind.LINK, "pod01-leaf03/33|pod01-spine02/5")
 OTHER_LINK = ComponentId(ComponentKind.LINK, "pod02-leaf01/1|pod02-spine01/1")
@@ -143,6 +143,23 @@ def test_webhook_deliveries_are_deduplicated(store: Store, clock: FakeClock) -> 
     assert store.get_delivery("nope") is None
     with pytest.raises(ValueError, match="needs an id"):
         store.record_delivery("", source="jira")
+
+
+def test_a_batch_of_deliveries_stores_those_naming_a_known_ticket_once_each(store: Store) -> None:
+    row, _ = store.claim_ticket("fabric:link-1", backend="local", summary="a link", component=None)
+    store.ticket_opened(row.id, "OPS-1")
+    assert store.record_delivery("d-0", source="jira")
+    batch = [NewDelivery("d-0", "jira", "OPS-1"),  # stored before: a retry
+             NewDelivery("d-1", "jira", "OPS-1", {"n": 1}),
+             NewDelivery("d-2", "jira", "OPS-404"),  # not a ticket of this fabric
+             NewDelivery("d-1", "jira", "OPS-1", {"n": 2}),  # a repeat in the same batch
+             NewDelivery("d-3", "generic", "OPS-1")]
+    assert store.record_ticket_deliveries("local", batch) == [False, True, None, False, True]
+    assert store.record_ticket_deliveries("jira", batch[1:2]) == [None]  # another backend's ticket
+    assert store.record_ticket_deliveries("local", []) == []
+    assert [d.id for d in store.unprocessed_deliveries()] == ["d-0", "d-1", "d-3"]
+    stored = store.get_delivery("d-1")
+    assert stored is not None and stored.payload == {"n": 1}
 
 
 def test_racing_deliveries_are_recorded_once(db: Db) -> None:

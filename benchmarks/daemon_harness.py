@@ -1,0 +1,150 @@
+"""The real daemon and the UFM simulator, each as its own process on loopback, for the daemon's benchmarks.
+
+``fabricctl simulate --plan PLAN --speed 0`` serves UFM with its clock frozen (the benchmark moves it); the daemon
+is ``fabricctl run --config FILE --clock simulator`` on a migrated SQLite database, in dry run (the default), with
+the garbage-collector policy it applies itself (``fabric.daemon.gcpolicy``). Its log (JSON lines) goes to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+PASSWORD = "123456"
+START_BOUND = 300.0
+"""Real seconds the simulator or the daemon may take to start (h100-4k's model and first reading)."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def plan_file(workdir: Path, preset: str) -> Path:
+    """The preset's wiring plan as an NDT CSV, written once."""
+    from topology.formats.ndt import write_ndt
+    from topology.generate import PRESETS, fat_tree
+
+    path = workdir / f"plan-{preset}.csv"
+    if not path.exists():
+        with path.open("w", newline="") as handle:
+            write_ndt(fat_tree(PRESETS[preset]), handle)
+    return path
+
+
+def _wait(what: str, check: Any, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_BOUND
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what}: exited {process.returncode}: {log.read_text()[-1500:]}")
+        try:
+            if check():
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{what}: not within {START_BOUND:g} s: {log.read_text()[-1500:]}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(30)
+
+
+@contextmanager
+def simulator(plan: Path, workdir: Path) -> Iterator[str]:
+    """``fabricctl simulate`` on ``plan`` with its clock frozen; yields its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = workdir / f"simulator-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "simulate", "--plan", str(plan), "--port",
+                                    str(port), "--speed", "0", "--password", PASSWORD],
+                                   stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        _wait("the simulator", lambda: httpx.get(f"{url}/ufmRest/app/versioning", auth=("admin", PASSWORD),
+                                                 timeout=10).status_code == 200, process, log)
+        yield url
+    finally:
+        _stop(process)
+
+
+@dataclass
+class Daemon:
+    process: subprocess.Popen[bytes]
+    api: str
+    log: Path
+
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        from prometheus_client.parser import text_string_to_metric_families
+
+        text = httpx.get(f"{self.api}/api/v1/metrics", timeout=120).text
+        return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                for family in text_string_to_metric_families(text) for sample in family.samples}
+
+    def cycles(self) -> float:
+        return self.metrics().get(("fabric_job_runs_total", (("job", "cycle"), ("outcome", "ok"))), 0.0)
+
+    def lines(self) -> list[dict[str, Any]]:
+        """The log's complete lines (the last may be half written)."""
+        text = self.log.read_text()
+        return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines() if line.startswith("{")]
+
+    def memory_mib(self, field: str = "VmRSS") -> float:
+        """``VmRSS`` (now) or ``VmHWM`` (peak) of the daemon's process."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError(f"no {field} for the daemon")
+
+
+def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port: int, name: str) -> Path:
+    """The daemon's configuration over a fresh SQLite database, migrated (``fabricctl store migrate``: the daemon
+    never migrates)."""
+    from fabric import wiring
+
+    db = workdir / f"daemon-{port}.db"
+    wiring.open_store(f"sqlite:///{db}", fabric=name).close()
+    config = workdir / f"daemon-{port}.toml"
+    config.write_text(f'[fabric]\nname = "{name}"\nplan = "{plan}"\n\n[ufm]\nurl = "{ufm_url}"\n\n'
+                      f'[store]\nurl = "sqlite:///{db}"\n\n[daemon]\ninterval = "{interval}"\n'
+                      f'shutdown_wait = "120s"\n\n[api]\nport = {port}\n')
+    return config
+
+
+@contextmanager
+def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench") -> Iterator[Daemon]:
+    """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
+    cycle; stopped with SIGTERM at the end."""
+    port = free_port()
+    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
+    log = workdir / f"daemon-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock",
+                                    "simulator"], stdout=subprocess.DEVNULL, stderr=sink,
+                                   env={**env, "FABRIC_UFM_PASSWORD": PASSWORD})
+    running = Daemon(process, f"http://127.0.0.1:{port}", log)
+    try:
+        _wait("the daemon's first cycle", lambda: running.cycles() >= 1, process, log)
+        yield running
+    finally:
+        _stop(process)
