@@ -6,19 +6,26 @@ API, each of those would hold every request behind it, `/readyz` and host health
 two loops: uvicorn and the scheduler on the main thread's, and everything that touches the engine, the UFM
 client and the simulator's clock on this one. The scheduler's jobs hand their work over with ``run`` and await
 it; cancelling the awaiting task cancels the work (``run_coroutine_threadsafe`` carries the cancellation over).
-The GIL still lets only one thread run Python at a time, but it is handed over every few milliseconds
-(``sys.getswitchinterval``), so a request waits for a slice, not for the whole cycle.
+The GIL still lets only one thread run Python at a time. A request needs it many times (each read, each write
+of its socket), and a thread asking for it waits up to the switch interval each time while the engine computes: at
+the default 5 ms a ``/status`` answer took a median 578 ms during a storm's cycle, at 0.5 ms (``SWITCH_INTERVAL``,
+set for the process when the engine's thread starts) 15 ms (``benchmarks/bench_daemon.py``, ``docs/benchmarks.md``).
+What one C call holds it for (decoding UFM's event list: about 0.3 s for 100,000 events) still delays requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 T = TypeVar("T")
+
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread runs before the GIL is offered to another that waits (CPython's default: 0.005)."""
 
 
 class EngineLoop:
@@ -27,6 +34,7 @@ class EngineLoop:
         self._thread = threading.Thread(target=self._loop.run_forever, name="engine", daemon=True)
 
     def __enter__(self) -> Self:
+        sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread.start()
         return self
 
