@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.daemon_harness import free_port
 from benchmarks.measure import Measurement, run_command
+from fabric.simulator.server import free_port
 
 
 def _wait_ready(url: str, deadline_s: float = 120.0) -> None:

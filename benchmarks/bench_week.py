@@ -30,8 +30,9 @@ from typing import Any
 import httpx
 
 from benchmarks.bench_replay import DAYS, week_faults
-from benchmarks.daemon_harness import PASSWORD, Daemon, daemon, free_port, plan_file, simulator, write_config
+from benchmarks.daemon_harness import PASSWORD, Daemon, daemon, plan_file, simulator, write_config
 from benchmarks.measure import Measurement
+from fabric.simulator.server import free_port
 
 PRESET = "h100-4k"
 STORM_EVENTS = 5_000

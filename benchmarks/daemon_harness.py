@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,15 +21,11 @@ from typing import Any
 
 import httpx
 
+from fabric.simulator.server import free_port
+
 PASSWORD = "123456"
 START_BOUND = 300.0
 """Real seconds the simulator or the daemon may take to start (h100-4k's model and first reading)."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def plan_file(workdir: Path, preset: str) -> Path:

@@ -15,7 +15,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabric import wiring
+from fabric.simulator.server import free_port
 
 FABRIC = "demo"
 UFM_PASSWORD = "123456"
@@ -41,12 +41,6 @@ BOUND = 60.0
 
 class DaemonFailed(RuntimeError):
     """The daemon exited, or did not do what was waited for in time; the message ends with its log's tail."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _config(workdir: Path, plan: Path, ufm_url: str, database: Path, port: int) -> Path:
@@ -88,7 +82,7 @@ class DemoDaemon:
         for stale in workdir.glob("fabric-remediation.db*"):
             stale.unlink()
         wiring.open_store(self.store_url, fabric=FABRIC).close()  # what `fabricctl store migrate` does
-        port = _free_port()
+        port = free_port()
         self.api = f"http://127.0.0.1:{port}"
         self.log = workdir / "daemon.log"
         self.webhook_secret = secrets.token_hex(16)

@@ -64,6 +64,14 @@ class Ticker:
         self._thread.join(timeout=5)
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now (the kernel's pick), for a server started later in another process: another
+    process may take it meanwhile, which the caller's start-up then reports."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
 def bind_listener(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` (IPv6 when ``host`` has a colon), for ``uvicorn.Server.run(sockets=…)``.
 

@@ -4,7 +4,6 @@ database; every failure of the API is one line and exit 2."""
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from fabric.api.context import ApiContext
 from fabric.cli.app import app as cli
 from fabric.config import ApiSection, ServiceConfig
 from fabric.remediation.domain import Action, ActionKind
+from fabric.simulator.server import free_port
 from fabric.store import Store
 from tickets.base import dedup_key
 from tickets.local import LocalTicketBackend
@@ -152,16 +152,12 @@ def test_a_missing_or_wrong_token_is_one_line(served: str, store: Store, env: di
     assert store.pending_requests() == []
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.mark.parametrize("command", [["status"], ["components", "list"], ["decisions"], ["silence", "list"],
                                      ["silence", "expire", "1", "--reason", "r"]])
 def test_an_unreachable_api_is_one_line(command: list[str]) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     line = one_error_line(runner.invoke(cli, [*command, "--api", url], env=WITH_TOKEN))
     assert f"the API at {url} is unreachable" in line
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,12 +32,6 @@ START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
 PASSWORD = "123456"
 BOUND = 30.0
 """Real seconds any one wait may take (start-up, a cycle, a shutdown) before the test fails."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

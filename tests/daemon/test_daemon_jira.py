@@ -8,10 +8,11 @@ import signal
 from pathlib import Path
 
 import httpx
-from daemon_support import daemon, free_port, migrate, simulator, write_config
+from daemon_support import daemon, migrate, simulator, write_config
 from jira_support import PAT, backend_for, fake_jira
 from webhook_support import SECRET, jira_body, signed
 
+from fabric.simulator.server import free_port
 from tickets.base import dedup_key
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from daemon_support import daemon, free_port, migrate, refused, simulator, write_config
+from daemon_support import daemon, migrate, refused, simulator, write_config
 from support import PG_ENV
 
 from fabric import wiring
+from fabric.simulator.server import free_port
 from fabric.store.migrations import SCHEMA_VERSION
 
 

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from daemon_support import PASSWORD, Daemon, daemon, free_port, migrate, simulator, write_config
+from daemon_support import PASSWORD, Daemon, daemon, migrate, simulator, write_config
 from typer.testing import CliRunner
 from webhook_support import SECRET, jira_body, signed
 
 from fabric.cli.app import app as cli
 from fabric.simulator.driver import SimulatorDriver
+from fabric.simulator.server import free_port
 
 CABLE = "core01-01/1"
 ADMIN_TOKEN = "daemon-admin-token"

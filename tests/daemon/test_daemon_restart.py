@@ -8,10 +8,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_support import PASSWORD, daemon, free_port, migrate, simulator, write_config
+from daemon_support import PASSWORD, daemon, migrate, simulator, write_config
 
 from fabric import wiring
 from fabric.remediation.domain import ActionKind
+from fabric.simulator.server import free_port
 
 
 def _disabled(ufm: str) -> list[str]:

@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 import httpx
-from daemon_support import Daemon, daemon, free_port, migrate, simulator, write_config
+from daemon_support import Daemon, daemon, migrate, simulator, write_config
 
+from fabric.simulator.server import free_port
 from topology.formats.ndt import read_ndt
 from topology.guard import CapacityGuard
 

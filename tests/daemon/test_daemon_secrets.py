@@ -8,8 +8,10 @@ import signal
 from pathlib import Path
 
 import httpx
-from daemon_support import PASSWORD, daemon, free_port, migrate, refused, simulator, write_config
+from daemon_support import PASSWORD, daemon, migrate, refused, simulator, write_config
 from webhook_support import jira_body, signed
+
+from fabric.simulator.server import free_port
 
 ADMIN_TOKEN = "admin-t0ken-never-shown"
 WEBHOOK_SECRET = "hmac-k3y-never-shown"

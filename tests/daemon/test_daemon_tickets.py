@@ -7,11 +7,12 @@ import signal
 from pathlib import Path
 
 import httpx
-from daemon_support import Daemon, daemon, free_port, migrate, simulator, write_config
+from daemon_support import Daemon, daemon, migrate, simulator, write_config
 from webhook_support import SECRET, jira_body, signed
 
 from fabric import wiring
 from fabric.simulator.driver import SimulatorDriver
+from fabric.simulator.server import free_port
 from tickets.base import Ticket, TicketStatus
 
 LINK = "core01-01/1"

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from daemon_support import START, daemon, free_port, simulator, write_config
+from daemon_support import START, daemon, simulator, write_config
 from webhook_support import SECRET, jira_body, signed
 
 from fabric import wiring
 from fabric.controller.ticketing import Ticketing
+from fabric.simulator.server import free_port
 from tickets.local import LocalTicketBackend
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from typer.testing import CliRunner
 
 from fabric.cli.app import app
 from fabric.simulator import serve
+from fabric.simulator.server import free_port
 from fabric.ufm import BasicAuth, UfmClient, UfmTransportError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,16 +80,10 @@ def test_an_advance_at_next_read_is_made_when_the_clock_is_read_and_not_before(s
     assert refused.status_code == 400 and "at_next_read" in refused.json()["detail"]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_fabricctl_simulate_serves_a_plan(tmp_path: Path) -> None:
     plan = tmp_path / "plan.csv"
     assert runner.invoke(app, ["plan", "generate", "--preset", "tiny", "--output", str(plan)]).exit_code == 0
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "event.log"
     command = [sys.executable, "-m", "fabric.cli", "simulate", "--plan", str(plan), "--port", str(port),
                "--speed", "0", "--user", "ops", "--password", "s3cret", "--ufm-version", "6.16",

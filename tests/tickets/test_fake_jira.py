@@ -5,7 +5,6 @@ input)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from typer.testing import CliRunner
 from fabric.cli.app import app
 from fabric.simulator.jira import Fault
 from fabric.simulator.jira.jql import JqlError, parse_jql
+from fabric.simulator.server import free_port
 from tickets.base import TicketError, TicketStatus, dedup_key
 from tickets.jira import JiraAuthKind, JiraSettings, JiraTicketBackend
 
@@ -93,9 +93,7 @@ def test_simulate_jira_refuses_bad_input_in_one_line() -> None:
 def test_fabricctl_simulate_jira_serves_the_backend() -> None:
     """The command as an operator runs it, and the Jira backend (the real library) against it: a Cloud fake whose
     search lags, so a ticket just opened is not yet in the fabric's list."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     command = [sys.executable, "-m", "fabric.cli", "simulate-jira", "--port", str(port), "--project", "NET",
                "--user", USER, "--token", TOKEN, "--cloud", "--search-lag", "3600"]
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
