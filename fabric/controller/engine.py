@@ -326,7 +326,8 @@ class Engine:
         self._load_silences(now)
         await self._refresh_fabric(report)
         polled = time.monotonic()
-        read = await self.ufm.events()
+        # The whole history comes back every time; what the cursor handed over already is not validated again.
+        read = await self.ufm.events(handed_over=self.cursor.state)
         report.poll_seconds = time.monotonic() - polled
         new_events = [*self._waiting, *self.cursor.advance(read)]
         report.suspected_restarts = int(self.cursor.suspected)

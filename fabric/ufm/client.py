@@ -34,6 +34,7 @@ import httpx
 
 from fabric.ufm.address import DEFAULT_TIMEOUT_S
 from fabric.ufm.auth import UfmAuth
+from fabric.ufm.cursor import CursorState, drop_handed_over
 from fabric.ufm.errors import (
     UfmActionNotConfirmedError,
     UfmError,
@@ -258,9 +259,12 @@ class UfmClient:
         """``GET /resources/links``."""
         return await self._get_list("/resources/links", Link)
 
-    async def events(self, **filters: str) -> list[Event]:
-        """``GET /app/events`` (documented filters: object_name, type, category, severity, group)."""
-        return await self._get_list("/app/events", Event, dict(filters) or None)
+    async def events(self, *, handed_over: CursorState | None = None, **filters: str) -> list[Event]:
+        """``GET /app/events`` (documented filters: object_name, type, category, severity, group).
+        ``handed_over``: a cursor's state; the events it would not return are dropped before validation
+        (``cursor.drop_handed_over``)."""
+        keep = None if handed_over is None else (lambda items: drop_handed_over(items, handed_over, self._tz))
+        return await self._get_list("/app/events", Event, dict(filters) or None, keep=keep)
 
     async def alarms(self) -> list[Alarm]:
         """``GET /app/alarms``."""
@@ -565,9 +569,10 @@ class UfmClient:
 
     # ---------------------------------------------------------------------------------- helpers
 
-    async def _get_list(self, path: str, model: type[M], params: Mapping[str, str] | None = None) -> list[M]:
+    async def _get_list(self, path: str, model: type[M], params: Mapping[str, str] | None = None,
+                        keep: Callable[[list[Any]], list[Any]] | None = None) -> list[M]:
         payload, status = await self._http.get_json(path, params)
         try:
-            return parse_list(model, payload, tz=self._tz)
+            return parse_list(model, payload, tz=self._tz, keep=keep)
         except ShapeError as exc:
             raise self._http.malformed("GET", path, status, payload, exc, params) from exc

@@ -25,12 +25,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from fabric.ufm.models import Event
+from fabric.ufm.models import Event, parse_ufm_timestamp
 
-__all__ = ["CursorState", "EventCursor"]
+__all__ = ["CursorState", "EventCursor", "drop_handed_over"]
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +140,45 @@ class EventCursor:
         # Not a restart implies max(by_id) >= the old mark, so this never lowers it.
         self._state = replace(state, high_water_id=max(by_id), last_event_time=newest)
         return fresh
+
+
+def drop_handed_over(items: list[Any], state: CursorState, tz: tzinfo = UTC) -> list[Any]:
+    """The raw events of a fetched list (JSON objects) that ``advance`` could take as new under ``state``, found
+    before they are validated into ``Event`` objects: UFM returns its whole history every time, and validating it
+    all each cycle costs time and memory that grow with that history.
+
+    Dropped: an event whose id is below the mark and whose timestamp is no newer than the newest seen, which
+    ``advance`` never returns (not even after a restart, where it judges by time). Kept whatever they hold: the
+    events at or above the mark, those newer than the newest seen (a restart's evidence), the list's highest id (so
+    that a short or stale answer is still recognised as one), and any event whose id or time does not read (its
+    validation names what is wrong)."""
+    mark, last = state.high_water_id, state.last_event_time
+    if mark is None or last is None:
+        return items
+    ids = [_raw_id(item) for item in items]
+    top = max((event_id for event_id in ids if event_id is not None), default=None)
+    kept: list[Any] = []
+    for item, event_id in zip(items, ids, strict=True):
+        if event_id is None or event_id >= mark or event_id == top:
+            kept.append(item)
+            continue
+        try:
+            when = parse_ufm_timestamp(item.get("timestamp"), tz)
+        except ValueError:
+            kept.append(item)
+            continue
+        if when > last:
+            kept.append(item)
+    return kept
+
+
+def _raw_id(item: Any) -> int | None:
+    raw = item.get("id") if isinstance(item, Mapping) else None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().isdigit():
+        return int(raw)
+    return None
 
 
 def _iso(when: datetime | None) -> str:

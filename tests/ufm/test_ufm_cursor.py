@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.ufm.cursor import CursorState, EventCursor
+from fabric.ufm.cursor import CursorState, EventCursor, drop_handed_over
 from fabric.ufm.models import Event
 
 T0 = datetime(2024, 5, 28, 8, 0, 0, tzinfo=UTC)
@@ -229,3 +229,41 @@ def test_cursor_properties(steps: list[tuple[str, int, int]], cap: int | None) -
     assert len(returned) == len(set(returned))  # no event is ever returned twice
     assert required <= set(returned)  # no new event is ever missed
     assert set(returned) <= visible
+
+
+@settings(max_examples=400, deadline=None)
+@given(steps=st.lists(STEP, max_size=40), cap=st.none() | st.integers(1, 12))
+def test_dropping_what_was_handed_over_before_validation_changes_nothing(steps: list[tuple[str, int, int]],
+                                                                          cap: int | None) -> None:
+    """A cursor fed only the raw events ``drop_handed_over`` keeps returns what one fed the whole list returns,
+    restarts, short answers and persistence included, and ends in the same state."""
+    ufm = FakeUfm(cap=cap)
+    whole, filtered = EventCursor(), EventCursor()
+    dropped = 0
+    for action, count, gap in steps:
+        if action == "emit":
+            ufm.emit(count, gap)
+        elif action == "restart":
+            ufm.restart(keep=count)
+        elif action == "persist":
+            filtered = EventCursor(CursorState.from_dict(filtered.state.to_dict()))
+        else:
+            fetched = ufm.fetch()[:count] if action == "short" else ufm.fetch()
+            raw = [{"id": e.id, "timestamp": e.timestamp.isoformat(), "n": n} for n, e in enumerate(fetched)]
+            kept = [fetched[item["n"]] for item in drop_handed_over(raw, filtered.state)]
+            dropped += len(fetched) - len(kept)
+            expected = whole.advance(fetched)
+            assert [(e.id, e.description) for e in filtered.advance(kept)] == [(e.id, e.description) for e in expected]
+            assert (filtered.state, filtered.suspected) == (whole.state, whole.suspected)
+
+
+def test_the_handed_over_events_are_dropped_and_a_stale_answer_still_shows() -> None:
+    cursor = EventCursor()
+    cursor.advance([ev(i, i) for i in range(1, 11)])
+    raw = [{"id": i, "timestamp": (T0 + timedelta(seconds=i)).isoformat()} for i in range(1, 13)]
+    assert [item["id"] for item in drop_handed_over(raw, cursor.state)] == [10, 11, 12]
+    # Only old events (a short answer): its highest id stays, so the cursor still sees a stale answer.
+    assert [item["id"] for item in drop_handed_over(raw[:5], cursor.state)] == [5]
+    # A restart's evidence (a low id newer than everything seen) and an unreadable event are kept.
+    odd = [{"id": 2, "timestamp": (T0 + timedelta(hours=1)).isoformat()}, {"id": 3, "timestamp": "soon"}, {"id": 4}]
+    assert [item["id"] for item in drop_handed_over([*odd, raw[9]], cursor.state)] == [2, 3, 4, 10]
