@@ -11,10 +11,11 @@ shutdown (``drain``) stops new jobs and waits, bounded, for the running one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import replace
 from datetime import datetime, timedelta
 from itertools import count
@@ -156,7 +157,9 @@ class DaemonRuntime:
         if applied:
             update = {name: getattr(fresh, name) for name in applied}
             settings = wiring.engine_settings(current.model_copy(update=update))
-            async with self._one_at_a_time:
+            async with self._alone() as running:
+                if not running:
+                    return self._said("reload: the daemon is stopping: not applied", warn=True)
                 try:
                     await self._engine_loop.run(self._synced(lambda: self.engine.reconfigure(settings))())
                 except Exception as exc:
@@ -188,11 +191,9 @@ class DaemonRuntime:
         seconds it took (in the job's log context, as everything the job logs)."""
         if self._stopping:
             return
-        async with self._one_at_a_time:
-            if self._stopping:
+        async with self._alone() as running:
+            if not running:
                 return
-            self._idle.clear()
-            self._running = asyncio.current_task()
             token = CYCLE_ID.set(next(self._ids))
             started = time.monotonic()
             try:
@@ -205,6 +206,20 @@ class DaemonRuntime:
                 done(result, seconds)
             finally:
                 CYCLE_ID.reset(token)
+
+    @contextlib.asynccontextmanager
+    async def _alone(self) -> AsyncIterator[bool]:
+        """Held while one piece of work (a job, a reload) runs on the engine: nothing else starts on it meanwhile,
+        and ``drain`` waits for it. Yields False, and nothing may run, once the daemon is stopping."""
+        async with self._one_at_a_time:
+            if self._stopping:
+                yield False
+                return
+            self._idle.clear()
+            self._running = asyncio.current_task()
+            try:
+                yield True
+            finally:
                 self._running = None
                 self._idle.set()
 

@@ -179,6 +179,17 @@ class FakeUfm:
     def fetch(self) -> list[Event]:
         return list(self.log[-self.cap :] if self.cap else self.log)
 
+    def play(self, action: str, count: int, gap: int) -> list[Event] | None:
+        """One ``STEP`` on the log: what UFM answers for "fetch" and "short" (only the ``count`` oldest events of
+        its list: issue 9, finding 10), ``None`` for the others ("persist" is the caller's)."""
+        if action == "emit":
+            self.emit(count, gap)
+        elif action == "restart":
+            self.restart(keep=count)
+        elif action in ("fetch", "short"):
+            return self.fetch()[:count] if action == "short" else self.fetch()
+        return None
+
 
 STEP = st.one_of(
     st.tuples(st.just("emit"), st.integers(1, 6), st.integers(0, 3)),
@@ -203,15 +214,10 @@ def test_cursor_properties(steps: list[tuple[str, int, int]], cap: int | None) -
     visible: set[str] = set()
     epoch_at_last_fetch = 0
     for action, count, gap in steps:
-        if action == "emit":
-            ufm.emit(count, gap)
-        elif action == "restart":
-            ufm.restart(keep=count)
-        elif action == "persist":
+        fetched = ufm.play(action, count, gap)
+        if action == "persist":
             cursor = EventCursor(CursorState.from_dict(cursor.state.to_dict()))
-        else:
-            # "short": UFM answers with only the n oldest events of its list (issue 9, finding 10)
-            fetched = ufm.fetch()[:count] if action == "short" else ufm.fetch()
+        elif fetched is not None:
             visible.update(e.description or "" for e in fetched)
             # events emitted since the last restart must all come out; kept older ones may, once
             required.update(e.description or "" for e in fetched if epoch_of(e.description or "") == ufm.epoch)
@@ -239,19 +245,13 @@ def test_dropping_what_was_handed_over_before_validation_changes_nothing(steps: 
     restarts, short answers and persistence included, and ends in the same state."""
     ufm = FakeUfm(cap=cap)
     whole, filtered = EventCursor(), EventCursor()
-    dropped = 0
     for action, count, gap in steps:
-        if action == "emit":
-            ufm.emit(count, gap)
-        elif action == "restart":
-            ufm.restart(keep=count)
-        elif action == "persist":
+        fetched = ufm.play(action, count, gap)
+        if action == "persist":
             filtered = EventCursor(CursorState.from_dict(filtered.state.to_dict()))
-        else:
-            fetched = ufm.fetch()[:count] if action == "short" else ufm.fetch()
+        elif fetched is not None:
             raw = [{"id": e.id, "timestamp": e.timestamp.isoformat(), "n": n} for n, e in enumerate(fetched)]
             kept = [fetched[item["n"]] for item in drop_handed_over(raw, filtered.state)]
-            dropped += len(fetched) - len(kept)
             expected = whole.advance(fetched)
             assert [(e.id, e.description) for e in filtered.advance(kept)] == [(e.id, e.description) for e in expected]
             assert (filtered.state, filtered.suspected) == (whole.state, whole.suspected)
