@@ -2,8 +2,9 @@
 
 The engine calls ``begin_intent`` (its own committed transaction) *before* touching UFM or a ticket system and
 ``finish_intent`` after.  Whatever is still ``pending`` after a crash is what recovery must look at:
-``unfinished_intents()``.  Every intent carries the leader's epoch; a writer whose epoch is older than one already
-in the log is refused (``StaleEpochError``), which fences a deposed leader that has not noticed yet.
+``unfinished_intents()``.  Every intent carries the leader's epoch; a writer whose epoch is not the fabric's leader
+epoch (``fabric.store._leadership``), or older than one already in the log, is refused (``StaleEpochError``) in the
+transaction that would record the intent, which fences a deposed leader that has not noticed yet.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlalchemy.engine import RowMapping
 
 from fabric.remediation.domain import ActionKind, ComponentId
 from fabric.store._base import OpsBase
+from fabric.store._leadership import current_epoch
 from fabric.store.records import (
     FINISHED_INTENT_STATES,
     IntentRecord,
@@ -64,14 +66,17 @@ class IntentOps(OpsBase):
         """Log a side effect about to be attempted; returns the intent id.
 
         Committed when this returns (unless called inside ``transaction()``, where it commits with the block:
-        do not start the side effect before the block ends).  Raises ``StaleEpochError`` when a newer epoch
-        has written an intent.
+        do not start the side effect before the block ends).  Raises ``StaleEpochError`` when ``epoch`` is not
+        the fabric's leader epoch (once one was taken) or a newer epoch has written an intent.
         """
         with self._conn() as conn:
             if conn.dialect.name == "postgresql":
                 # Serialise check-and-insert between writers (SQLite's BEGIN IMMEDIATE already does), so that the
                 # fence holds even when two leaders write at the same instant.
                 conn.execute(_INTENT_LOCK, {"fabric": self.fabric})
+            current = current_epoch(conn, self.fabric, share=True)
+            if current is not None and epoch != current:
+                raise StaleEpochError(epoch, current)
             newest = conn.scalar(sa.select(sa.func.max(intents.c.epoch)).where(intents.c.fabric == self.fabric))
             if newest is not None and epoch < int(newest):
                 raise StaleEpochError(epoch, int(newest))

@@ -7,6 +7,11 @@ atomically::
     with store.transaction() as tx:
         tx.put_component(link, Lifecycle.AWAITING_REPAIR, since=now, ticket_dedup_key=key)
         tx.ticket_opened(row.id, ticket.key)
+
+A leader's engine writes through ``Store.fenced(fence)``: every transaction of that store (and of its transactions
+and dry-run scope) first checks that this instance's lease still runs and that the fence's epoch is still the
+fabric's leader epoch (``_leadership.check_epoch``), or raises ``StaleEpochError`` before anything is written: a
+deposed leader records no intent, decision, ticket or state, hence starts no UFM or ticket write.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 
@@ -24,6 +30,7 @@ from fabric.store._base import Clock
 from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
 from fabric.store._intents import IntentOps
+from fabric.store._leadership import LeadershipOps, check_epoch
 from fabric.store._requests import RequestOps
 from fabric.store._scopes import ScopeOps, dry_run_key
 from fabric.store._state import StateOps
@@ -37,16 +44,37 @@ from fabric.store.migrations import (
     database_version,
     ensure_schema,
 )
-from fabric.store.records import SchemaTooNewError, StoreError
+from fabric.store.records import SchemaTooNewError, StaleEpochError, StoreError
 
-__all__ = ["ScopedStore", "Store", "Transaction", "database_errors"]
+__all__ = ["Fence", "ScopedStore", "Store", "Transaction", "database_errors"]
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps):
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """What a leader's writes are fenced by: its epoch of ``fabric`` and whether its lease still runs."""
+
+    fabric: str
+    epoch: int
+    leading: Callable[[], bool]
+    """False once this instance's lease ran out (``fabric.daemon.leader``): it must not write anything more."""
+
+
+@contextmanager
+def _begin(engine: Engine, fence: Fence | None) -> Iterator[Connection]:
+    """A transaction on ``engine``, refused (``StaleEpochError``) unless ``fence`` still leads."""
+    with engine.begin() as conn:
+        if fence is not None:
+            if not fence.leading():
+                raise StaleEpochError(fence.epoch, None)
+            check_epoch(conn, fence.fabric, fence.epoch)
+        yield conn
+
+
+class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps, LeadershipOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
     would_be: bool = False
@@ -100,7 +128,7 @@ class ScopedStore(_Operations):
         self._clock = store.now
 
     def _conn(self) -> AbstractContextManager[Connection]:
-        return self._store.engine.begin()
+        return _begin(self._store.engine, self._store.fence)
 
     def dry_run_scope(self) -> ScopedStore:
         return self
@@ -120,6 +148,8 @@ class Store(_Operations):
         self.fabric = fabric
         self._clock = clock or _utcnow
         self.schema_report: SchemaReport | None = None
+        self.fence: Fence | None = None
+        """Set on a leader's store (``fenced``): what every transaction is checked against."""
 
     @classmethod
     def open(
@@ -210,10 +240,17 @@ class Store(_Operations):
     def dry_run_scope(self) -> ScopedStore:
         return ScopedStore(self)
 
+    def fenced(self, fence: Fence) -> Store:
+        """This store's operations, on the same engine (do not ``close`` both), each refused once ``fence`` no
+        longer leads."""
+        store = Store(self._engine, fabric=self.fabric, clock=self._clock)
+        store.schema_report, store.fence = self.schema_report, fence
+        return store
+
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """One transaction for several operations: committed when the block ends, rolled back if it raises."""
-        with self._engine.begin() as conn:
+        with _begin(self._engine, self.fence) as conn:
             yield Transaction(conn, fabric=self.fabric, clock=self._clock)
 
     def ping(self) -> bool:
@@ -238,7 +275,7 @@ class Store(_Operations):
         self.close()
 
     def _conn(self) -> AbstractContextManager[Connection]:
-        return self._engine.begin()
+        return _begin(self._engine, self.fence)
 
 
 def _schema_lock_key(schema: str | None) -> int:

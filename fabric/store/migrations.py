@@ -167,6 +167,14 @@ def _v5_storm_window(conn: Connection) -> None:
     v5.create_all(conn)
 
 
+def _v6_leadership(conn: Connection) -> None:
+    v6 = sa.MetaData()
+    sa.Table("leadership", v6, sa.Column("fabric", sa.Text, primary_key=True),
+             sa.Column("epoch", sa.BigInteger, nullable=False), sa.Column("holder", sa.Text, nullable=False),
+             sa.Column("acquired_at", UTCDateTime, nullable=False), sa.Column("heartbeat_at", sa.Float, nullable=True))
+    v6.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
     Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
@@ -174,6 +182,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "every row is scoped by fabric (one database, several fabrics); operator requests are rows",
               _v4_fabric_scope),
     Migration(5, "the storm breaker's window and held findings survive a restart", _v5_storm_window),
+    Migration(6, "leadership: each fabric's leader epoch (fencing token), holder and heartbeat", _v6_leadership),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

@@ -211,9 +211,12 @@ class InvalidTransitionError(StoreError):
 
 
 class StaleEpochError(StoreError):
-    """A writer with an older leader epoch than one already recorded: it is no longer the leader."""
+    """A writer whose leader epoch is not the fabric's current one: it is no longer the leader and must stop acting.
+    ``newest``: the fabric's epoch now (``None``: this instance's own lease ran out before anyone took a newer one)."""
 
-    def __init__(self, epoch: int, newest: int) -> None:
+    def __init__(self, epoch: int, newest: int | None) -> None:
         self.epoch = epoch
         self.newest = newest
-        super().__init__(f"leader epoch {epoch} is stale: epoch {newest} has already written intents")
+        why = ("this instance's leadership lease ran out" if newest is None
+               else f"the fabric's leader epoch is {newest}")
+        super().__init__(f"leader epoch {epoch} is stale: {why}")

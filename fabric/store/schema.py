@@ -27,6 +27,7 @@ __all__ = [
     "event_cursor",
     "findings",
     "intents",
+    "leadership",
     "operator_requests",
     "schema_version",
     "silences",
@@ -229,3 +230,17 @@ operator_requests = sa.Table(
 )
 """What an operator asked automation to do (release a quarantine, resume after a storm): written by the command
 line or the API, carried out by the engine at its next cycle, which records when and with what outcome."""
+
+leadership = sa.Table(
+    "leadership",
+    METADATA,
+    sa.Column("fabric", sa.Text, primary_key=True),
+    sa.Column("epoch", sa.BigInteger, nullable=False),
+    sa.Column("holder", sa.Text, nullable=False),
+    sa.Column("acquired_at", UTCDateTime, nullable=False),
+    sa.Column("heartbeat_at", sa.Float, nullable=True),
+)
+"""Who leads each fabric (added in version 6): the epoch (fencing token) of the newest leadership, taken anew at
+each acquisition, and who holds it. ``heartbeat_at`` is the database's own clock (seconds since the Unix epoch) at
+the holder's last heartbeat; ``NULL``: it let go cleanly, or it never beats (SQLite's single instance). A writer
+whose epoch is not this row's is refused (``fabric.store._leadership``)."""
