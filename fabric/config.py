@@ -11,6 +11,7 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [store]    url                                    the service's database
     [tickets]  backend, [tickets.jira] ...            where tickets go
     [daemon]   interval, shutdown_wait                seconds between cycles, the bounded wait at shutdown
+    [leader]   lease, heartbeat                       active/standby on PostgreSQL (``fabric.daemon.leader``)
     [api]      host, port, admin_token_file           where ``fabricctl run`` serves HTTP (writes need the admin token)
 
 The environment overrides the file, key by key: ``FABRIC_<SECTION>__<KEY>`` (``FABRIC_POLICY__DRY_RUN=false``,
@@ -87,6 +88,7 @@ __all__ = [
     "FabricSection",
     "GuardSection",
     "JiraSection",
+    "LeaderSection",
     "PlausibilitySection",
     "PolicySection",
     "RulesSection",
@@ -396,6 +398,28 @@ class DaemonSection(_Section):
     """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
 
 
+LEASE_HEARTBEATS = 3
+"""A lease holds at least this many heartbeats: the leader stops acting one heartbeat before its lease runs out, and
+a heartbeat that fails once must not depose it before the next one could succeed."""
+
+
+class LeaderSection(_Section):
+    """Active/standby leadership on PostgreSQL (``fabric.daemon.leader``); SQLite runs a single instance."""
+
+    lease: PositiveDuration = timedelta(seconds=15)
+    """How long after its last successful heartbeat a leader may still act: it stops at ``lease - heartbeat``, and
+    a standby that takes the lock acts only once ``lease`` has passed since that heartbeat."""
+    heartbeat: PositiveDuration = timedelta(seconds=3)
+    """How often the leader proves it still holds the lock, and a standby tries to take it."""
+
+    @model_validator(mode="after")
+    def _heartbeats_fit(self) -> LeaderSection:
+        if self.lease < self.heartbeat * LEASE_HEARTBEATS:
+            raise ValueError(f"leader.lease ({format_duration(self.lease)}) must be at least {LEASE_HEARTBEATS} times "
+                             f"leader.heartbeat ({format_duration(self.heartbeat)})")
+        return self
+
+
 class ApiSection(_Section):
     """Where ``fabricctl run`` serves its HTTP API (health, metrics, status, the operator's writes)."""
 
@@ -431,6 +455,7 @@ class ServiceConfig(BaseSettings):
     store: StoreSection = StoreSection()
     tickets: TicketsSection = TicketsSection()
     daemon: DaemonSection = DaemonSection()
+    leader: LeaderSection = LeaderSection()
     api: ApiSection = ApiSection()
 
     @classmethod

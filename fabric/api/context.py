@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Protocol
 
 from fabric.config import ServiceConfig
@@ -29,6 +30,26 @@ class GuardFigures:
     cap: int = 0
     disables_last_hour: int = 0
     hourly_limit: int = 0
+
+
+class Role(StrEnum):
+    LEADER = "leader"
+    """This instance acts: its engine runs the cycles and writes to UFM and the ticket system."""
+    STANDBY = "standby"
+    """It serves the API and stores webhook deliveries; it acts once it takes the leadership."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderView:
+    """Who acts for the fabric, as this instance knows it (``fabric.daemon.leader``)."""
+
+    role: Role
+    instance: str
+    """This instance (``host:pid``)."""
+    epoch: int | None
+    """The epoch this instance holds, or (a standby) the newest it saw (``None``: nobody led the fabric yet)."""
+    leader: str | None
+    """The instance that holds the leadership (a standby: the one that took the newest epoch)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +71,8 @@ class RuntimeStatus:
     """The last cycle's ``CycleReport`` counts (events, repeated_events, writes_pending, switch_faults...)."""
     starting: bool = False
     """The engine is starting: settling what the last run left pending, rebuilding its state; no job runs yet."""
+    leadership: LeaderView | None = None
+    """Who acts (``None``: a runtime outside the daemon, which always acts)."""
 
 
 class Runtime(Protocol):

@@ -8,7 +8,7 @@ from typing import Any, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from fabric.api.context import GuardFigures
+from fabric.api.context import GuardFigures, LeaderView
 from fabric.durations import parse_duration
 from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
 from fabric.remediation.muting import check_matcher
@@ -45,6 +45,21 @@ class Guard(_Model):
         return cls(worst_leaf=figures.worst_leaf, worst_leaf_fraction=figures.worst_leaf_fraction,
                    disabled=figures.disabled, cap=figures.cap, disables_last_hour=figures.disables_last_hour,
                    hourly_limit=figures.hourly_limit)
+
+
+class Leader(_Model):
+    """Who acts for the fabric: this instance (the leader) or another (this one stands by)."""
+
+    role: str = Field(description="leader (this instance acts) or standby (it serves reads and stores webhook "
+                                  "deliveries, and acts once it takes the leadership).")
+    instance: str = Field(description="This instance (host:pid).")
+    epoch: int | None = Field(description="The leader epoch (fencing token) this instance holds, or the newest a "
+                                          "standby saw (null: no instance led the fabric yet).")
+    leader: str | None = Field(description="The instance that leads (or took the newest epoch).")
+
+    @classmethod
+    def of(cls, view: LeaderView) -> Self:
+        return cls(role=view.role.value, instance=view.instance, epoch=view.epoch, leader=view.leader)
 
 
 class RequestOut(_Model):
@@ -87,6 +102,7 @@ class Status(_Model):
     components: dict[str, int] = Field(description="Components recorded in each lifecycle state (zeros included).")
     pending_requests: list[RequestOut]
     counters: dict[str, int] = Field(description="The last cycle's counts (events, writes pending...).")
+    leadership: Leader | None = Field(None, description="Who acts for the fabric (null: outside the daemon).")
 
 
 class Component(_Model):

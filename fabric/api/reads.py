@@ -23,6 +23,7 @@ from fabric.api.models import (
     FindingOut,
     Guard,
     Intent,
+    Leader,
     Problem,
     RequestOut,
     Status,
@@ -50,7 +51,7 @@ def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
         ufm_reachable=live.ufm_reachable, view_refused_since=live.view_refused_since, guard=Guard.of(live.guard),
         components={lifecycle.value: count for lifecycle, count in held.lifecycle_counts().items()},
         pending_requests=[RequestOut.of(request) for request in store.pending_requests()],
-        counters=dict(live.counters))
+        counters=dict(live.counters), leadership=Leader.of(live.leadership) if live.leadership else None)
 
 
 @router.get("/components", response_model=ComponentPage, responses={404: {"model": Problem}},

@@ -13,7 +13,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
 from fabric.api.app import PREFIX, install
-from fabric.api.context import ApiContext
+from fabric.api.context import ApiContext, Role
 from fabric.api.webhooks import count_deliveries
 from fabric.daemon.metrics import DaemonMetrics
 
@@ -42,7 +42,8 @@ def _health_router() -> APIRouter:
         return {"alive": True}
 
     @router.get("/readyz", summary="Ready: the database answers, UFM answered the last cycle, which is recent "
-                                    "and was decided on a reading of UFM that can be true (503 with the reasons).")
+                                    "and was decided on a reading of UFM that can be true (503 with the reasons); "
+                                    "a standby: the database answers (it serves reads, and stands ready to lead).")
     async def readyz(request: Request) -> JSONResponse:
         context: ApiContext = request.app.state.context
         reasons = await _not_ready(context)
@@ -61,6 +62,8 @@ async def _not_ready(context: ApiContext) -> list[str]:
     reasons: list[str] = []
     if not await asyncio.to_thread(context.store.ping):
         reasons.append("the database does not answer")
+    if status.leadership is not None and status.leadership.role is Role.STANDBY:
+        return reasons  # no cycle of its own to judge: it serves reads from the store the leader writes
     ufm_ok = await context.ping_ufm() if context.ping_ufm is not None else status.ufm_reachable
     if not ufm_ok:
         reasons.append(f"UFM did not answer the last cycle ({status.last_cycle_error})")

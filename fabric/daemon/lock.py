@@ -1,13 +1,10 @@
-"""One daemon per fabric and database, for the process's life: two would both decide and both write to UFM.
+"""The locks that keep two daemons from both acting for one fabric: two would both decide and both write to UFM.
 
-- SQLite: an exclusive ``flock`` on ``<database>.lock``. The kernel releases it when the process ends, however it
-  ends (a SIGKILL too), so a stale lock file never blocks a restart; the file holds the holder's pid, for the
-  refusal's message.
-- PostgreSQL: a session-level advisory lock keyed by the fabric (``pg_try_advisory_lock``), on a connection of its
-  own kept for the process's life (autocommit: no transaction stays open). PostgreSQL releases it when that session
-  ends, a crash of the holder included. This only refuses a second daemon at start; a daemon whose connection
-  drops keeps running without the lock, which is what active/standby leadership (a heartbeat, fencing epochs) is
-  to close: until then, run one daemon per fabric.
+- SQLite: one daemon per database, for the process's life: an exclusive ``flock`` on ``<database>.lock``. The
+  kernel releases it when the process ends, however it ends (a SIGKILL too), so a stale lock file never blocks a
+  restart; the file holds the holder's pid, for the refusal's message.
+- PostgreSQL: any number of daemons per fabric, one leading: ``fabric.daemon.leader`` holds a session-level
+  advisory lock keyed by the fabric (``advisory_key``); a second daemon is a standby, not a refusal.
 """
 
 from __future__ import annotations
@@ -36,14 +33,6 @@ class InstanceLock:
         os.close(self._handle)  # closing the descriptor releases the flock
 
 
-class AdvisoryLock:
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-
-    def release(self) -> None:
-        self._connection.close()  # the session ends: PostgreSQL releases its advisory locks
-
-
 def sqlite_file(url: str) -> Path | None:
     """The database file of an SQLite URL (``None``: another backend, or an in-memory database)."""
     parsed = make_url(url)
@@ -59,33 +48,24 @@ def advisory_key(fabric: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def hold(store: Store) -> InstanceLock | AdvisoryLock | None:
-    """The lock of ``store``'s fabric and database, or ``InstanceLockError`` naming who holds it (``None``: an
-    in-memory SQLite database, which no other process can open)."""
-    if store.engine.dialect.name == "postgresql":
-        return _hold_advisory(store)
+def hold(store: Store) -> InstanceLock | None:
+    """The lock of ``store``'s SQLite database, or ``InstanceLockError`` naming who holds it (``None``: PostgreSQL,
+    where leadership decides who acts, or an in-memory SQLite database, which no other process can open)."""
+    if store.backend == "postgresql":
+        return None
     return _hold_file(str(store.engine.url))
 
 
-def _hold_advisory(store: Store) -> AdvisoryLock:
-    connection = store.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-    try:
-        key = advisory_key(store.fabric)
-        taken = connection.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar()
-        if not taken:
-            holder = connection.execute(sa.text(
-                "SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                "WHERE l.locktype = 'advisory' AND l.granted "
-                "AND ((l.classid::bigint << 32) | l.objid::bigint) = (:key & x'ffffffffffffffff'::bigint)"
-            ), {"key": key}).first()
-            who = f"backend pid {holder.pid}" + (f" from {holder.client_addr}" if holder.client_addr else "") \
-                if holder is not None else "another session"
-            raise InstanceLockError(f"another fabricctl run already acts for fabric {store.fabric!r} on this "
-                                    f"PostgreSQL database ({who} holds its advisory lock): one daemon per fabric")
-    except BaseException:
-        connection.close()
-        raise
-    return AdvisoryLock(connection)
+def describe_holder(connection: Connection, key: int) -> str:
+    """Which PostgreSQL session holds the advisory lock ``key``, for a log line."""
+    holder = connection.execute(sa.text(
+        "SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted "
+        "AND ((l.classid::bigint << 32) | l.objid::bigint) = (:key & x'ffffffffffffffff'::bigint)"
+    ), {"key": key}).first()
+    if holder is None:
+        return "no session (it was just released)"
+    return f"backend pid {holder.pid}" + (f" from {holder.client_addr}" if holder.client_addr else "")
 
 
 def _hold_file(url: str) -> InstanceLock | None:

@@ -9,10 +9,11 @@ from component names, so the series stay few.
 from __future__ import annotations
 
 from collections import Counter as Tally
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from fabric.api.context import GuardFigures
+from fabric.api.context import GuardFigures, LeaderView, Role
 from fabric.controller.engine import CycleReport
 from fabric.remediation.domain import Lifecycle
 
@@ -73,6 +74,16 @@ class DaemonMetrics:
         self.misfires = Counter("fabric_scheduler_misfires", "Job runs the scheduler skipped, by job and why "
                                 "(missed: too late; busy: the previous run still running).", ["job", "why"],
                                 registry=registry)
+
+        self.leader = Gauge("fabric_leader", "1 while this instance leads the fabric (acts), 0 while it stands by.",
+                            registry=registry)
+        self.leader_epoch = Gauge("fabric_leader_epoch", "The leader epoch (fencing token) this instance holds, or "
+                                  "the newest it saw standing by (0: nobody led yet).", registry=registry)
+
+    def watch_leadership(self, view: Callable[[], LeaderView]) -> None:
+        """The leadership gauges read from ``view`` at every scrape."""
+        self.leader.set_function(lambda: float(view().role is Role.LEADER))
+        self.leader_epoch.set_function(lambda: float(view().epoch or 0))
 
     def job_done(self, job: str, seconds: float) -> None:
         self.job_seconds.labels(job).observe(seconds)

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import signal
 import socket
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,8 +38,9 @@ from fabric.daemon.app import build_app
 from fabric.daemon.clock import Clock, ClockKind, make_clock
 from fabric.daemon.gcpolicy import apply_gc_policy
 from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
+from fabric.daemon.leader import Leadership, LeadershipLostError, instance_id
 from fabric.daemon.metrics import DaemonMetrics
-from fabric.daemon.runtime import DaemonRuntime
+from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, FabricError
 from fabric.simulator.server import bind_listener
@@ -110,30 +111,42 @@ async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, 
     url = config.store.url
     with database_errors(url):
         store = wiring.open_existing_store(url, fabric=config.fabric.name, read_only=False, clock=clock.now)
-    held = None
+    held = leadership = None
     try:
         held = lock.hold(store)
+        with database_errors(url):
+            leadership = Leadership.for_store(store, config.leader, instance_id())
         with _listen(config) as sock:
-            await _start_and_serve(config, plan, options, target, clock, store, sock, engine_loop)
+            await _start_and_serve(config, plan, options, target, clock, store, sock, engine_loop, leadership)
     finally:
+        if leadership is not None:
+            leadership.close()
         if held is not None:
             held.release()
         store.close()
 
 
 async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
-                           clock: Clock, store: Store, sock: socket.socket, engine_loop: EngineLoop) -> None:
+                           clock: Clock, store: Store, sock: socket.socket, engine_loop: EngineLoop,
+                           leadership: Leadership) -> None:
     auth = target.auth()
     tickets = wiring.ticket_backend(store, clock=clock.now, config=config)
     client = wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(), sleep=clock.sleep,
                                verify=not target.insecure, ca_bundle=target.ca_bundle)
+    metrics = DaemonMetrics()
+    metrics.watch_leadership(leadership.status)
+    instance = InstanceRuntime(config, clock.now(), leadership.status)
+
+    def lead() -> DaemonRuntime:
+        """The engine of this instance's epoch, every write of it fenced by the epoch and the lease."""
+        fence = leadership.fence()
+        engine = wiring.build_engine(plan, client, store.fenced(fence), tickets,
+                                     wiring.engine_settings(config, fence.epoch), clock.now)
+        return DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics, clock.now())
+
     try:
-        engine = wiring.build_engine(plan, client, store, tickets, wiring.engine_settings(config), clock.now)
-        metrics = DaemonMetrics()
-        runtime = DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics,
-                                clock.now())
-        context = ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=clock.now)
-        await _run_loop(config, runtime, build_app(context, metrics), sock, metrics, target)
+        context = ApiContext(config=config, plan=plan, store=store, runtime=instance, clock=clock.now)
+        await _run_loop(config, instance, lead, leadership, build_app(context, metrics), sock, metrics, target)
     finally:
         await engine_loop.run(client.aclose())
 
@@ -147,18 +160,19 @@ class _Server(uvicorn.Server):
         yield
 
 
-async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI, sock: socket.socket,
-                    metrics: DaemonMetrics, target: UfmTarget) -> None:
-    """Serve at once; start the engine meanwhile (settling a crash's pending writes may wait for UFM's jobs up to
-    ``[ufm] job_deadline``, and a health check must not find the process dead meanwhile); then run the jobs until
-    SIGTERM or SIGINT."""
+async def _run_loop(config: ServiceConfig, instance: InstanceRuntime, lead: Callable[[], DaemonRuntime],
+                    leadership: Leadership, app: FastAPI, sock: socket.socket, metrics: DaemonMetrics,
+                    target: UfmTarget) -> None:
+    """Serve at once; stand by until this instance leads; start the engine meanwhile (settling a crash's pending
+    writes may wait for UFM's jobs up to ``[ufm] job_deadline``, and a health check must not find the process dead
+    meanwhile); then run the jobs until SIGTERM or SIGINT, or until the leadership is lost."""
     loop = asyncio.get_running_loop()
     server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
     reloads: set[asyncio.Task[str]] = set()
 
     def reload() -> None:
-        task = loop.create_task(runtime.reload())
+        task = loop.create_task(instance.reload())
         reloads.add(task)
         task.add_done_callback(reloads.discard)
 
@@ -168,8 +182,19 @@ async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI,
     serving = loop.create_task(server.serve(sockets=[sock]))
     stopping = loop.create_task(stop.wait())
     try:
-        if await _started(runtime, serving, stopping, target):
-            await _run_jobs(config, runtime, sock, metrics, serving, stopping)
+        if await _leads(leadership, stop, serving):
+            runtime = instance.running = lead()
+            lost = loop.create_task(leadership.watch())
+            try:
+                if await _started(runtime, serving, stopping, target):
+                    await _run_jobs(config, runtime, sock, metrics, serving, stopping, lost)
+            finally:
+                lost.cancel()
+            if lost.done() and not lost.cancelled():
+                raise LeadershipLostError(
+                    f"fabric {config.fabric.name}: this instance ({leadership.instance}) lost the leadership of epoch "
+                    f"{leadership.epoch}: {lost.result()}; it stopped acting and exits (started again, it stands by)")
+            leadership.let_go()
     finally:
         server.should_exit = True
         await serving
@@ -177,6 +202,18 @@ async def _run_loop(config: ServiceConfig, runtime: DaemonRuntime, app: FastAPI,
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.remove_signal_handler(sig)
     log.info("stopped")
+
+
+async def _leads(leadership: Leadership, stop: asyncio.Event, serving: asyncio.Task[None]) -> bool:
+    """This instance leads (a standby serves meanwhile); False: SIGTERM, or the server ending, came first."""
+    acquiring = asyncio.ensure_future(leadership.acquire(stop))
+    await asyncio.wait({serving, acquiring}, return_when=asyncio.FIRST_COMPLETED)
+    if not acquiring.done():
+        acquiring.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await acquiring
+        return False
+    return acquiring.result()
 
 
 async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping: asyncio.Task[bool],
@@ -202,7 +239,7 @@ async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping
 
 
 async def _run_jobs(config: ServiceConfig, runtime: DaemonRuntime, sock: socket.socket, metrics: DaemonMetrics,
-                    serving: asyncio.Task[None], stopping: asyncio.Task[bool]) -> None:
+                    serving: asyncio.Task[None], stopping: asyncio.Task[bool], lost: asyncio.Task[str]) -> None:
     loop = asyncio.get_running_loop()
     scheduler = start_scheduler(runtime.jobs(), metrics, loop)
 
@@ -213,11 +250,16 @@ async def _run_jobs(config: ServiceConfig, runtime: DaemonRuntime, sock: socket.
     host, port = sock.getsockname()[:2]
     log.info("fabric %s: serving http://%s:%d/api/v1, a cycle every %gs, %s", config.fabric.name, host, port,
              config.daemon.interval.total_seconds(), "dry run" if config.policy.dry_run else "live")
-    await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    log.info("stopping: no new cycle starts")
+    await asyncio.wait({serving, stopping, lost}, return_when=asyncio.FIRST_COMPLETED)
     stop_taking_cycles(scheduler)
-    wait = config.daemon.shutdown_wait.total_seconds()
-    if not await runtime.drain(wait):
-        log.warning("the running cycle did not finish within %gs: stopping anyway (the next start settles what "
-                    "it left pending)", wait)
+    if lost.done():
+        # Its store refuses every write already (the fence); the running job is cut short, not waited for.
+        log.error("the leadership is lost (%s): no job runs any more", lost.result())
+        await runtime.drain(0)
+    else:
+        log.info("stopping: no new cycle starts")
+        wait = config.daemon.shutdown_wait.total_seconds()
+        if not await runtime.drain(wait):
+            log.warning("the running cycle did not finish within %gs: stopping anyway (the next start settles what "
+                        "it left pending)", wait)
     scheduler.shutdown(wait=False)

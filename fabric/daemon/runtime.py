@@ -22,7 +22,7 @@ from itertools import count
 from typing import Any, TypeVar
 
 from fabric import wiring
-from fabric.api.context import GuardFigures, RuntimeStatus
+from fabric.api.context import GuardFigures, LeaderView, RuntimeStatus
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport, Engine
 from fabric.daemon.jobs import CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB, Job
@@ -57,6 +57,11 @@ def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
                         disabled=len(guard.disabled), cap=guard.cap,
                         disables_last_hour=sum(1 for at in guard.recent if at > hour_ago),
                         hourly_limit=guard.settings.hourly_limit)
+
+
+def _said(message: str, *, warn: bool) -> str:
+    (log.warning if warn else log.info)(message)
+    return message
 
 
 class DaemonRuntime:
@@ -136,14 +141,14 @@ class DaemonRuntime:
         change to anything else, which takes a restart. Silences are read at every cycle: a new one needs no
         reload. A file that does not load is not applied at all."""
         if self._status.starting:
-            return self._said("reload: the engine is still starting: not applied", warn=True)
+            return _said("reload: the engine is still starting: not applied", warn=True)
         try:
             fresh = load_config(self.config_path)
         except Exception as exc:
             error = as_fabric_error(exc)
             if error is None:
                 raise
-            return self._said(f"reload: {self.config_path} not applied: {error}", warn=True)
+            return _said(f"reload: {self.config_path} not applied: {error}", warn=True)
         current = self.config
         restart: list[str] = []
         if fresh.policy.dry_run != current.policy.dry_run:
@@ -159,24 +164,19 @@ class DaemonRuntime:
             settings = wiring.engine_settings(current.model_copy(update=update))
             async with self._alone() as running:
                 if not running:
-                    return self._said("reload: the daemon is stopping: not applied", warn=True)
+                    return _said("reload: the daemon is stopping: not applied", warn=True)
                 try:
                     await self._engine_loop.run(self._synced(lambda: self.engine.reconfigure(settings))())
                 except Exception as exc:
                     error = as_fabric_error(exc)
                     if error is None:
                         raise
-                    return self._said(f"reload: {', '.join(applied)} not applied: {error}", warn=True)
+                    return _said(f"reload: {', '.join(applied)} not applied: {error}", warn=True)
             self.config = current.model_copy(update=update)
         parts = [f"applied {', '.join(applied)}" if applied else f"{self.config_path}: nothing to apply"]
         if restart:
             parts.append(f"not applied, they take a restart: {', '.join(restart)}")
-        return self._said("reload: " + "; ".join(parts) + "; silences are read at every cycle", warn=bool(restart))
-
-    @staticmethod
-    def _said(message: str, *, warn: bool) -> str:
-        (log.warning if warn else log.info)(message)
-        return message
+        return _said("reload: " + "; ".join(parts) + "; silences are read at every cycle", warn=bool(restart))
 
     def _synced(self, work: Callable[[], Coroutine[Any, Any, T]]) -> Callable[[], Coroutine[Any, Any, T]]:
         """``work`` after the clock is read (the simulator's, for the demo and the tests; the system's: nothing)."""
@@ -294,3 +294,28 @@ class DaemonRuntime:
             await self._idle.wait()
             return False
         return True
+
+
+class InstanceRuntime:
+    """What the API sees of this instance: a standby's status until it leads, then its engine's (``running``);
+    either way with who leads."""
+
+    def __init__(self, config: ServiceConfig, started_at: datetime, leadership: Callable[[], LeaderView]) -> None:
+        self._leadership = leadership
+        self.running: DaemonRuntime | None = None
+        self._standby = RuntimeStatus(started_at=started_at, dry_run=config.policy.dry_run,
+                                      interval_seconds=config.daemon.interval.total_seconds())
+
+    def status(self) -> RuntimeStatus:
+        status = self.running.status() if self.running is not None else self._standby
+        return replace(status, leadership=self._leadership())
+
+    async def reload(self) -> str:
+        if self.running is None:
+            return _said("reload: this instance stands by and runs no engine: nothing to apply (it "
+                                       "leads with the configuration it started with)", warn=True)
+        return await self.running.reload()
+
+    def wake(self) -> None:
+        if self.running is not None:
+            self.running.wake()

@@ -1,0 +1,209 @@
+"""Who acts for the fabric: one leader, any number of standbys (PostgreSQL); a single instance (SQLite).
+
+PostgreSQL: the leader holds a session-level advisory lock keyed by the fabric (``lock.advisory_key``) on a
+connection of its own (autocommit: no transaction stays open), and each acquisition takes a new epoch, the fencing
+token every write of its engine is checked against in the transaction that records it (``Store.fenced``). Every
+``[leader] heartbeat`` the leader proves, on that connection, that its session still holds the lock and its epoch
+is still the fabric's (and stamps the row with the database's clock); a standby tries the lock as often.
+
+The timing (``docs/design.md``, "Active/standby"): the leader acts only while its last successful heartbeat, timed
+before it was sent, is less than ``lease - heartbeat`` old (``leading``); any failed heartbeat deposes it at once.
+A standby that takes the lock takes a new epoch at once (the old epoch's writes are refused from then on), then
+waits until ``lease`` has passed since the old leader's last heartbeat on the database's clock (``take_epoch``'s
+``wait``) before its engine starts. The old leader's last heartbeat was sent before the lock was free, so it had
+stopped acting ``heartbeat`` before the new one starts, however PostgreSQL ended its session (a crash, a
+``pg_terminate_backend``, keepalives giving up on a partition). A deposed leader exits: it is restarted (systemd's
+``Restart=``) as a standby that forgets everything the deposed engine held in memory.
+
+SQLite: the ``flock`` of ``lock.hold`` keeps one instance for the process's life; it takes an epoch at start and
+never loses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from fabric.api.context import LeaderView, Role
+from fabric.config import LeaderSection
+from fabric.daemon.lock import advisory_key, describe_holder
+from fabric.errors import ErrorKind, FabricError
+from fabric.store import Fence, Store
+from fabric.store._leadership import beat
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_HELD = sa.text(
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() "
+    "AND ((classid::bigint << 32) | objid::bigint) = (:key & x'ffffffffffffffff'::bigint)")
+"""Whether this session holds the fabric's lock (a connection silently replaced would not)."""
+
+
+class LeadershipLostError(FabricError):
+    kind = ErrorKind.STORE
+
+
+def instance_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Leadership:
+    """One instance's part in the fabric's leadership (``for_store`` picks the kind the database allows)."""
+
+    def __init__(self, store: Store, settings: LeaderSection, instance: str) -> None:
+        self.store, self.instance = store, instance
+        self.lease = settings.lease.total_seconds()
+        self.heartbeat = settings.heartbeat.total_seconds()
+        self.epoch: int | None = None
+        self._lost: str | None = None
+        self._last_beat = 0.0
+        self._seen = store.leader()
+
+    @staticmethod
+    def for_store(store: Store, settings: LeaderSection, instance: str) -> Leadership:
+        if store.backend == "postgresql":
+            return AdvisoryLeadership(store, settings, instance)
+        return Leadership(store, settings, instance)
+
+    def status(self) -> LeaderView:
+        if self.epoch is not None and self.leading():
+            return LeaderView(Role.LEADER, self.instance, self.epoch, self.instance)
+        seen = self._seen
+        return LeaderView(Role.STANDBY, self.instance, seen.epoch if seen else None, seen.holder if seen else None)
+
+    def leading(self) -> bool:
+        """This instance may act: it holds an epoch and its lease runs (thread-safe: read by the engine's store)."""
+        return self.epoch is not None and self._lost is None and self._lease_runs()
+
+    def _lease_runs(self) -> bool:
+        return True  # a single instance's lock lasts as long as the process
+
+    def fence(self) -> Fence:
+        assert self.epoch is not None
+        return Fence(self.store.fabric, self.epoch, self.leading)
+
+    async def acquire(self, stopping: asyncio.Event) -> bool:
+        """Lead: the lock taken, a new epoch, the previous holder's lease waited out. False: ``stopping`` first."""
+        self._last_beat = time.monotonic()
+        taken = await asyncio.to_thread(self.store.take_epoch, self.instance, lease=self.lease)
+        self.epoch = taken.epoch
+        return True
+
+    async def watch(self) -> str:
+        """Returns why, once this instance no longer leads (a single instance never stops leading)."""
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    def let_go(self) -> None:
+        """Stopped acting for good (a clean shutdown): the next leader need not wait out this one's lease."""
+        if self.epoch is not None and self._lost is None:
+            self.store.let_go(self.epoch)
+
+    def close(self) -> None:
+        """Nothing to release: the ``flock`` is ``lock.hold``'s."""
+
+
+class AdvisoryLeadership(Leadership):
+    """PostgreSQL: the advisory lock on a connection of its own, a heartbeat, standbys that wait their turn."""
+
+    def __init__(self, store: Store, settings: LeaderSection, instance: str) -> None:
+        super().__init__(store, settings, instance)
+        self._key = advisory_key(store.fabric)
+        self._connection: Connection = store.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        # A heartbeat the server cannot answer in time fails there too, not only here.
+        self._connection.exec_driver_sql(f"SET statement_timeout = {int(self.heartbeat * 1000)}")
+        self._watching: asyncio.Task[str] | None = None
+
+    def _lease_runs(self) -> bool:
+        return time.monotonic() - self._last_beat < self.lease - self.heartbeat
+
+    async def acquire(self, stopping: asyncio.Event) -> bool:
+        told = False
+        while not stopping.is_set():
+            started = time.monotonic()
+            try:
+                locked = await self._bounded(self._try_lock)
+            except Exception as exc:  # the database unreachable: a standby goes on trying
+                log.warning("fabric %s: standby (%s): cannot try the leadership lock: %s", self.store.fabric,
+                            self.instance, _first_line(exc))
+                await self._sleep(self.heartbeat, stopping)
+                continue
+            if locked:
+                self._last_beat = started
+                # On the pool, unbounded by the heartbeat: it waits for the old leader's fenced transactions.
+                taken = await asyncio.wait_for(asyncio.to_thread(self.store.take_epoch, self.instance,
+                                                                 lease=self.lease), self.lease)
+                self.epoch = taken.epoch
+                self._watching = asyncio.ensure_future(self._heartbeats())
+                log.info("fabric %s: this instance (%s) leads, epoch %d%s", self.store.fabric, self.instance,
+                         taken.epoch, f"; waiting {taken.wait:.1f}s for the previous leader's lease to run out"
+                         if taken.wait else "")
+                return await self._sleep(taken.wait, stopping)
+            if not told:
+                log.info("fabric %s: standby (%s): %s leads; trying every %gs", self.store.fabric, self.instance,
+                         await self._bounded(lambda: describe_holder(self._connection, self._key)), self.heartbeat)
+                told = True
+            self._seen = await self._bounded(self.store.leader)
+            await self._sleep(self.heartbeat, stopping)
+        return False
+
+    def _try_lock(self) -> bool:
+        return bool(self._connection.execute(sa.select(sa.func.pg_try_advisory_lock(self._key))).scalar())
+
+    async def _heartbeats(self) -> str:
+        while True:
+            await asyncio.sleep(self.heartbeat)
+            started = time.monotonic()
+            try:
+                alive = await self._bounded(self._beat)
+            except Exception as exc:  # any failure: the session, hence the lock, may be gone
+                self._lost = f"its heartbeat failed ({_first_line(exc)})"
+                return self._lost
+            if not alive:
+                self._lost = "its heartbeat found the lock or the epoch no longer its own"
+                return self._lost
+            # Even after a stall longer than the lease (``leading`` was False meanwhile): the lock was never lost.
+            self._last_beat = started
+
+    def _beat(self) -> bool:
+        assert self.epoch is not None
+        return bool(self._connection.scalar(_HELD, {"key": self._key})) and beat(self._connection,
+                                                                                 self.store.fabric, self.epoch)
+
+    async def watch(self) -> str:
+        assert self._watching is not None
+        return await self._watching
+
+    async def _bounded(self, work: Callable[[], T]) -> T:
+        """``work`` on the dedicated connection, in a thread, given at most one heartbeat (a partition would hold
+        it until TCP gives up)."""
+        return await asyncio.wait_for(asyncio.to_thread(work), self.heartbeat)
+
+    @staticmethod
+    async def _sleep(seconds: float, stopping: asyncio.Event) -> bool:
+        """False: ``stopping`` came first."""
+        try:
+            await asyncio.wait_for(stopping.wait(), seconds)
+        except TimeoutError:
+            return True
+        return False
+
+    def close(self) -> None:
+        """The session ends: PostgreSQL releases the lock."""
+        if self._watching is not None:
+            self._watching.cancel()
+        self._connection.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
