@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -67,6 +68,17 @@ shutdown_wait = "20s"
 port = {port}
 {extra}""")
     return path
+
+
+LEADER_TIMING = '[leader]\nlease = "3s"\nheartbeat = "1s"\n'
+"""A short lease, so that a failover test waits seconds, not the default's fifteen."""
+
+
+def on_postgresql(config: Path, url: str, fabric: str) -> Path:
+    """``config`` (from ``write_config``) for ``fabric`` on the PostgreSQL database at ``url``."""
+    text = re.sub(r'(?m)^name = "test"$', f'name = "{fabric}"', config.read_text())
+    config.write_text(re.sub(r'(?m)^url = "sqlite:///.*"$', f'url = "{url}"', text))
+    return config
 
 
 def migrate(db: Path, fabric: str = "test") -> None:

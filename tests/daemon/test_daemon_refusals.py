@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import uuid
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from daemon_support import daemon, migrate, refused, simulator, write_config
-from support import PG_ENV
 
-from fabric import wiring
 from fabric.simulator.server import free_port
 from fabric.store.migrations import SCHEMA_VERSION
 
@@ -81,38 +76,6 @@ def test_a_second_daemon_on_the_same_sqlite_database_is_refused(tiny_plan: Path,
             line = _one_line(stderr)
             assert f"(pid {first.process.pid}) already runs on {db}" in line
             assert first.get("/healthz").status_code == 200  # the first one goes on
-
-
-@pytest.mark.postgres
-def test_a_second_daemon_for_the_same_fabric_on_postgresql_is_refused(tiny_plan: Path, tmp_path: Path) -> None:
-    url = os.environ.get(PG_ENV)
-    if not url:
-        pytest.skip(f"{PG_ENV} is not set; set it to a PostgreSQL URL to run the PostgreSQL daemon tests")
-    fabric = f"lock-{uuid.uuid4().hex[:8]}"
-    wiring.open_store(url, fabric=fabric).close()
-    first_port, second_port = free_port(), free_port()
-
-    def on_postgresql(config: Path, name: str = fabric) -> Path:
-        text = config.read_text().replace('name = "test"', f'name = "{name}"')
-        config.write_text(text.replace(f'url = "sqlite:///{tmp_path / "fabric.db"}"', f'url = "{url}"'))
-        return config
-
-    with simulator(tiny_plan) as sim:
-        config = on_postgresql(write_config(tmp_path, sim.url, tiny_plan, port=first_port))
-        with daemon(config, first_port, tmp_path / "first.log") as first:
-            first.wait_for("a cycle", lambda: first.cycles() >= 1)
-            code, stderr = refused(on_postgresql(write_config(tmp_path, sim.url, tiny_plan, port=second_port)))
-            assert code == 2
-            line = _one_line(stderr)
-            assert f"another fabricctl run already acts for fabric '{fabric}' on this PostgreSQL database" in line
-            assert "backend pid " in line
-            # Another fabric of the same database is another lock.
-            other = f"{fabric}-b"
-            wiring.open_store(url, fabric=other).close()
-            second_config = on_postgresql(write_config(tmp_path, sim.url, tiny_plan, port=second_port), other)
-            with daemon(second_config, second_port, tmp_path / "other.log") as second:
-                second.wait_for("a cycle", lambda: second.cycles() >= 1)
-            assert first.get("/healthz").status_code == 200
 
 
 def test_no_plan_and_a_port_in_use_are_refused(tiny_plan: Path, tmp_path: Path) -> None:

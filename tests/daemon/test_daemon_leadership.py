@@ -1,0 +1,231 @@
+"""Active/standby on PostgreSQL through real daemons (``fabricctl run`` subprocesses) against the simulator.
+
+A second daemon of a fabric stands by (serving the API, ready) and takes over when the leader stops, is cut off
+from the database (``pg_terminate_backend``) or is killed (``kill -9``) in the middle of a write; every
+acquisition is a new epoch, the old epoch's writes are refused, and UFM ends in the state the store says. Other
+fabrics on the same database lead on their own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from daemon_support import BOUND, LEADER_TIMING, PASSWORD, Daemon, daemon, on_postgresql, simulator, write_config
+from support import PG_ENV
+
+from fabric import wiring
+from fabric.daemon.lock import advisory_key
+from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
+from fabric.simulator.driver import SimulatorDriver
+from fabric.simulator.server import free_port
+from fabric.store import IntentState, StaleEpochError, Store, TicketState
+
+pytestmark = pytest.mark.postgres
+LEASE = 3.0
+
+
+@pytest.fixture
+def pg() -> str:
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.skip(f"{PG_ENV} is not set; set it to a PostgreSQL URL to run the PostgreSQL daemon tests")
+    return url
+
+
+@dataclass
+class Pair:
+    """Daemons of one fabric on one database, against one simulator."""
+
+    url: str
+    fabric: str
+    plan: Path
+    tmp: Path
+    sim: SimulatorDriver
+    stack: ExitStack
+    dry_run: bool = True
+    started: int = 0
+
+    def start(self) -> Daemon:
+        self.started += 1
+        port = free_port()
+        config = on_postgresql(write_config(self.tmp, self.sim.url, self.plan, port=port, dry_run=self.dry_run,
+                                            extra=LEADER_TIMING), self.url, self.fabric)
+        return self.stack.enter_context(daemon(config, port, self.tmp / f"{self.fabric}-{self.started}.log"))
+
+    def store(self) -> Store:
+        return self.stack.enter_context(wiring.open_existing_store(self.url, fabric=self.fabric))
+
+
+@contextmanager
+def pair(url: str, plan: Path, tmp: Path, *, dry_run: bool = True, fabric: str | None = None,
+         sim: SimulatorDriver | None = None) -> Iterator[Pair]:
+    fabric = fabric or f"lead-{uuid.uuid4().hex[:8]}"
+    wiring.open_store(url, fabric=fabric).close()
+    with ExitStack() as stack:
+        driver = sim or stack.enter_context(simulator(plan))
+        yield Pair(url, fabric, plan, tmp, driver, stack, dry_run)
+
+
+def leadership(d: Daemon) -> dict[str, Any]:
+    return dict(d.get("/status").json()["leadership"])
+
+
+def wait_role(d: Daemon, role: str) -> dict[str, Any]:
+    d.wait_for(f"role {role}", lambda: leadership(d)["role"] == role)
+    return leadership(d)
+
+
+def lock_backend(url: str, fabric: str) -> int | None:
+    """The PostgreSQL backend holding the fabric's leadership lock."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.scalar(sa.text(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                "AND ((classid::bigint << 32) | objid::bigint) = (:key & x'ffffffffffffffff'::bigint)"),
+                {"key": advisory_key(fabric)})
+    finally:
+        engine.dispose()
+
+
+def test_a_second_daemon_stands_by_serving_reads_and_takes_over_at_once_from_a_clean_stop(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    with pair(pg, tiny_plan, tmp_path) as p:
+        first = p.start()
+        first.wait_for("a cycle", lambda: first.cycles() >= 1)
+        led = wait_role(first, "leader")
+        second = p.start()
+        stood = wait_role(second, "standby")
+        assert stood["leader"] == led["instance"] and stood["epoch"] == led["epoch"]
+        assert second.get("/readyz").status_code == 200  # a standby serves reads: ready
+        assert (first.metric("fabric_leader"), second.metric("fabric_leader")) == (1.0, 0.0)
+        assert second.metric("fabric_leader_epoch") == led["epoch"]
+        time.sleep(2.5)  # several of its heartbeats: a standby never runs a job
+        assert second.cycles() == 0
+        stopped = time.monotonic()
+        assert first.signal(signal.SIGTERM) == 0
+        took = wait_role(second, "leader")
+        second.wait_for("a cycle", lambda: second.cycles() >= 1)
+        # The leader let go cleanly: no lease to wait out.
+        assert took["epoch"] == led["epoch"] + 1 and time.monotonic() - stopped < LEASE + 1.0
+
+
+def test_a_leader_cut_off_from_the_database_stops_and_the_standby_takes_over_with_a_new_epoch(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    with pair(pg, tiny_plan, tmp_path) as p:
+        first = p.start()
+        led = wait_role(first, "leader")
+        first.wait_for("a cycle", lambda: first.cycles() >= 1)
+        second = p.start()
+        wait_role(second, "standby")
+        backend = lock_backend(pg, p.fabric)
+        assert backend is not None
+        engine = sa.create_engine(pg)
+        with engine.connect() as conn:
+            assert conn.scalar(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": backend})
+        engine.dispose()
+        cut = time.monotonic()
+        assert first.process.wait(BOUND) == 2
+        assert "lost the leadership of epoch" in first.log.read_text()
+        took = wait_role(second, "leader")
+        second.wait_for("a cycle", lambda: second.cycles() >= 1)
+        acting = time.monotonic() - cut
+        assert took["epoch"] == led["epoch"] + 1
+        with pytest.raises(StaleEpochError):
+            p.store().begin_intent(led["epoch"], ActionKind.DISABLE, None)
+        print(f"takeover after pg_terminate_backend: acting (a cycle done) {acting:.2f}s after the cut")
+
+
+def _disabled_ports(sim: SimulatorDriver) -> set[str]:
+    ports = httpx.get(f"{sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+    return {p["name"] for p in ports if p["physical_state"] == "Disabled"}
+
+
+def _wait(what: str, check: Any) -> None:
+    deadline = time.monotonic() + BOUND
+    while not check():
+        assert time.monotonic() < deadline, f"no {what} within {BOUND}s"
+        time.sleep(0.05)
+
+
+KILLS = (  # (cable, the fault on UFM's POST /actions, where the kill lands)
+    ("core01-01/1", {"mode": "delay", "delay": "1.5s"}, "between the intent and UFM's write"),
+    ("pod01-leaf01/5", {"mode": "late", "delay": "2s"}, "between UFM's write and the ticket"),
+    ("pod01-leaf02/5", None, "at a moment of the cycle that acts on it"),
+)
+
+
+def test_kill_9_of_the_leader_mid_write_fails_over_without_a_double_write_or_a_duplicate_ticket(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    with pair(pg, tiny_plan, tmp_path, dry_run=False) as p:
+        leader = p.start()
+        wait_role(leader, "leader")
+        leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
+        standby = p.start()
+        wait_role(standby, "standby")
+        store = p.store()
+        takeovers: list[float] = []
+        for cable, fault, where in KILLS:
+            epoch = leadership(leader)["epoch"]
+            if fault is not None:
+                p.sim.inject(fault="api", endpoint="/actions", method="POST", requests=1, **fault)
+            p.sim.inject(fault="flap", link=cable, cycles=5, period="20s")
+            p.sim.advance(300)
+            if fault is None:
+                time.sleep(0.3)
+            else:
+                _wait("a pending disable", lambda: any(i.kind is ActionKind.DISABLE
+                                                       for i in store.unfinished_intents()))
+            killed = time.monotonic()
+            leader.process.kill()
+            leader.process.wait(BOUND)
+            took = wait_role(standby, "leader")
+            takeovers.append(time.monotonic() - killed)
+            assert took["epoch"] > epoch, where
+            assert takeovers[-1] < LEASE + 1.0, where  # the lock is free at once; the lease bounds the wait
+            standby.wait_for("the cable held out with a ticket", lambda: _held_out(store) >= len(takeovers))
+            leader, standby = standby, p.start()
+            wait_role(standby, "standby")
+        leader.wait_for("UFM in the state the store says", lambda: _ufm_matches_store(store, p.sim))
+        _no_overlap_no_double_write_no_duplicate_ticket(store)
+        print("takeover times after kill -9 (s):", ", ".join(f"{t:.2f}" for t in takeovers))
+
+
+HELD_OUT = (Lifecycle.AWAITING_REPAIR, Lifecycle.QUARANTINED)
+
+
+def _held_out(store: Store) -> int:
+    """Components held out of service with an open ticket recorded."""
+    ticketed = {t.component for t in store.tickets() if t.state is TicketState.OPEN}
+    return len(set(store.components(HELD_OUT)) & ticketed)
+
+
+def _ufm_matches_store(store: Store, sim: SimulatorDriver) -> bool:
+    held = store.components(HELD_OUT)
+    return len(held) == len(KILLS) and not store.unfinished_intents() and len(_disabled_ports(sim)) == len(held)
+
+
+def _no_overlap_no_double_write_no_duplicate_ticket(store: Store) -> None:
+    intents = sorted(store.intents(limit=10_000), key=lambda i: i.id)
+    epochs = [i.epoch for i in intents]
+    assert epochs == sorted(epochs), "an older epoch wrote after a newer one"
+    done: dict[ComponentId | None, list[tuple[ActionKind, int]]] = {}
+    for intent in intents:
+        if intent.kind in (ActionKind.DISABLE, ActionKind.ENABLE) and intent.state is IntentState.DONE:
+            done.setdefault(intent.component, []).append((intent.kind, intent.epoch))
+    for component, writes in done.items():
+        assert [kind for kind, _ in writes] == [ActionKind.DISABLE], (component, writes)  # one write, one epoch
+    keys = [t.dedup_key for t in store.tickets()]
+    assert len(keys) == len(set(keys)) == len(KILLS)
+    assert len(wiring.local_tickets(store).list()) == len(KILLS)  # none created twice in the ticket system
