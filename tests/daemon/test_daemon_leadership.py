@@ -9,6 +9,7 @@ fabrics on the same database lead on their own.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import time
 import uuid
@@ -54,13 +55,14 @@ class Pair:
     sim: SimulatorDriver
     stack: ExitStack
     dry_run: bool = True
+    extra: str = ""
     started: int = 0
 
     def start(self) -> Daemon:
         self.started += 1
         port = free_port()
         config = on_postgresql(write_config(self.tmp, self.sim.url, self.plan, port=port, dry_run=self.dry_run,
-                                            extra=LEADER_TIMING), self.url, self.fabric)
+                                            extra=LEADER_TIMING + self.extra), self.url, self.fabric)
         return self.stack.enter_context(daemon(config, port, self.tmp / f"{self.fabric}-{self.started}.log"))
 
     def store(self) -> Store:
@@ -69,12 +71,12 @@ class Pair:
 
 @contextmanager
 def pair(url: str, plan: Path, tmp: Path, *, dry_run: bool = True, fabric: str | None = None,
-         sim: SimulatorDriver | None = None) -> Iterator[Pair]:
+         sim: SimulatorDriver | None = None, extra: str = "") -> Iterator[Pair]:
     fabric = fabric or f"lead-{uuid.uuid4().hex[:8]}"
     wiring.open_store(url, fabric=fabric).close()
     with ExitStack() as stack:
         driver = sim or stack.enter_context(simulator(plan))
-        yield Pair(url, fabric, plan, tmp, driver, stack, dry_run)
+        yield Pair(url, fabric, plan, tmp, driver, stack, dry_run, extra)
 
 
 def leadership(d: Daemon) -> dict[str, Any]:
@@ -159,47 +161,44 @@ def _wait(what: str, check: Any) -> None:
         time.sleep(0.05)
 
 
+ROOM = "[guard]\ncap_floor = 5\n"
+"""The guard lets the tiny fabric lose a cable (its blast-radius cap would be 1 otherwise)."""
 KILLS = (  # (cable, the fault on UFM's POST /actions, where the kill lands)
     ("core01-01/1", {"mode": "delay", "delay": "1.5s"}, "between the intent and UFM's write"),
-    ("pod01-leaf01/5", {"mode": "late", "delay": "2s"}, "between UFM's write and the ticket"),
-    ("pod01-leaf02/5", None, "at a moment of the cycle that acts on it"),
+    ("core01-01/1", {"mode": "late", "delay": "2s"}, "between UFM's write and the ticket"),
+    ("core01-01/1", None, "at a random moment of the cycle that acts on it"),
 )
 
 
+@pytest.mark.parametrize(("cable", "fault", "where"), KILLS, ids=["before-ufm-write", "before-ticket", "any"])
 def test_kill_9_of_the_leader_mid_write_fails_over_without_a_double_write_or_a_duplicate_ticket(
-        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
-    with pair(pg, tiny_plan, tmp_path, dry_run=False) as p:
+        pg: str, tiny_plan: Path, tmp_path: Path, cable: str, fault: dict[str, str] | None, where: str) -> None:
+    with pair(pg, tiny_plan, tmp_path, dry_run=False, extra=ROOM) as p:
         leader = p.start()
-        wait_role(leader, "leader")
+        epoch = wait_role(leader, "leader")["epoch"]
         leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
         standby = p.start()
         wait_role(standby, "standby")
         store = p.store()
-        takeovers: list[float] = []
-        for cable, fault, where in KILLS:
-            epoch = leadership(leader)["epoch"]
-            if fault is not None:
-                p.sim.inject(fault="api", endpoint="/actions", method="POST", requests=1, **fault)
-            p.sim.inject(fault="flap", link=cable, cycles=5, period="20s")
-            p.sim.advance(300)
-            if fault is None:
-                time.sleep(0.3)
-            else:
-                _wait("a pending disable", lambda: any(i.kind is ActionKind.DISABLE
-                                                       for i in store.unfinished_intents()))
-            killed = time.monotonic()
-            leader.process.kill()
-            leader.process.wait(BOUND)
-            took = wait_role(standby, "leader")
-            takeovers.append(time.monotonic() - killed)
-            assert took["epoch"] > epoch, where
-            assert takeovers[-1] < LEASE + 1.0, where  # the lock is free at once; the lease bounds the wait
-            standby.wait_for("the cable held out with a ticket", lambda: _held_out(store) >= len(takeovers))
-            leader, standby = standby, p.start()
-            wait_role(standby, "standby")
-        leader.wait_for("UFM in the state the store says", lambda: _ufm_matches_store(store, p.sim))
+        if fault is not None:
+            p.sim.inject(fault="api", endpoint="/actions", method="POST", requests=1, **fault)
+        p.sim.inject(fault="flap", link=cable, cycles=5, period="20s")
+        p.sim.advance(300)
+        if fault is None:
+            time.sleep(random.uniform(0.0, 1.5))
+        else:
+            _wait("a pending disable", lambda: any(i.kind is ActionKind.DISABLE for i in store.unfinished_intents()))
+        killed = time.monotonic()
+        leader.process.kill()
+        leader.process.wait(BOUND)
+        took = wait_role(standby, "leader")
+        takeover = time.monotonic() - killed
+        assert took["epoch"] > epoch, where
+        assert takeover < LEASE, where  # the lock is free at once; the standby tries it every heartbeat
+        standby.wait_for("the cable held out with a ticket", lambda: _held_out(store) == 1)
+        standby.wait_for("UFM in the state the store says", lambda: _ufm_matches_store(store, p.sim))
         _no_overlap_no_double_write_no_duplicate_ticket(store)
-        print("takeover times after kill -9 (s):", ", ".join(f"{t:.2f}" for t in takeovers))
+        print(f"kill -9 {where}: the standby took epoch {took['epoch']} {takeover:.2f}s after the kill")
 
 
 HELD_OUT = (Lifecycle.AWAITING_REPAIR, Lifecycle.QUARANTINED)
@@ -213,7 +212,7 @@ def _held_out(store: Store) -> int:
 
 def _ufm_matches_store(store: Store, sim: SimulatorDriver) -> bool:
     held = store.components(HELD_OUT)
-    return len(held) == len(KILLS) and not store.unfinished_intents() and len(_disabled_ports(sim)) == len(held)
+    return len(held) == 1 and not store.unfinished_intents() and len(_disabled_ports(sim)) == len(held)
 
 
 def _no_overlap_no_double_write_no_duplicate_ticket(store: Store) -> None:
@@ -227,5 +226,6 @@ def _no_overlap_no_double_write_no_duplicate_ticket(store: Store) -> None:
     for component, writes in done.items():
         assert [kind for kind, _ in writes] == [ActionKind.DISABLE], (component, writes)  # one write, one epoch
     keys = [t.dedup_key for t in store.tickets()]
-    assert len(keys) == len(set(keys)) == len(KILLS)
-    assert len(wiring.local_tickets(store).list()) == len(KILLS)  # none created twice in the ticket system
+    assert len(keys) == len(set(keys)) == 1
+    created = [t for t in wiring.local_tickets(store).list() if t.dedup_key in keys]  # its tables serve every fabric
+    assert len(created) == 1  # none created twice in the ticket system
