@@ -229,3 +229,34 @@ def _no_overlap_no_double_write_no_duplicate_ticket(store: Store) -> None:
     assert len(keys) == len(set(keys)) == 1
     created = [t for t in wiring.local_tickets(store).list() if t.dedup_key in keys]  # its tables serve every fabric
     assert len(created) == 1  # none created twice in the ticket system
+
+
+def test_fabrics_on_one_database_lead_write_and_are_written_to_on_their_own(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    (tmp_path / "east").mkdir()
+    (tmp_path / "west").mkdir()
+    with pair(pg, tiny_plan, tmp_path / "east", dry_run=False, extra=ROOM) as east, \
+            pair(pg, tiny_plan, tmp_path / "west", dry_run=False, extra=ROOM) as west:
+        east_leader, west_leader = east.start(), west.start()
+        for d in (east_leader, west_leader):
+            d.wait_for("a cycle", lambda d=d: d.cycles() >= 1)  # type: ignore[misc]
+        east_standby = east.start()
+        assert wait_role(east_standby, "standby")["leader"] == leadership(east_leader)["instance"]
+        assert leadership(west_leader)["role"] == "leader"  # a standby of one fabric is none of another's
+        east.sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        east.sim.advance(300)
+        east_store, west_store = east.store(), west.store()
+        east_leader.wait_for("east's cable held out", lambda: _held_out(east_store) == 1)
+        east_leader.wait_for("UFM as east's store says", lambda: _ufm_matches_store(east_store, east.sim))
+        west.sim.advance(300)
+        before = west_leader.cycles()
+        west_leader.wait_for("two more west cycles", lambda: west_leader.cycles() >= before + 2)
+        assert _disabled_ports(west.sim) == set() and west_store.intents() == [] and west_store.components() == {}
+        assert west_store.tickets() == [] and len(east_store.tickets()) == 1
+        east_leader.process.kill()
+        east_leader.process.wait(BOUND)
+        assert wait_role(east_standby, "leader")["epoch"] == 2
+        east_leader_row, west_leader_row = east_store.leader(), west_store.leader()
+        assert east_leader_row is not None and west_leader_row is not None
+        assert (east_leader_row.epoch, west_leader_row.epoch) == (2, 1)  # each fabric its own epochs
+        assert leadership(west_leader)["role"] == "leader"
