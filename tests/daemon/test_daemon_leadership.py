@@ -33,7 +33,8 @@ from fabric.simulator.server import free_port
 from fabric.store import IntentState, StaleEpochError, Store, TicketState
 
 pytestmark = pytest.mark.postgres
-LEASE = 3.0
+LEASE, HEARTBEAT = 3.0, 1.0
+"""``LEADER_TIMING``'s."""
 
 
 @pytest.fixture
@@ -144,6 +145,8 @@ def test_a_leader_cut_off_from_the_database_stops_and_the_standby_takes_over_wit
         second.wait_for("a cycle", lambda: second.cycles() >= 1)
         acting = time.monotonic() - cut
         assert took["epoch"] == led["epoch"] + 1
+        # Its last heartbeat came at most a heartbeat before the cut: the new one waited out the rest of the lease.
+        assert acting >= LEASE - HEARTBEAT - 0.1
         with pytest.raises(StaleEpochError):
             p.store().begin_intent(led["epoch"], ActionKind.DISABLE, None)
         print(f"takeover after pg_terminate_backend: acting (a cycle done) {acting:.2f}s after the cut")
