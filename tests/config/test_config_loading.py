@@ -421,3 +421,13 @@ def test_webhook_secrets_in_the_file_are_refused(tmp_path: Path) -> None:
         f"{path}: tickets.webhook_token: secrets are never read from the file: set FABRIC_TICKETS__WEBHOOK_TOKEN "
         "in the environment, or name a file in tickets.webhook_token_file",
     ]
+
+
+def test_a_lease_must_hold_three_heartbeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, '[leader]\nlease = "5s"\nheartbeat = "2s"\n')
+    assert problems(path) == [f"{path}: leader: leader.lease (5s) must be at least 3 times leader.heartbeat (2s)"]
+    zero = write(tmp_path, '[leader]\nheartbeat = "0s"\n', "zero.toml")
+    assert problems(zero) == [f"{zero}: leader.heartbeat: must be longer than zero, got 0s"]
+    monkeypatch.setenv("FABRIC_LEADER__LEASE", "6s")
+    leader = load_config(path).leader
+    assert (leader.lease.total_seconds(), leader.heartbeat.total_seconds()) == (6.0, 2.0)
