@@ -99,7 +99,7 @@ class LeadershipOps(OpsBase):
 
     def leader(self) -> LeaderRecord | None:
         """Who leads the fabric, or last did (``None``: no instance ever led it)."""
-        with self._conn() as conn:
+        with self._read() as conn:
             row = conn.execute(sa.select(leadership.c.epoch, leadership.c.holder)
                                .where(leadership.c.fabric == self.fabric)).first()
         return None if row is None else LeaderRecord(int(row.epoch), str(row.holder))
