@@ -22,6 +22,7 @@ never loses it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -34,7 +35,7 @@ from sqlalchemy.engine import Connection
 
 from fabric.api.context import LeaderView, Role
 from fabric.config import LeaderSection
-from fabric.daemon.lock import advisory_key, describe_holder
+from fabric.daemon.lock import ADVISORY_LOCK, advisory_key, describe_holder
 from fabric.errors import ErrorKind, FabricError
 from fabric.store import Fence, Store
 from fabric.store._leadership import beat
@@ -43,9 +44,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_HELD = sa.text(
-    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() "
-    "AND ((classid::bigint << 32) | objid::bigint) = (:key & x'ffffffffffffffff'::bigint)")
+_HELD = sa.text(f"SELECT count(*) FROM pg_locks l WHERE {ADVISORY_LOCK} AND l.pid = pg_backend_pid()")
 """Whether this session holds the fabric's lock (a connection silently replaced would not)."""
 
 
@@ -55,6 +54,11 @@ class LeadershipLostError(FabricError):
 
 def instance_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def application_name(fabric: str, instance: str) -> str:
+    """The ``application_name`` of an instance's leadership session."""
+    return f"fabric-remediation leadership {fabric} {instance}"
 
 
 class Leadership:
@@ -119,10 +123,17 @@ class AdvisoryLeadership(Leadership):
     def __init__(self, store: Store, settings: LeaderSection, instance: str) -> None:
         super().__init__(store, settings, instance)
         self._key = advisory_key(store.fabric)
-        self._connection: Connection = store.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-        # A heartbeat the server cannot answer in time fails there too, not only here.
-        self._connection.exec_driver_sql(f"SET statement_timeout = {int(self.heartbeat * 1000)}")
+        self._connection = self._open()
         self._watching: asyncio.Task[str] | None = None
+
+    def _open(self) -> Connection:
+        connection = self.store.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        # A heartbeat the server cannot answer in time fails there too, not only here.
+        connection.exec_driver_sql(f"SET statement_timeout = {int(self.heartbeat * 1000)}")
+        # Who is who in pg_stat_activity (PostgreSQL keeps 63 bytes of it).
+        connection.execute(sa.select(sa.func.set_config("application_name", application_name(
+            self.store.fabric, self.instance), False)))
+        return connection
 
     def _lease_runs(self) -> bool:
         return time.monotonic() - self._last_beat < self.lease - self.heartbeat
@@ -133,9 +144,17 @@ class AdvisoryLeadership(Leadership):
             started = time.monotonic()
             try:
                 locked = await self._bounded(self._try_lock)
-            except Exception as exc:  # the database unreachable: a standby goes on trying
+                if not locked:
+                    if not told:
+                        holder = await self._bounded(lambda: describe_holder(self._connection, self._key))
+                        log.info("fabric %s: standby (%s): %s leads; trying every %gs", self.store.fabric,
+                                 self.instance, holder, self.heartbeat)
+                        told = True
+                    self._seen = await self._bounded(self.store.leader)
+            except Exception as exc:  # the database out of reach: a standby goes on trying, on a new session
                 log.warning("fabric %s: standby (%s): cannot try the leadership lock: %s", self.store.fabric,
                             self.instance, _first_line(exc))
+                await asyncio.to_thread(self._reopen)
                 await self._sleep(self.heartbeat, stopping)
                 continue
             if locked:
@@ -149,13 +168,16 @@ class AdvisoryLeadership(Leadership):
                          taken.epoch, f"; waiting {taken.wait:.1f}s for the previous leader's lease to run out"
                          if taken.wait else "")
                 return await self._sleep(taken.wait, stopping)
-            if not told:
-                log.info("fabric %s: standby (%s): %s leads; trying every %gs", self.store.fabric, self.instance,
-                         await self._bounded(lambda: describe_holder(self._connection, self._key)), self.heartbeat)
-                told = True
-            self._seen = await self._bounded(self.store.leader)
             await self._sleep(self.heartbeat, stopping)
         return False
+
+    def _reopen(self) -> None:
+        """A standby's session replaced (an invalidated connection takes no statement until rolled back; a session
+        that lost its server holds no lock)."""
+        with contextlib.suppress(Exception):
+            self._connection.close()
+        with contextlib.suppress(Exception):
+            self._connection = self._open()
 
     def _try_lock(self) -> bool:
         return bool(self._connection.execute(sa.select(sa.func.pg_try_advisory_lock(self._key))).scalar())
@@ -185,8 +207,8 @@ class AdvisoryLeadership(Leadership):
         return await self._watching
 
     async def _bounded(self, work: Callable[[], T]) -> T:
-        """``work`` on the dedicated connection, in a thread, given at most one heartbeat (a partition would hold
-        it until TCP gives up)."""
+        """``work`` on the database, in a thread, given at most one heartbeat (a partition would hold it until TCP
+        gives up)."""
         return await asyncio.wait_for(asyncio.to_thread(work), self.heartbeat)
 
     @staticmethod

@@ -56,12 +56,15 @@ def hold(store: Store) -> InstanceLock | None:
     return _hold_file(str(store.engine.url))
 
 
+ADVISORY_LOCK = ("l.locktype = 'advisory' AND l.granted "
+                 "AND ((l.classid::bigint << 32) | l.objid::bigint) = (:key & x'ffffffffffffffff'::bigint)")
+"""The rows of ``pg_locks l`` of the granted advisory lock ``:key`` (PostgreSQL splits a bigint key in two)."""
+
+
 def describe_holder(connection: Connection, key: int) -> str:
     """Which PostgreSQL session holds the advisory lock ``key``, for a log line."""
     holder = connection.execute(sa.text(
-        "SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-        "WHERE l.locktype = 'advisory' AND l.granted "
-        "AND ((l.classid::bigint << 32) | l.objid::bigint) = (:key & x'ffffffffffffffff'::bigint)"
+        f"SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE {ADVISORY_LOCK}"
     ), {"key": key}).first()
     if holder is None:
         return "no session (it was just released)"

@@ -9,9 +9,10 @@ atomically::
         tx.ticket_opened(row.id, ticket.key)
 
 A leader's engine writes through ``Store.fenced(fence)``: every transaction of that store that may write (its
-``transaction()`` blocks and its dry-run scope's too; reads are not fenced, they harm nothing) first checks that this instance's lease still runs and that the fence's epoch is still the
-fabric's leader epoch (``_leadership.check_epoch``), or raises ``StaleEpochError`` before anything is written: a
-deposed leader records no intent, decision, ticket or state, hence starts no UFM or ticket write.
+``transaction()`` blocks and its dry-run scope's too; reads are not fenced, they harm nothing) first checks that
+this instance's lease still runs and that the fence's epoch is still the fabric's leader epoch
+(``_leadership.check_epoch``), or raises ``StaleEpochError`` before anything is written: a deposed leader records
+no intent, decision, ticket or state, hence starts no UFM or ticket write.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from daemon_support import BOUND, LEADER_TIMING, PASSWORD, Daemon, daemon, on_po
 from support import PG_ENV
 
 from fabric import wiring
-from fabric.daemon.lock import advisory_key
+from fabric.daemon.leader import application_name
+from fabric.daemon.lock import ADVISORY_LOCK, advisory_key
 from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
 from fabric.simulator.driver import SimulatorDriver
 from fabric.simulator.server import free_port
@@ -94,10 +95,9 @@ def lock_backend(url: str, fabric: str) -> int | None:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            return conn.scalar(sa.text(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND ((classid::bigint << 32) | objid::bigint) = (:key & x'ffffffffffffffff'::bigint)"),
-                {"key": advisory_key(fabric)})
+            pid = conn.scalar(sa.text(f"SELECT l.pid FROM pg_locks l WHERE {ADVISORY_LOCK}"),
+                              {"key": advisory_key(fabric)})
+            return None if pid is None else int(pid)
     finally:
         engine.dispose()
 
@@ -132,6 +132,16 @@ def test_a_leader_cut_off_from_the_database_stops_and_the_standby_takes_over_wit
         first.wait_for("a cycle", lambda: first.cycles() >= 1)
         second = p.start()
         wait_role(second, "standby")
+        # The standby's own session cut first: it stands by on a new one.
+        standby_session = application_name(p.fabric, leadership(second)["instance"])
+        engine = sa.create_engine(pg)
+        with engine.connect() as conn:
+            assert conn.scalar(sa.text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                       "WHERE application_name = :name"), {"name": standby_session}) == 1
+        engine.dispose()
+        time.sleep(3 * HEARTBEAT)
+        assert second.process.poll() is None and leadership(second)["role"] == "standby"
+        assert "cannot try the leadership lock" in second.log.read_text()
         backend = lock_backend(pg, p.fabric)
         assert backend is not None
         engine = sa.create_engine(pg)
