@@ -24,6 +24,7 @@ import pytest
 import sqlalchemy as sa
 from daemon_support import BOUND, LEADER_TIMING, PASSWORD, Daemon, daemon, on_postgresql, simulator, write_config
 from support import PG_ENV
+from webhook_support import SECRET, jira_body, signed
 
 from fabric import wiring
 from fabric.daemon.leader import application_name
@@ -65,7 +66,8 @@ class Pair:
         port = free_port()
         config = on_postgresql(write_config(self.tmp, self.sim.url, self.plan, port=port, dry_run=self.dry_run,
                                             extra=LEADER_TIMING + self.extra), self.url, self.fabric)
-        return self.stack.enter_context(daemon(config, port, self.tmp / f"{self.fabric}-{self.started}.log"))
+        return self.stack.enter_context(daemon(config, port, self.tmp / f"{self.fabric}-{self.started}.log",
+                                               FABRIC_TICKETS__WEBHOOK_SECRET=SECRET))
 
     def store(self) -> Store:
         return self.stack.enter_context(wiring.open_existing_store(self.url, fabric=self.fabric))
@@ -122,6 +124,30 @@ def test_a_second_daemon_stands_by_serving_reads_and_takes_over_at_once_from_a_c
         second.wait_for("a cycle", lambda: second.cycles() >= 1)
         # The leader let go cleanly: no lease to wait out.
         assert took["epoch"] == led["epoch"] + 1 and time.monotonic() - stopped < LEASE + 1.0
+
+
+def test_a_standby_stores_a_webhook_delivery_and_the_leader_acts_on_it(pg: str, tiny_plan: Path,
+                                                                        tmp_path: Path) -> None:
+    with pair(pg, tiny_plan, tmp_path, dry_run=False, extra=ROOM) as p:
+        leader = p.start()
+        leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
+        standby = p.start()
+        wait_role(standby, "standby")
+        store = p.store()
+        p.sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        p.sim.advance(300)
+        leader.wait_for("the cable held out with a ticket", lambda: _held_out(store) == 1)
+        (ticket,) = store.tickets()
+        assert ticket.external_key is not None
+        wiring.local_tickets(store).resolve(ticket.external_key, "optic replaced")
+        body = jira_body(ticket.external_key)
+        answer = httpx.post(f"{standby.api}/webhooks/jira", content=body, headers=signed(body, "via-standby"),
+                            timeout=10)
+        assert answer.status_code == 202 and answer.json()["outcome"] == "accepted", answer.text
+        leader.wait_for("the repair acted on", lambda: store.components(Lifecycle.PROBATION) != {})
+        delivery = store.get_delivery("via-standby")
+        assert delivery is not None and delivery.processed_at is not None
+        assert standby.cycles() == 0 and _disabled_ports(p.sim) == set()
 
 
 def test_a_leader_cut_off_from_the_database_stops_and_the_standby_takes_over_with_a_new_epoch(
