@@ -6,8 +6,10 @@ database that is missing, unreachable or not at this version's schema (``fabricc
 migrates it: the daemon never does), another daemon on the same SQLite database (``lock``), UFM refusing the
 credentials (the engine's first read), a port the API cannot listen on.
 
-Then: the engine started (settling what a crash left pending), the garbage collector's policy applied, uvicorn
-and the scheduler's jobs (``fabric.daemon.jobs``). SIGTERM or SIGINT: no new job starts, the running one may
+Then: the API served at once; on PostgreSQL a standby until this instance leads (``fabric.daemon.leader``); the
+engine started on the fenced store of its epoch (settling what a crash left pending), the garbage collector's
+policy applied, the scheduler's jobs (``fabric.daemon.jobs``). A lost leadership stops the jobs at once and exits
+(``LeadershipLostError``, exit 2). SIGTERM or SIGINT: no new job starts, the running one may
 finish within ``[daemon] shutdown_wait``, the server stops, the store is closed, exit 0 (a job cut short is what a
 crash would leave, and ``start`` settles it at the next start). SIGHUP: ``DaemonRuntime.reload``.
 
