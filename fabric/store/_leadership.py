@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from fabric.store._base import OpsBase, dialect_insert
 from fabric.store.records import StaleEpochError
-from fabric.store.schema import leadership
+from fabric.store.schema import intents, leadership
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,10 @@ class LeadershipOps(OpsBase):
                 query = query.with_for_update()  # waits for every transaction that checked the old epoch
             beat = conn.scalar(query)
             now = database_seconds(conn)
-            insert = dialect_insert(conn, leadership).values(fabric=self.fabric, epoch=1, holder=holder,
+            # The first epoch follows any an intent already carries (a database from before version 6).
+            logged = conn.scalar(sa.select(sa.func.max(intents.c.epoch)).where(intents.c.fabric == self.fabric))
+            first = 1 + int(logged or 0)
+            insert = dialect_insert(conn, leadership).values(fabric=self.fabric, epoch=first, holder=holder,
                                                              acquired_at=self._now(), heartbeat_at=now)
             stmt = insert.on_conflict_do_update(
                 index_elements=[leadership.c.fabric],

@@ -29,6 +29,11 @@ def test_each_acquisition_takes_a_new_epoch_and_names_its_holder(store: Store) -
     assert leader is not None and (leader.epoch, leader.holder) == (2, "b")
 
 
+def test_the_first_epoch_follows_those_the_intents_log_carries(store: Store) -> None:
+    store.begin_intent(7, ActionKind.DISABLE, LINK)  # written before leadership existed (version 5)
+    assert store.take_epoch("a", lease=15).epoch == 8
+
+
 def test_a_new_epoch_refuses_the_old_ones_intents_even_when_it_wrote_none(store: Store) -> None:
     old = store.take_epoch("a", lease=15).epoch
     store.begin_intent(old, ActionKind.DISABLE, LINK)
