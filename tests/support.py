@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
+
+import sqlalchemy as sa
+
+from fabric.store.engine import normalise_url
 
 T = TypeVar("T")
 
@@ -40,3 +46,20 @@ def run_together(count: int, work: Callable[[int], T]) -> list[T]:
     with ThreadPoolExecutor(count) as pool:
         futures = [pool.submit(start, n) for n in range(count)]
         return [future.result(timeout=60) for future in futures]
+
+
+@contextmanager
+def pg_schema(url: str, prefix: str, *, create: bool = True) -> Iterator[str]:
+    """A fresh PostgreSQL schema name (the schema created unless ``create=False``), dropped afterwards."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(normalise_url(url))
+    try:
+        if create:
+            with admin.begin() as conn:
+                conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+        yield schema
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        admin.dispose()

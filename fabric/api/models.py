@@ -160,12 +160,14 @@ class Decision(_Model):
     reason: str
     guard: dict[str, Any] = Field(description="The capacity guard's figures when it was decided.")
     dry_run: bool
+    epoch: int | None = Field(None, description="The leader epoch that decided it (null: before leadership).")
 
     @classmethod
     def of(cls, record: DecisionRecord) -> Self:
         action = record.action
         return cls(id=record.id, at=action.at, kind=action.kind.value, component=_id(action.component),
-                   rule=action.rule, reason=action.reason, guard=dict(action.guard), dry_run=action.dry_run)
+                   rule=action.rule, reason=action.reason, guard=dict(action.guard), dry_run=action.dry_run,
+                   epoch=record.epoch)
 
 
 class Intent(_Model):

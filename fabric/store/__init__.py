@@ -6,7 +6,8 @@ transaction, and ``Store.transaction()`` groups several.  See ``fabric.store.sch
 """
 
 from fabric.remediation.muting import silence_matches
-from fabric.store.core import Fence, ScopedStore, Store, Transaction, database_errors
+from fabric.store._base import Fence
+from fabric.store.core import ScopedStore, Store, Transaction, database_errors
 from fabric.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, SchemaReport
 from fabric.store.records import (
     ACTIVE_TICKET_STATES,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import TypeVar
@@ -20,12 +21,25 @@ Clock = Callable[[], datetime]
 E = TypeVar("E", bound=StrEnum)
 
 
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """What a leader's writes are fenced by: its epoch of ``fabric`` and whether its lease still runs."""
+
+    fabric: str
+    epoch: int
+    leading: Callable[[], bool]
+    """False once this instance's lease ran out (``fabric.daemon.leader``): it must not write anything more."""
+
+
 class OpsBase:
     """Operations run in ``self._conn()``: a transaction of their own (``Store``) or the caller's
     (``Transaction``)."""
 
     fabric: str
     _clock: Clock
+    fence: Fence | None = None
+    """A leader's store (``Store.fenced``): every transaction that may write is checked against it, and the
+    decisions it records carry its epoch."""
 
     def _conn(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError

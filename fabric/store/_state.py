@@ -63,9 +63,10 @@ def _finding_values(fabric: str, finding: Finding) -> dict[str, Any]:
     }
 
 
-def _decision_values(fabric: str, action: Action) -> dict[str, Any]:
+def _decision_values(fabric: str, action: Action, epoch: int | None) -> dict[str, Any]:
     return {
         "fabric": fabric,
+        "epoch": epoch,
         "at": ensure_utc(action.at, "decision time"),
         "kind": ActionKind(action.kind).value,
         "component": None if action.component is None else str(action.component),
@@ -89,6 +90,7 @@ def _decision_record(row: RowMapping) -> DecisionRecord:
             guard=dict(row["guard"]),
             dry_run=bool(row["dry_run"]),
         ),
+        epoch=None if row["epoch"] is None else int(row["epoch"]),
     )
 
 
@@ -186,15 +188,20 @@ class StateOps(OpsBase):
 
     # -- decisions -----------------------------------------------------------------------------------------
 
+    def _epoch(self) -> int | None:
+        return None if self.fence is None else self.fence.epoch
+
     def record_decision(self, action: Action) -> int:
         """Record one policy decision (acted on or not); returns its id."""
         with self._conn() as conn:
-            stmt = sa.insert(decisions).values(**_decision_values(self.fabric, action)).returning(decisions.c.id)
+            stmt = sa.insert(decisions).values(**_decision_values(self.fabric, action, self._epoch())) \
+                .returning(decisions.c.id)
             return int(conn.execute(stmt).scalar_one())
 
     def record_decisions(self, actions: Iterable[Action]) -> int:
         """Record several decisions in one statement; returns how many."""
-        rows = [_decision_values(self.fabric, action) for action in actions]
+        epoch = self._epoch()
+        rows = [_decision_values(self.fabric, action, epoch) for action in actions]
         if rows:
             with self._conn() as conn:
                 conn.execute(sa.insert(decisions), rows)

@@ -20,14 +20,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine
 
-from fabric.store._base import Clock
+from fabric.store._base import Clock, Fence
 from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
 from fabric.store._intents import IntentOps
@@ -47,21 +46,11 @@ from fabric.store.migrations import (
 )
 from fabric.store.records import SchemaTooNewError, StaleEpochError, StoreError
 
-__all__ = ["Fence", "ScopedStore", "Store", "Transaction", "database_errors"]
+__all__ = ["ScopedStore", "Store", "Transaction", "database_errors"]
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class Fence:
-    """What a leader's writes are fenced by: its epoch of ``fabric`` and whether its lease still runs."""
-
-    fabric: str
-    epoch: int
-    leading: Callable[[], bool]
-    """False once this instance's lease ran out (``fabric.daemon.leader``): it must not write anything more."""
 
 
 @contextmanager
@@ -97,11 +86,13 @@ class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerO
 class Transaction(_Operations):
     """The store's operations inside one open transaction (from ``Store.transaction()``)."""
 
-    def __init__(self, connection: Connection, *, fabric: str, clock: Clock, would_be: bool = False) -> None:
+    def __init__(self, connection: Connection, *, fabric: str, clock: Clock, would_be: bool = False,
+                 fence: Fence | None = None) -> None:
         self._connection = connection
         self.fabric = fabric
         self._clock = clock
         self.would_be = would_be
+        self.fence = fence
 
     @property
     def connection(self) -> Connection:
@@ -114,7 +105,8 @@ class Transaction(_Operations):
     def dry_run_scope(self) -> Transaction:
         if self.would_be:
             return self
-        return Transaction(self._connection, fabric=dry_run_key(self.fabric), clock=self._clock, would_be=True)
+        return Transaction(self._connection, fabric=dry_run_key(self.fabric), clock=self._clock, would_be=True,
+                           fence=self.fence)
 
 
 class ScopedStore(_Operations):
@@ -127,9 +119,10 @@ class ScopedStore(_Operations):
         self._store = store
         self.fabric = dry_run_key(store.fabric)
         self._clock = store.now
+        self.fence = store.fence
 
     def _conn(self) -> AbstractContextManager[Connection]:
-        return _begin(self._store.engine, self._store.fence)
+        return _begin(self._store.engine, self.fence)
 
     def _read(self) -> AbstractContextManager[Connection]:
         return reading(self._store.engine)
@@ -152,8 +145,6 @@ class Store(_Operations):
         self.fabric = fabric
         self._clock = clock or _utcnow
         self.schema_report: SchemaReport | None = None
-        self.fence: Fence | None = None
-        """Set on a leader's store (``fenced``): what every transaction is checked against."""
 
     @classmethod
     def open(
@@ -255,7 +246,7 @@ class Store(_Operations):
     def transaction(self) -> Iterator[Transaction]:
         """One transaction for several operations: committed when the block ends, rolled back if it raises."""
         with _begin(self._engine, self.fence) as conn:
-            yield Transaction(conn, fabric=self.fabric, clock=self._clock)
+            yield Transaction(conn, fabric=self.fabric, clock=self._clock, fence=self.fence)
 
     def ping(self) -> bool:
         """Whether the database answers (for ``/readyz``)."""

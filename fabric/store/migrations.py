@@ -173,6 +173,7 @@ def _v6_leadership(conn: Connection) -> None:
              sa.Column("epoch", sa.BigInteger, nullable=False), sa.Column("holder", sa.Text, nullable=False),
              sa.Column("acquired_at", UTCDateTime, nullable=False), sa.Column("heartbeat_at", sa.Float, nullable=True))
     v6.create_all(conn)
+    add_column(conn, "decisions", sa.Column("epoch", sa.BigInteger, nullable=True))
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -182,7 +183,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "every row is scoped by fabric (one database, several fabrics); operator requests are rows",
               _v4_fabric_scope),
     Migration(5, "the storm breaker's window and held findings survive a restart", _v5_storm_window),
-    Migration(6, "leadership: each fabric's leader epoch (fencing token), holder and heartbeat", _v6_leadership),
+    Migration(6, "leadership: each fabric's leader epoch (fencing token), holder and heartbeat; decisions carry "
+              "the epoch", _v6_leadership),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

@@ -99,6 +99,8 @@ class DecisionRecord:
 
     id: int
     action: Action
+    epoch: int | None = None
+    """The leader epoch that decided it (``None``: recorded outside leadership, or before version 6)."""
 
 
 @dataclass(frozen=True, slots=True)

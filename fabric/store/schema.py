@@ -114,6 +114,8 @@ decisions = sa.Table(
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("guard", JSON_DOC, nullable=False),
     sa.Column("dry_run", sa.Boolean, nullable=False),
+    # added in version 6: the leader epoch that decided it (NULL: a writer outside leadership, or older)
+    sa.Column("epoch", sa.BigInteger, nullable=True),
     sa.Index("ix_decisions_fabric_at", "fabric", "at"),
     sa.Index("ix_decisions_component_at", "component", "at"),
     sqlite_autoincrement=True,

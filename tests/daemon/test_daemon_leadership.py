@@ -23,7 +23,8 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from daemon_support import BOUND, LEADER_TIMING, PASSWORD, Daemon, daemon, on_postgresql, simulator, write_config
-from support import PG_ENV
+from sqlalchemy.engine import make_url
+from support import PG_ENV, pg_schema
 from webhook_support import SECRET, jira_body, signed
 
 from fabric import wiring
@@ -40,11 +41,15 @@ LEASE, HEARTBEAT = 3.0, 1.0
 
 
 @pytest.fixture
-def pg() -> str:
+def pg() -> Iterator[str]:
+    """The test database's URL, on a schema of this test's own (``search_path`` in the URL, which the daemons read
+    too): its schema version is this branch's whatever other work shares the database."""
     url = os.environ.get(PG_ENV)
     if not url:
         pytest.skip(f"{PG_ENV} is not set; set it to a PostgreSQL URL to run the PostgreSQL daemon tests")
-    return url
+    with pg_schema(url, "leadership") as schema:
+        yield make_url(url).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
+            hide_password=False)
 
 
 @dataclass
@@ -262,6 +267,8 @@ def _no_overlap_no_double_write_no_duplicate_ticket(store: Store) -> None:
     intents = sorted(store.intents(limit=10_000), key=lambda i: i.id)
     epochs = [i.epoch for i in intents]
     assert epochs == sorted(epochs), "an older epoch wrote after a newer one"
+    decided = [d.epoch or 0 for d in sorted(store.decisions(), key=lambda d: d.id)]
+    assert decided and 0 not in decided and decided == sorted(decided), decided  # each decision by its leader
     done: dict[ComponentId | None, list[tuple[ActionKind, int]]] = {}
     for intent in intents:
         if intent.kind in (ActionKind.DISABLE, ActionKind.ENABLE) and intent.state is IntentState.DONE:

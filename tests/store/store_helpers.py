@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import os
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import PG_ENV, T0, FakeClock
+from support import PG_ENV, T0, FakeClock, pg_schema
 
 from fabric.store import Store
-from fabric.store.engine import create_store_engine, normalise_url
+from fabric.store.engine import create_store_engine
 
-__all__ = ["PG_ENV", "T0", "FakeClock"]
+__all__ = ["PG_ENV", "T0", "FakeClock", "pg_schema"]
 
 
 @dataclass
@@ -51,18 +48,3 @@ def pg_url() -> str:
     return url
 
 
-@contextmanager
-def pg_schema(url: str, prefix: str, *, create: bool = True) -> Iterator[str]:
-    """A fresh PostgreSQL schema name (the schema created unless ``create=False``), dropped afterwards."""
-    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(normalise_url(url))
-    try:
-        if create:
-            with admin.begin() as conn:
-                conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-        yield schema
-    finally:
-        with admin.begin() as conn:
-            conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
-            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        admin.dispose()

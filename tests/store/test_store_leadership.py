@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_helpers import Db
 
-from fabric.remediation.domain import ActionKind, ComponentId
+from fabric.remediation.domain import Action, ActionKind, ComponentId
 from fabric.store import Fence, StaleEpochError, Store
 
 LINK = ComponentId.parse("link:leaf01/1|spine01/1")
@@ -58,6 +58,17 @@ def test_a_deposed_leaders_store_refuses_every_write(store: Store) -> None:
             write()
     assert [t.dedup_key for t in store.tickets()] == ["ibdedup-1"]
     assert store.load_cursor() is None and not store.dry_run_scope().breaker_state().halted
+
+
+def test_a_leaders_decisions_carry_its_epoch(store: Store) -> None:
+    epoch = store.take_epoch("a", lease=15).epoch
+    decided = Action(ActionKind.RECORD, store.now(), "flap", "5 cycles", LINK)
+    fenced = _fenced(store, epoch)
+    fenced.record_decision(decided)
+    with fenced.transaction() as tx:
+        tx.record_decisions([decided])
+    store.record_decision(decided)  # outside leadership (a tool, a test)
+    assert [d.epoch for d in store.decisions()] == [epoch, epoch, None]
 
 
 def test_a_leader_whose_lease_ran_out_writes_nothing_even_before_anyone_took_over(store: Store) -> None:
