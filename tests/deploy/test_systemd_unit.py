@@ -24,8 +24,7 @@ def directives(text: str) -> dict[str, dict[str, list[str]]]:
     """Each section's keys, with every value a repeated key got (systemd adds most of them up)."""
     sections: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     section = ""
-    for line in text.splitlines():
-        line = line.strip()
+    for line in map(str.strip, text.splitlines()):
         if line.startswith("[") and line.endswith("]"):
             section = line[1:-1]
         elif line and not line.startswith(("#", ";")):
