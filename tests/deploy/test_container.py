@@ -61,6 +61,34 @@ def test_the_entrypoint_is_an_executable_shell_script() -> None:
     assert instructions("ENTRYPOINT") == ['["fabric-entrypoint"]']
 
 
+def test_the_entrypoint_hands_the_database_password_to_libpq_and_runs_fabricctl(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "fabricctl"  # says what it was given
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "${PGPASSWORD:-<unset>}|$*"\n')
+    fake.chmod(0o755)
+    credentials = tmp_path / "secrets"
+    credentials.mkdir()
+
+    def entrypoint(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["sh", str(CONTAINER / "entrypoint.sh"), "run", "--config", "/etc/x.toml"],
+                              env={"PATH": f"{fake.parent}:/usr/bin:/bin", "CREDENTIALS_DIRECTORY": str(credentials),
+                                   **env}, capture_output=True, text=True, timeout=10, check=False)
+
+    assert entrypoint().stdout == "<unset>|run --config /etc/x.toml\n"
+    credential = credentials / DB_PASSWORD
+    credential.write_text("pg-s3cret\n")
+    assert entrypoint().stdout == "pg-s3cret|run --config /etc/x.toml\n"
+    assert entrypoint(PGPASSWORD="pg-s3cret").stdout == "pg-s3cret|run --config /etc/x.toml\n"
+    conflict = entrypoint(PGPASSWORD="stale")
+    assert (conflict.returncode, conflict.stdout) == (2, "")
+    assert conflict.stderr == (f"fabric-entrypoint: error: PGPASSWORD and the credential {credential} are both set, "
+                               "to different values: unset or remove one\n")
+    credential.write_text("")
+    empty = entrypoint()
+    assert (empty.returncode, empty.stderr) == (2, f"fabric-entrypoint: error: PGPASSWORD: the credential "
+                                                   f"{credential} is empty\n")
+
+
 def test_two_daemons_share_one_fabric_one_database_and_one_configuration() -> None:
     services = compose()["services"]
     pair = daemons(services)
