@@ -188,7 +188,9 @@ class DaemonRuntime:
     async def _job(self, name: str, work: Callable[[], Coroutine[Any, Any, T]],
                    done: Callable[[T, float], None]) -> None:
         """``work`` on the engine's loop, alone, timed and counted, then ``done`` with what it returned and how many
-        seconds it took (in the job's log context, as everything the job logs)."""
+        seconds it took (in the job's log context, as everything the job logs). ``done`` runs on the engine's loop
+        too: after a storm it logs a line per decision, thousands, and on the API's loop that would hold every
+        request behind it."""
         if self._stopping:
             return
         async with self._alone() as running:
@@ -196,14 +198,17 @@ class DaemonRuntime:
                 return
             token = CYCLE_ID.set(next(self._ids))
             started = time.monotonic()
+
+            async def work_then_done() -> None:
+                result = await work()
+                seconds = time.monotonic() - started
+                done(result, seconds)
+                self.metrics.job_done(name, seconds)
+
             try:
-                result = await self._engine_loop.run(work())
+                await self._engine_loop.run(work_then_done())
             except Exception as exc:
                 self._failed(name, exc, time.monotonic() - started)
-            else:
-                seconds = time.monotonic() - started
-                self.metrics.job_done(name, seconds)
-                done(result, seconds)
             finally:
                 CYCLE_ID.reset(token)
 

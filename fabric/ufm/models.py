@@ -13,7 +13,7 @@ that knows.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
@@ -565,10 +565,11 @@ def unwrap_list(payload: Any) -> list[Any]:
 
 
 def parse_list(model: type[M], payload: Any, *, tz: tzinfo = UTC,
-               keep: Callable[[list[Any]], list[Any]] | None = None) -> list[M]:
-    """Validate every element of a (possibly wrapped) list; any bad element fails the whole list. ``keep``: which
-    of the raw elements to validate at all (the rest are dropped unvalidated)."""
-    items = unwrap_list(payload)
+               keep: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> list[M]:
+    """Validate every element of a (possibly wrapped) list, or of an iterable of its elements; any bad element
+    fails the whole list. ``keep``: which of the raw elements to validate at all (the rest are dropped
+    unvalidated)."""
+    items: Iterable[Any] = payload if isinstance(payload, Iterator) else unwrap_list(payload)
     if keep is not None:
         items = keep(items)
     out: list[M] = []
