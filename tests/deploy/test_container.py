@@ -5,7 +5,6 @@ secrets are all files. Read as text and YAML: no container runtime is needed."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -43,12 +42,9 @@ def instructions(name: str) -> list[str]:
 def test_the_image_runs_as_a_user_other_than_root_and_checks_healthz() -> None:
     (user,) = instructions("USER")
     assert user.split(":")[0] not in ("0", "root")
-    (check,) = instructions("HEALTHCHECK")
-    program = re.search(r'CMD \["python", "-c", "(.+)"\]', check)
-    assert program is not None, check
-    compile(program.group(1), "HEALTHCHECK", "exec")  # the check is Python that runs
+    (check,) = instructions("HEALTHCHECK")  # tests/daemon/test_examples_on_a_daemon.py runs it on a daemon
     port = int(instructions("EXPOSE")[0])
-    assert f"http://127.0.0.1:{port}{PREFIX}/healthz" in program.group(1)
+    assert f"http://127.0.0.1:{port}{PREFIX}/healthz" in check
     assert "CREDENTIALS_DIRECTORY=/run/secrets" in instructions("ENV")[0]
 
 

@@ -1,11 +1,14 @@
-"""The Grafana dashboard and the Prometheus rules of ``examples/`` use only metrics a running daemon exposes: every
-``fabric_*`` name in their PromQL is in ``/api/v1/metrics`` of the real daemon (a renamed metric breaks this test,
-not an operator's dashboard), and every label a selector names is one that metric's series carry."""
+"""What ``examples/`` expects of a running daemon, checked on the real one: the Grafana dashboard and the Prometheus
+rules use only metrics it exposes (every ``fabric_*`` name in their PromQL is in ``/api/v1/metrics``, and every
+label a selector names is one that metric's series carry: a renamed metric breaks this test, not an operator's
+dashboard), and the container image's healthcheck passes on it and fails without it."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from fabric.simulator.server import free_port
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DASHBOARD = EXAMPLES / "grafana" / "fabric-remediation.json"
 RULES = EXAMPLES / "prometheus" / "alerts.yaml"
+CONTAINERFILE = EXAMPLES / "container" / "Containerfile"
 
 # Metrics of issue 11 that other branches add (leadership, the ticket outbox): the only names allowed to be
 # missing here. Delete this set once they are merged; the last test fails as soon as one of them is exposed.
@@ -79,3 +83,22 @@ def test_every_metric_and_label_the_dashboard_and_the_rules_use_is_exposed(tiny_
             named = set(MATCHER.findall(matchers)) - TARGET_LABELS
             if name in labels:  # a labelled metric with no series yet shows no labels
                 assert named <= labels[name], (name, named - labels[name], expr)
+
+
+def healthcheck(port: int) -> int:
+    """The exit code of the image's HEALTHCHECK program, pointed at ``port`` instead of the image's 8080."""
+    check = CONTAINERFILE.read_text().replace("\\\n", " ")
+    found = re.search(r'HEALTHCHECK .*CMD \["python", "-c", "(.+)"\]', check)
+    assert found is not None
+    program = found.group(1).replace("127.0.0.1:8080", f"127.0.0.1:{port}")
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=30, check=False).returncode
+
+
+def test_the_images_healthcheck_passes_on_a_running_daemon_and_fails_without_one(tiny_plan: Path,
+                                                                                 tmp_path: Path) -> None:
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(tiny_plan) as sim, daemon(write_config(tmp_path, sim.url, tiny_plan, port=port), port,
+                                             tmp_path / "daemon.log"):
+        assert healthcheck(port) == 0
+    assert healthcheck(port) != 0
