@@ -67,6 +67,8 @@ class DaemonMetrics:
         self.hourly_limit = Gauge("fabric_guard_hourly_limit", "The hourly limit on disables.", registry=registry)
         self.worst_leaf = Gauge("fabric_guard_worst_leaf_fraction",
                                 "The worst leaf's paths to core over its planned paths (1: intact).", registry=registry)
+        self.min_leaf = Gauge("fabric_guard_min_leaf_fraction", "The fraction of its planned paths to core no disable "
+                              "takes a leaf below (the guard's c).", registry=registry)
         self.webhook_deliveries = Counter(
             "fabric_webhook_deliveries", "Ticket webhook deliveries received, by source (jira, generic) and outcome "
             "(accepted, duplicate, ignored; refused: unsigned, bad_signature, too_large, malformed, unavailable).",
@@ -121,6 +123,7 @@ class DaemonMetrics:
         self.cap.set(guard.cap)
         self.disables_hour.set(guard.disables_last_hour)
         self.hourly_limit.set(guard.hourly_limit)
+        self.min_leaf.set(guard.min_leaf_fraction)
         if guard.worst_leaf_fraction is not None:
             self.worst_leaf.set(guard.worst_leaf_fraction)
 

@@ -54,7 +54,7 @@ def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
             worst = candidate if worst is None or candidate < worst else worst
     hour_ago = now - timedelta(hours=1)
     return GuardFigures(worst_leaf=worst[1] if worst else None, worst_leaf_fraction=worst[0] if worst else None,
-                        disabled=len(guard.disabled), cap=guard.cap,
+                        min_leaf_fraction=guard.settings.c, disabled=len(guard.disabled), cap=guard.cap,
                         disables_last_hour=sum(1 for at in guard.recent if at > hour_ago),
                         hourly_limit=guard.settings.hourly_limit)
 

@@ -32,6 +32,7 @@ def test_daemon_serves_health_readiness_and_metrics_then_stops_cleanly_on_sigter
             assert d.metric("fabric_components", state="healthy") == 0.0
             cap = CapacityGuard(read_ndt(tiny_plan)).cap
             assert d.metric("fabric_guard_cap") == cap and d.metric("fabric_guard_worst_leaf_fraction") == 1.0
+            assert d.metric("fabric_guard_min_leaf_fraction") == CapacityGuard(read_ndt(tiny_plan)).settings.c
             # The API's routes and the webhook receiver are served by the daemon, over its runtime.
             status = d.get("/status").json()
             assert status["dry_run"] is True and status["guard"]["cap"] == cap
