@@ -12,8 +12,8 @@ A standby that takes the lock takes a new epoch at once (the old epoch's writes 
 waits until ``lease`` has passed since the old leader's last heartbeat on the database's clock (``take_epoch``'s
 ``wait``) before its engine starts. The old leader's last heartbeat was sent before the lock was free, so it had
 stopped acting ``heartbeat`` before the new one starts, however PostgreSQL ended its session (a crash, a
-``pg_terminate_backend``, keepalives giving up on a partition). A deposed leader exits: it is restarted (systemd's
-``Restart=``) as a standby that forgets everything the deposed engine held in memory.
+``pg_terminate_backend``, keepalives giving up on a partition). A deposed leader drops its engine (everything it
+held in memory) and stands by again on a new session.
 
 SQLite: the ``flock`` of ``lock.hold`` keeps one instance for the process's life; it takes an epoch at start and
 never loses it.
@@ -26,6 +26,7 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -36,7 +37,6 @@ from sqlalchemy.engine import Connection
 from fabric.api.context import LeaderView, Role
 from fabric.config import LeaderSection
 from fabric.daemon.lock import ADVISORY_LOCK, advisory_key, describe_holder
-from fabric.errors import ErrorKind, FabricError
 from fabric.store import Fence, Store
 from fabric.store._leadership import beat
 
@@ -46,10 +46,6 @@ T = TypeVar("T")
 
 _HELD = sa.text(f"SELECT count(*) FROM pg_locks l WHERE {ADVISORY_LOCK} AND l.pid = pg_backend_pid()")
 """Whether this session holds the fabric's lock (a connection silently replaced would not)."""
-
-
-class LeadershipLostError(FabricError):
-    kind = ErrorKind.STORE
 
 
 def instance_id() -> str:
@@ -113,6 +109,10 @@ class Leadership:
         if self.epoch is not None and self._lost is None:
             self.store.let_go(self.epoch)
 
+    def stand_by(self) -> None:
+        """After losing the leadership: a candidate again, with no epoch (a single instance never loses it)."""
+        self.epoch, self._lost = None, None
+
     def close(self) -> None:
         """Nothing to release: the ``flock`` is ``lock.hold``'s."""
 
@@ -125,6 +125,7 @@ class AdvisoryLeadership(Leadership):
         self._key = advisory_key(store.fabric)
         self._connection = self._open()
         self._watching: asyncio.Task[str] | None = None
+        self._renew = False
 
     def _open(self) -> Connection:
         connection = self.store.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
@@ -140,6 +141,9 @@ class AdvisoryLeadership(Leadership):
 
     async def acquire(self, stopping: asyncio.Event) -> bool:
         told = False
+        if self._renew:
+            self._renew = False
+            await self._renewed()
         while not stopping.is_set():
             started = time.monotonic()
             try:
@@ -154,7 +158,7 @@ class AdvisoryLeadership(Leadership):
             except Exception as exc:  # the database out of reach: a standby goes on trying, on a new session
                 log.warning("fabric %s: standby (%s): cannot try the leadership lock: %s", self.store.fabric,
                             self.instance, _first_line(exc))
-                await asyncio.to_thread(self._reopen)
+                await self._renewed()
                 await self._sleep(self.heartbeat, stopping)
                 continue
             if locked:
@@ -171,13 +175,19 @@ class AdvisoryLeadership(Leadership):
             await self._sleep(self.heartbeat, stopping)
         return False
 
+    async def _renewed(self) -> None:
+        """``_reopen``, given at most a lease (a database out of reach may take TCP's time to refuse)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.to_thread(self._reopen), self.lease)
+
     def _reopen(self) -> None:
-        """A standby's session replaced (an invalidated connection takes no statement until rolled back; a session
-        that lost its server holds no lock)."""
-        with contextlib.suppress(Exception):
-            self._connection.close()
+        """The session replaced (an invalidated connection takes no statement until rolled back). The old one is
+        closed aside: a statement stuck on it (a partition) must not hold the new one up; its lock, if it still has
+        it, goes with it."""
+        old = self._connection
         with contextlib.suppress(Exception):
             self._connection = self._open()
+        threading.Thread(target=_close_quietly, args=(old,), name="leadership-close", daemon=True).start()
 
     def _try_lock(self) -> bool:
         return bool(self._connection.execute(sa.select(sa.func.pg_try_advisory_lock(self._key))).scalar())
@@ -220,11 +230,24 @@ class AdvisoryLeadership(Leadership):
             return True
         return False
 
+    def stand_by(self) -> None:
+        """The next ``acquire`` tries on a new session (the old one, and its lock if it still has it, let go)."""
+        if self._watching is not None:
+            self._watching.cancel()
+            self._watching = None
+        self._renew = True
+        super().stand_by()
+
     def close(self) -> None:
         """The session ends: PostgreSQL releases the lock."""
         if self._watching is not None:
             self._watching.cancel()
         self._connection.close()
+
+
+def _close_quietly(connection: Connection) -> None:
+    with contextlib.suppress(Exception):
+        connection.close()
 
 
 def _first_line(exc: BaseException) -> str:

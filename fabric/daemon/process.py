@@ -8,8 +8,8 @@ credentials (the engine's first read), a port the API cannot listen on.
 
 Then: the API served at once; on PostgreSQL a standby until this instance leads (``fabric.daemon.leader``); the
 engine started on the fenced store of its epoch (settling what a crash left pending), the garbage collector's
-policy applied, the scheduler's jobs (``fabric.daemon.jobs``). A lost leadership stops the jobs at once and exits
-(``LeadershipLostError``, exit 2). SIGTERM or SIGINT: no new job starts, the running one may
+policy applied, the scheduler's jobs (``fabric.daemon.jobs``). A lost leadership stops the jobs at once, drops the
+engine and stands by again. SIGTERM or SIGINT: no new job starts, the running one may
 finish within ``[daemon] shutdown_wait``, the server stops, the store is closed, exit 0 (a job cut short is what a
 crash would leave, and ``start`` settles it at the next start). SIGHUP: ``DaemonRuntime.reload``.
 
@@ -40,13 +40,13 @@ from fabric.daemon.app import build_app
 from fabric.daemon.clock import Clock, ClockKind, make_clock
 from fabric.daemon.gcpolicy import apply_gc_policy
 from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
-from fabric.daemon.leader import Leadership, LeadershipLostError, instance_id
+from fabric.daemon.leader import Leadership, instance_id
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, FabricError
 from fabric.simulator.server import bind_listener
-from fabric.store import Store, database_errors
+from fabric.store import StaleEpochError, Store, database_errors
 from fabric.ufm.client import JobPollPolicy, RetryPolicy
 from fabric.ufm.connect import UfmTarget
 from fabric.ufm.errors import UfmAuthError
@@ -184,19 +184,14 @@ async def _run_loop(config: ServiceConfig, instance: InstanceRuntime, lead: Call
     serving = loop.create_task(server.serve(sockets=[sock]))
     stopping = loop.create_task(stop.wait())
     try:
-        if await _leads(leadership, stop, serving):
-            runtime = instance.running = lead()
-            lost = loop.create_task(leadership.watch())
-            try:
-                if await _started(runtime, serving, stopping, target):
-                    await _run_jobs(config, runtime, sock, metrics, serving, stopping, lost)
-            finally:
-                lost.cancel()
-            if lost.done() and not lost.cancelled():
-                raise LeadershipLostError(
-                    f"fabric {config.fabric.name}: this instance ({leadership.instance}) lost the leadership of epoch "
-                    f"{leadership.epoch}: {lost.result()}; it stopped acting and exits (started again, it stands by)")
-            leadership.let_go()
+        while await _leads(leadership, stop, serving):
+            if not await _term(config, instance, lead(), leadership, sock, metrics, serving, stopping, target):
+                leadership.let_go()
+                break
+            epoch, instance.running = leadership.epoch, None
+            leadership.stand_by()
+            log.warning("fabric %s: this instance (%s) stopped acting for epoch %s: it stands by again",
+                        config.fabric.name, leadership.instance, epoch)
     finally:
         server.should_exit = True
         await serving
@@ -204,6 +199,24 @@ async def _run_loop(config: ServiceConfig, instance: InstanceRuntime, lead: Call
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.remove_signal_handler(sig)
     log.info("stopped")
+
+
+async def _term(config: ServiceConfig, instance: InstanceRuntime, runtime: DaemonRuntime, leadership: Leadership,
+                sock: socket.socket, metrics: DaemonMetrics, serving: asyncio.Task[None], stopping: asyncio.Task[bool],
+                target: UfmTarget) -> bool:
+    """One term of leadership: the engine started and its jobs run until SIGTERM, the server ending, or the
+    leadership lost. True: lost (its store refused the engine's writes from the moment the lease ran out)."""
+    instance.running = runtime
+    lost = asyncio.ensure_future(leadership.watch())
+    try:
+        if await _started(runtime, serving, stopping, target):
+            await _run_jobs(config, runtime, sock, metrics, serving, stopping, lost)
+    except StaleEpochError as exc:  # start-up refused by the fence: deposed before the heartbeat said so
+        log.error("the engine's start-up was refused: %s", exc)
+        return True
+    finally:
+        lost.cancel()
+    return lost.done() and not lost.cancelled()
 
 
 async def _leads(leadership: Leadership, stop: asyncio.Event, serving: asyncio.Task[None]) -> bool:
