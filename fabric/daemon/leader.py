@@ -142,8 +142,13 @@ class AdvisoryLeadership(Leadership):
     async def acquire(self, stopping: asyncio.Event) -> bool:
         told = False
         if self._renew:
+            # Deposed: a lease's wait first, so that a standby that kept its session takes over rather than the
+            # instance whose session just failed.
             self._renew = False
             await self._renewed()
+            with contextlib.suppress(Exception):
+                self._seen = await self._bounded(self.store.leader)
+            await self._sleep(self.lease, stopping)
         while not stopping.is_set():
             started = time.monotonic()
             try:
@@ -242,11 +247,13 @@ class AdvisoryLeadership(Leadership):
         """The session ends: PostgreSQL releases the lock."""
         if self._watching is not None:
             self._watching.cancel()
-        self._connection.close()
+        _close_quietly(self._connection)
 
 
 def _close_quietly(connection: Connection) -> None:
+    """The session ended for good: never back to the pool, where its statement timeout and name would stay."""
     with contextlib.suppress(Exception):
+        connection.invalidate()
         connection.close()
 
 
