@@ -1,5 +1,8 @@
 """The daemon's Prometheus metrics, in a registry of its own (``/api/v1/metrics`` serves it, nothing global).
 
+The scheduler's job is the label ``job_name``: ``job`` is Prometheus's own (the scrape job it adds to every
+series), and a series that carried one would have it renamed ``exported_job``.
+
 Counters add what each cycle's (and each reconcile's) ``CycleReport`` counted, and each scheduler job's runs by
 outcome; gauges hold what the last cycle left (components by state, the breaker, the guard's figures, writes
 waiting for UFM). Label values come from closed sets (jobs, rules, action kinds, lifecycles, error kinds), never
@@ -24,12 +27,12 @@ class DaemonMetrics:
     def __init__(self) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self.job_seconds = Histogram("fabric_job_duration_seconds", "How long one run of a scheduler job took, by "
-                                     "job (cycle: the event poll included).", ["job"], buckets=CYCLE_BUCKETS,
+                                     "job (cycle: the event poll included).", ["job_name"], buckets=CYCLE_BUCKETS,
                                      registry=registry)
         self.job_runs = Counter("fabric_job_runs", "Scheduler job runs, by job and outcome (ok, failed).",
-                                ["job", "outcome"], registry=registry)
+                                ["job_name", "outcome"], registry=registry)
         self.job_errors = Counter("fabric_job_errors", "Scheduler job runs that failed, by job and error kind (ufm, "
-                                  "store, ticket, bug...).", ["job", "kind"], registry=registry)
+                                  "store, ticket, bug...).", ["job_name", "kind"], registry=registry)
         self.poll_seconds = Histogram("fabric_poll_duration_seconds", "How long UFM took to answer a cycle's event "
                                       "poll.", buckets=CYCLE_BUCKETS, registry=registry)
         self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
@@ -74,7 +77,7 @@ class DaemonMetrics:
             "(accepted, duplicate, ignored; refused: unsigned, bad_signature, too_large, malformed, unavailable).",
             ["source", "outcome"], registry=registry)
         self.misfires = Counter("fabric_scheduler_misfires", "Job runs the scheduler skipped, by job and why "
-                                "(missed: too late; busy: the previous run still running).", ["job", "why"],
+                                "(missed: too late; busy: the previous run still running).", ["job_name", "why"],
                                 registry=registry)
 
         self.leader = Gauge("fabric_leader", "1 while this instance leads the fabric (acts), 0 while it stands by.",

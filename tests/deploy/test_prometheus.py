@@ -64,8 +64,8 @@ def test_every_alert_says_what_it_means_and_has_a_runbook_entry() -> None:
         assert rule["alert"] in headings, f"{rule['alert']}: no heading in {RUNBOOK.name}"
 
 
-def test_the_scrape_configuration_reads_the_daemons_metrics_route_with_its_job_label() -> None:
+def test_the_scrape_configuration_reads_the_daemons_metrics_route_and_keeps_prometheus_labels() -> None:
     (job,) = yaml.safe_load((PROMETHEUS / "prometheus.yml").read_text())["scrape_configs"]
     assert job["metrics_path"] == f"{PREFIX}/metrics"
-    assert job["honor_labels"] is True  # the rules read the daemon's job label (cycle...) as job
+    assert not job.get("honor_labels")  # the daemon's series carry no job label: the scrape job names them
     assert all("fabric" in targets["labels"] for targets in job["static_configs"])
