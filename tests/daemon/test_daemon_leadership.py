@@ -257,6 +257,28 @@ def test_kill_9_of_the_leader_mid_write_fails_over_without_a_double_write_or_a_d
               f"cycle done {acting:.2f}s after it")
 
 
+def test_a_second_kill_9_while_the_new_leader_waits_out_the_lease_still_ends_in_one_write_and_one_ticket(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    with pair(pg, tiny_plan, tmp_path, dry_run=False, extra=ROOM) as p:
+        first = p.start()
+        first.wait_for("a cycle", lambda: first.cycles() >= 1)
+        second = p.start()
+        wait_role(second, "standby")
+        store = p.store()
+        p.sim.inject(fault="api", endpoint="/actions", method="POST", requests=1, mode="late", delay="2s")
+        p.sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        p.sim.advance(300)
+        _wait("a pending disable", lambda: any(i.kind is ActionKind.DISABLE for i in store.unfinished_intents()))
+        first.process.kill()
+        third = p.start()
+        assert wait_role(second, "leader")["epoch"] == 2
+        second.process.kill()  # most likely while it waits out the first one's lease, before its engine started
+        assert wait_role(third, "leader")["epoch"] == 3
+        third.wait_for("the cable held out with a ticket", lambda: _held_out(store) == 1)
+        third.wait_for("UFM in the state the store says", lambda: _ufm_matches_store(store, p.sim))
+        _no_overlap_no_double_write_no_duplicate_ticket(store)
+
+
 HELD_OUT = (Lifecycle.AWAITING_REPAIR, Lifecycle.QUARANTINED)
 
 
