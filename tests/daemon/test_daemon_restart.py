@@ -43,10 +43,13 @@ def test_sigterm_while_acting_then_restart_loses_and_repeats_nothing(stop: str, 
             second.wait_for("ready", lambda: second.get("/readyz").status_code == 200)
             second.wait_for("three cycles", lambda: second.cycles() >= 3)
             disabled = _disabled(sim.url)
+            leads = second.get("/status").json()["leadership"]
+            assert (leads["role"], leads["epoch"]) == ("leader", 2)  # SQLite: one instance, an epoch per start
             assert second.signal(signal.SIGTERM) == 0
         assert len(disabled) == 1, disabled
     with wiring.open_existing_store(f"sqlite:///{db}", fabric="test") as store:
         kinds = [record.action.kind for record in store.decisions(limit=1000)]
+        assert {i.epoch for i in store.intents(limit=1000)} <= {1, 2}
         tickets = wiring.local_tickets(store).list()
     assert kinds.count(ActionKind.DISABLE) == 1 and kinds.count(ActionKind.TICKET) == 1, kinds
     assert len(tickets) == 1
