@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 __all__ = [
     "DEDUP_PREFIX",
     "BackendUnavailableError",
+    "OutcomeUnknownError",
     "Ticket",
     "TicketBackend",
     "TicketConflictError",
@@ -115,6 +116,16 @@ class TicketNotFoundError(TicketError):
 
 class BackendUnavailableError(TicketError):
     """The backend could not be reached or did not answer; the operation may be retried later."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        """Seconds the backend asked to be left alone for (HTTP ``Retry-After``), if it said."""
+
+
+class OutcomeUnknownError(BackendUnavailableError):
+    """The request was sent and no answer came back (a timeout, a dropped connection, a gateway's 5xx): it may
+    have been carried out. A create that ends so must not be repeated before a search could show what it made."""
 
 
 class TicketConflictError(TicketError):

@@ -34,6 +34,7 @@ from jira import JIRA, JIRAError
 from tickets.base import (
     DEDUP_PREFIX,
     BackendUnavailableError,
+    OutcomeUnknownError,
     Ticket,
     TicketConflictError,
     TicketError,
@@ -49,9 +50,18 @@ _JIRA_TIME = "%Y-%m-%dT%H:%M:%S.%f%z"
 
 log = logging.getLogger(__name__)
 
+
 def _quote(value: str) -> str:
     """``value`` as a JQL string literal."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """``Retry-After`` in seconds (Jira sends a number; an HTTP date is not worth parsing: the backoff covers it)."""
+    try:
+        return max(0.0, float(retry_after)) if retry_after else None
+    except ValueError:
+        return None
 
 
 def _parse_time(text: Any) -> datetime | None:
@@ -86,7 +96,7 @@ class JiraTicketBackend:
             return existing
         fields = {"project": {"key": self.settings.project}, "issuetype": {"name": self.settings.issue_type},
                   "summary": summary, "description": description, "labels": list(all_labels)}
-        with self._calls("create an issue") as client:
+        with self._calls("create an issue", outcome_unknown=True) as client:
             created = client.create_issue(fields=fields, prefetch=False)
         key = str(created.key)
         try:
@@ -199,9 +209,14 @@ class JiraTicketBackend:
         return f"{self.settings.url.rstrip('/')}/browse/{key}"
 
     @contextmanager
-    def _calls(self, what: str, key: str | None = None) -> Iterator[JIRA]:
+    def _calls(self, what: str, key: str | None = None, *, outcome_unknown: bool = False) -> Iterator[JIRA]:
         """The client, with the library's and the network's errors as ``tickets.base`` errors.  Messages never
-        quote the library's exception whole: its text holds the request headers, the credentials among them."""
+        quote the library's exception whole: its text holds the request headers, the credentials among them.
+
+        ``outcome_unknown``: the call is a write whose failure may hide its success (a create). Only a refusal
+        Jira answers itself (429, 503) or a connection never made says it did nothing; anything else (a read
+        timeout, a reset, a gateway's 502 or 504) raises ``OutcomeUnknownError``."""
+        unavailable = OutcomeUnknownError if outcome_unknown else BackendUnavailableError
         try:
             yield self._connected()
         except JIRAError as err:
@@ -211,14 +226,17 @@ class JiraTicketBackend:
                 raise TicketNotFoundError(key) from None
             if code is not None and (code == 429 or code >= 500):
                 retry_after = err.response.headers.get("Retry-After") if err.response is not None else None
-                raise BackendUnavailableError(detail + (f" (retry after {retry_after} s)" if retry_after else "")) \
-                    from None
+                refused = BackendUnavailableError if code in (429, 503) else unavailable
+                raise refused(detail + (f" (retry after {retry_after} s)" if retry_after else ""),
+                              retry_after=_seconds(retry_after)) from None
             if code in (401, 403):
                 raise TicketError(f"Jira refused the credentials ({what}): HTTP {code}; check [tickets.jira] user, "
                                   f"auth and the token") from None
             raise TicketError(detail) from None
         except requests.RequestException as err:
-            raise BackendUnavailableError(f"Jira unreachable ({what}): {type(err).__name__}: {err}") from None
+            never_sent = isinstance(err, requests.ConnectTimeout) or "NewConnectionError" in str(err)
+            raise (BackendUnavailableError if never_sent else unavailable)(
+                f"Jira unreachable ({what}): {type(err).__name__}: {err}") from None
 
     def _connected(self) -> JIRA:
         with self._lock:

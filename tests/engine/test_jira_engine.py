@@ -64,7 +64,7 @@ def test_jira_refusing_every_call_delays_the_ticket_not_the_disable(loop: tuple[
     jira.state.inject(Fault(status=503, count=1000))
     report = r.cycle()
     assert [a.kind for a in report.actions][:1] == [ActionKind.DISABLE], report.actions
-    assert report.failed and all(f.action == "ticket" and "HTTP 503" in f.cause for f in report.failed), \
+    assert report.failed and all(f.action == "open" and "HTTP 503" in f.cause for f in report.failed), \
         report.failed
     assert jira.state.issues == {}
     r.advance(60)
