@@ -364,6 +364,13 @@ class TicketsSection(_Section):
     jira: JiraSection = JiraSection()
     webhook_secret_file: Path | None = None
     webhook_token_file: Path | None = None
+    retry_base: PositiveDuration = timedelta(seconds=10)
+    """The outbox's backoff after a ticket write first failed; it doubles with each failure after."""
+    retry_cap: PositiveDuration = timedelta(minutes=10)
+    """The longest backoff: a ticket system back up is used within this."""
+    search_settle: Duration = timedelta(minutes=2)
+    """After a create that got no answer, how long the ticket system's search may take to show what it made (Jira
+    Cloud's lags): the create is not tried again, blindly, before."""
 
     def webhook_secret(self) -> SecretStr | None:
         """The key Jira signs its webhooks with (``X-Hub-Signature``): ``webhook_secret_file`` if set, else
@@ -392,6 +399,8 @@ class DaemonSection(_Section):
     """The full state reconcile: UFM read again whatever its change counters say, then converged."""
     ticket_poll_interval: PositiveDuration = timedelta(minutes=10)
     """The ticket fallback poll: every open ticket asked of the backend, which heals a lost webhook delivery."""
+    ticket_send_interval: PositiveDuration = timedelta(seconds=5)
+    """How often the ticket writes due in the outbox are sent (beside the cycle, which never waits for them)."""
     shutdown_wait: PositiveDuration = timedelta(seconds=60)
     """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
 

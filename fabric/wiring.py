@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fabric.config import ConfigError, ServiceConfig
 from fabric.controller.engine import Engine, EngineSettings, UfmApi
+from fabric.controller.outbox import OutboxSettings
 from fabric.controller.writes import WriteSettings
 from fabric.store import Store
 from fabric.ufm.auth import UfmAuth
@@ -30,9 +31,12 @@ def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
     ufm = config.ufm
     writes = WriteSettings(attempts=ufm.write_attempts, backoff=ufm.write_backoff, job_wait=ufm.job_wait,
                            job_deadline=ufm.job_deadline)
+    tickets = config.tickets
+    outbox = OutboxSettings(base=tickets.retry_base, cap=tickets.retry_cap, search_settle=tickets.search_settle)
     return EngineSettings(fabric=config.fabric.name, policy=config.policy_config(), rules=config.rule_settings(),
                           guard=config.guard_settings(), method=PortActionMethod(ufm.method), writes=writes,
-                          epoch=epoch, plausibility=config.plausibility.build(), link_up_wait=ufm.link_up_wait)
+                          epoch=epoch, plausibility=config.plausibility.build(), link_up_wait=ufm.link_up_wait,
+                          outbox=outbox)
 
 
 def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from fabric.controller.ticketing import Ticketing
 from fabric.remediation.domain import ComponentId
-from fabric.store import OutboxEntry, Store, TicketWriteKind
+from fabric.store import OutboxEntry, OutboxFigures, Store, TicketWriteKind
 from tickets.base import BackendUnavailableError, OutcomeUnknownError, TicketError, TicketNotFoundError
 
 __all__ = ["OutboxReport", "OutboxSettings", "TicketOutbox"]
@@ -65,6 +65,8 @@ class OutboxReport:
     failed: list[tuple[OutboxEntry, str]] = field(default_factory=list)
     dropped: int = 0
     """Comments on a ticket that no longer exists."""
+    figures: OutboxFigures = field(default_factory=lambda: OutboxFigures(0, 0.0))
+    """What waits once the writes were tried."""
 
 
 class TicketOutbox:
@@ -124,6 +126,7 @@ class TicketOutbox:
             else:
                 self.store.ticket_write_sent(entry.id)
                 report.sent += 1
+        report.figures = self.store.outbox_figures()
         return report
 
     def _settled(self, entry: OutboxEntry, now: datetime) -> bool:
