@@ -352,6 +352,8 @@ def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:
             return _errors(404, [f"No REST resource at {path}"])
         fault = state.take_fault(request.method, path)
         if fault is not None and fault.status is not None:
+            if fault.delay > 0:
+                await asyncio.sleep(fault.delay)
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             refused = _errors(fault.status, [f"fault injected: {fault.status}"])
             refused.headers.update(headers)

@@ -111,7 +111,8 @@ class Fault:
     retry_after: int | None = None
     delay: float = 0.0
     """Seconds to sleep *after* doing the work and before answering: a client that times out never learns
-    the outcome, as when a response is lost."""
+    the outcome, as when a response is lost. With ``status``: seconds to sleep before refusing, having done
+    nothing (a gateway timing out in front of a Jira that is down)."""
     count: int = 1
     method: str | None = None
     path: str | None = None
