@@ -330,6 +330,13 @@ class JiraSection(_Section):
     Jira itself."""
     closed_resolutions: tuple[str, ...] = DEFAULT_CLOSED_RESOLUTIONS
     """Resolutions that mean done without a repair: the component stays out of service, with a new ticket."""
+    components: tuple[str, ...] = ()
+    """Jira components every new ticket names (they must exist in the project)."""
+    priorities: dict[str, str] = {}
+    """A fault's severity (``fabric.remediation.rules.SEVERITY``: 2 to 10, higher is worse) -> the Jira priority
+    of its ticket: the highest threshold the severity reaches, e.g. ``{ "9" = "Highest", "6" = "High" }``."""
+    fields: dict[str, str] = {}
+    """Custom fields every new ticket sets, by the name Jira shows, e.g. ``{ "Data Centre" = "DC-1" }``."""
     timeout: PositiveDuration = timedelta(seconds=10)
     ca_bundle: Path | None = None
     """The CA certificates (PEM) Jira's certificate is checked against; ``None``: the system's."""
@@ -338,6 +345,27 @@ class JiraSection(_Section):
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
         return _url(value)
+
+    @field_validator("priorities")
+    @classmethod
+    def _check_priorities(cls, value: dict[str, str]) -> dict[str, str]:
+        problems = [f"{threshold!r} is not a whole number (a severity)" for threshold in value
+                    if not threshold.strip().lstrip("-").isdigit()]
+        problems += [f"{threshold!r}: the priority name is empty" for threshold, name in value.items()
+                     if not name.strip()]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _check_fields(cls, value: dict[str, str]) -> dict[str, str]:
+        if any(not name.strip() for name in value):
+            raise ValueError("a field name is empty")
+        return value
+
+    def priority_thresholds(self) -> tuple[tuple[int, str], ...]:
+        return tuple(sorted((int(threshold), name) for threshold, name in self.priorities.items()))
 
     @field_validator("labels")
     @classmethod

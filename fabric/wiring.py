@@ -73,7 +73,8 @@ def jira_tickets(config: ServiceConfig) -> TicketBackend:
         url=jira.url, project=jira.project, scope_label=fabric_label(config.fabric.name),
         auth=JiraAuthKind(jira.auth), user=jira.user, issue_type=jira.issue_type, labels=jira.labels,
         reopen_transition=jira.reopen_transition, resolve_transition=jira.resolve_transition,
-        closed_resolutions=jira.closed_resolutions, timeout=jira.timeout.total_seconds(),
+        closed_resolutions=jira.closed_resolutions, components=jira.components,
+        priorities=jira.priority_thresholds(), fields=tuple(jira.fields.items()), timeout=jira.timeout.total_seconds(),
         verify=str(jira.ca_bundle) if jira.ca_bundle is not None else True)
     return JiraTicketBackend(settings, jira.token().get_secret_value())
 

@@ -142,11 +142,13 @@ class TicketBackend(Protocol):
         """Short, stable backend name recorded beside every ticket: ``local``, ``jira``."""
         ...
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
         """Open a ticket for ``dedup_key``; idempotent.
 
         If an open ticket carrying that dedup key exists, it is adopted and returned unchanged; otherwise a new
-        one is created with ``labels`` plus the dedup key as a label.
+        one is created with ``labels`` plus the dedup key as a label. ``severity``: how bad the fault is (higher
+        is worse), for backends that rank tickets (Jira's priority).
         """
         ...
 

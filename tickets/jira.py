@@ -83,19 +83,28 @@ class JiraTicketBackend:
         self.settings = settings
         self._token = token
         self._client: JIRA | None = None
+        self._field_ids: dict[str, str] | None = None
+        """``[tickets.jira.fields]``' names -> Jira's field ids, once read."""
         self._lock = threading.Lock()
         self._closed = frozenset(name.casefold() for name in settings.closed_resolutions)
         self._base_jql = f"project = {_quote(settings.project)} AND labels = {_quote(settings.scope_label)}"
 
     # -- the protocol ------------------------------------------------------------------------------------
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
         all_labels = ticket_labels(dedup_key, (*self.settings.labels, self.settings.scope_label, *labels))
         existing = self.find_open(dedup_key)
         if existing is not None:
             return existing
-        fields = {"project": {"key": self.settings.project}, "issuetype": {"name": self.settings.issue_type},
-                  "summary": summary, "description": description, "labels": list(all_labels)}
+        fields: dict[str, Any] = {
+            "project": {"key": self.settings.project}, "issuetype": {"name": self.settings.issue_type},
+            "summary": summary, "description": description, "labels": list(all_labels), **self._custom_fields()}
+        if self.settings.components:
+            fields["components"] = [{"name": name} for name in self.settings.components]
+        priority = self._priority(severity)
+        if priority is not None:
+            fields["priority"] = {"name": priority}
         with self._calls("create an issue", outcome_unknown=True) as client:
             created = client.create_issue(fields=fields, prefetch=False)
         key = str(created.key)
@@ -161,6 +170,33 @@ class JiraTicketBackend:
         return tickets if status is None else [ticket for ticket in tickets if ticket.status is status]
 
     # -- internals ---------------------------------------------------------------------------------------
+
+    def _priority(self, severity: int | None) -> str | None:
+        if severity is None:
+            return None
+        reached = [(threshold, name) for threshold, name in self.settings.priorities if severity >= threshold]
+        return max(reached)[1] if reached else None
+
+    def _custom_fields(self) -> dict[str, str]:
+        """``[tickets.jira.fields]`` by id: Jira's ``/field`` read once, the first time a ticket is created. A name
+        Jira does not know is a configuration error, raised at every create (the write waits in the outbox) until
+        the configuration names a field Jira has."""
+        if not self.settings.fields:
+            return {}
+        with self._lock:
+            ids = self._field_ids
+        if ids is None:
+            with self._calls("list the fields") as client:
+                known = client.fields()
+            by_name = {str(field.get("name", "")).casefold(): str(field.get("id")) for field in known}
+            missing = [name for name, _ in self.settings.fields if name.casefold() not in by_name]
+            if missing:
+                raise TicketError("; ".join(
+                    f"tickets.jira.fields.{name!r}: Jira has no field of that name" for name in missing))
+            ids = {name: by_name[name.casefold()] for name, _ in self.settings.fields}
+            with self._lock:
+                self._field_ids = ids
+        return {ids[name]: value for name, value in self.settings.fields}
 
     def _search(self, jql: str) -> builtins.list[Ticket]:
         with self._calls("search") as client:

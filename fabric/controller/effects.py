@@ -109,10 +109,10 @@ class Effects:
         intent = self.store.begin_intent(self.epoch, action.kind, action.component, {"rule": action.rule})
         summary = ticket_summary(action)
         if action.kind is ActionKind.TICKET:
-            self.outbox.queue_open(action.component, summary, action.reason)
+            self.outbox.queue_open(action.component, summary, action.reason, action.rule)
         elif action.kind is ActionKind.REOPEN:
             assert action.component is not None
-            self.outbox.queue_reopen(action.component, summary, action.reason)
+            self.outbox.queue_reopen(action.component, summary, action.reason, action.rule)
         else:
             self.outbox.queue_comment(action.component, action.reason)
         self.store.finish_intent(intent, IntentState.DONE, f"queued: {summary}")

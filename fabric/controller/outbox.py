@@ -76,19 +76,21 @@ class TicketOutbox:
 
     # --- queueing (the engine: no network) -------------------------------------------------------------
 
-    def queue_open(self, component: ComponentId | None, summary: str, body: str) -> bool:
-        """Ask for the component's open ticket; False when that ask waits already."""
-        return self._queue(TicketWriteKind.OPEN, component, summary, body)
+    def queue_open(self, component: ComponentId | None, summary: str, body: str, rule: str | None = None) -> bool:
+        """Ask for the component's open ticket (``rule``: what found the fault); False when that ask waits
+        already."""
+        return self._queue(TicketWriteKind.OPEN, component, summary, body, rule)
 
-    def queue_reopen(self, component: ComponentId, summary: str, body: str) -> bool:
-        return self._queue(TicketWriteKind.REOPEN, component, summary, body)
+    def queue_reopen(self, component: ComponentId, summary: str, body: str, rule: str | None = None) -> bool:
+        return self._queue(TicketWriteKind.REOPEN, component, summary, body, rule)
 
     def queue_comment(self, component: ComponentId | None, body: str) -> bool:
-        return self._queue(TicketWriteKind.COMMENT, component, "", body)
+        return self._queue(TicketWriteKind.COMMENT, component, "", body, None)
 
-    def _queue(self, kind: TicketWriteKind, component: ComponentId | None, summary: str, body: str) -> bool:
+    def _queue(self, kind: TicketWriteKind, component: ComponentId | None, summary: str, body: str,
+               rule: str | None) -> bool:
         _, queued = self.store.enqueue_ticket_write(kind, self.ticketing.key(component), component=component,
-                                                    summary=summary, body=body)
+                                                    summary=summary, body=body, rule=rule)
         return queued
 
     # --- sending (blocking: a worker thread) -----------------------------------------------------------
@@ -149,9 +151,9 @@ class TicketOutbox:
 
     def _carry_out(self, entry: OutboxEntry) -> None:
         if entry.kind is TicketWriteKind.OPEN:
-            self.ticketing.ensure_open(entry.component, entry.summary, entry.body)
+            self.ticketing.ensure_open(entry.component, entry.summary, entry.body, rule=entry.rule)
         elif entry.kind is TicketWriteKind.REOPEN:
             assert entry.component is not None
-            self.ticketing.reopen(entry.component, entry.body, entry.summary)
+            self.ticketing.reopen(entry.component, entry.body, entry.summary, rule=entry.rule)
         else:
             self.ticketing.comment(entry.component, entry.body)

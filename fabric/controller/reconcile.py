@@ -75,7 +75,7 @@ def ask_for_tickets(state: PolicyState, store: Store, outbox: TicketOutbox) -> N
         if active is None or active.external_key is None:
             if record.lifecycle is not Lifecycle.QUARANTINED and _resolved_since(store, key, record.since):
                 continue  # repaired: the policy moves it to probation next cycle
-            outbox.queue_open(component, f"{record.rule}: {component}", record.reason)
+            outbox.queue_open(component, f"{record.rule}: {component}", record.reason, record.rule)
 
 
 def await_repairs(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,

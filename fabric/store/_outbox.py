@@ -48,6 +48,7 @@ ticket_outbox = sa.Table(
     sa.Column("kind", sa.Text, nullable=False),
     sa.Column("dedup_key", sa.Text, nullable=False),
     sa.Column("component", sa.Text, nullable=True),  # None: the fabric's storm ticket
+    sa.Column("rule", sa.Text, nullable=True),  # what found the fault: the ticket's priority follows from it
     sa.Column("summary", sa.Text, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
@@ -67,6 +68,7 @@ class OutboxEntry:
     kind: TicketWriteKind
     dedup_key: str
     component: ComponentId | None
+    rule: str | None
     summary: str
     body: str
     created_at: datetime
@@ -89,14 +91,15 @@ def _entry(row: RowMapping) -> OutboxEntry:
     component = row["component"]
     return OutboxEntry(
         id=int(row["id"]), kind=TicketWriteKind(row["kind"]), dedup_key=row["dedup_key"],
-        component=None if component is None else ComponentId.parse(component), summary=row["summary"],
+        component=None if component is None else ComponentId.parse(component), rule=row["rule"],
+        summary=row["summary"],
         body=row["body"], created_at=row["created_at"], next_attempt_at=row["next_attempt_at"],
         attempts=int(row["attempts"]), last_error=row["last_error"], uncertain_at=row["uncertain_at"])
 
 
 class OutboxOps(OpsBase):
     def enqueue_ticket_write(self, kind: TicketWriteKind, dedup_key: str, *, component: ComponentId | None,
-                             summary: str, body: str) -> tuple[OutboxEntry, bool]:
+                             summary: str, body: str, rule: str | None = None) -> tuple[OutboxEntry, bool]:
         """Record a ticket write, due now. Returns ``(entry, queued)``: an ``open`` for a dedup key that has one
         waiting already is that one (``queued`` False)."""
         kind = TicketWriteKind(kind)
@@ -111,7 +114,8 @@ class OutboxOps(OpsBase):
                 if waiting is not None:
                     return _entry(waiting), False
             values = {"fabric": self.fabric, "kind": kind.value, "dedup_key": dedup_key,
-                      "component": None if component is None else str(component), "summary": summary, "body": body,
+                      "component": None if component is None else str(component), "rule": rule,
+                      "summary": summary, "body": body,
                       "created_at": now, "next_attempt_at": now, "attempts": 0, "last_error": None,
                       "uncertain_at": None}
             row = conn.execute(sa.insert(ticket_outbox).values(**values).returning(*ticket_outbox.c))

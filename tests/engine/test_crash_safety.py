@@ -53,10 +53,11 @@ class CrashingTickets:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
         if self.when == "before_ticket":
             raise Crash
-        ticket = self.inner.open(dedup_key, summary, description, labels)
+        ticket = self.inner.open(dedup_key, summary, description, labels, severity=severity)
         if self.when == "after_ticket":
             raise Crash
         return ticket

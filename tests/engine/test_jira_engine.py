@@ -23,7 +23,7 @@ TINY = fat_tree(PRESETS["tiny"])
 @pytest.fixture
 def loop(tmp_path: Path) -> Iterator[tuple[Rig, RunningJira]]:
     with rig(TINY, tmp_path) as r, fake_jira() as jira:
-        r.engine.ticketing.backend = backend_for(jira)
+        r.engine.ticketing.backend = backend_for(jira, priorities=((5, "High"), (9, "Highest")))
         yield r, jira
 
 
@@ -49,6 +49,7 @@ def test_a_jira_resolution_found_by_the_poll_brings_the_cable_back(loop: tuple[R
     assert component is not None
     (issue,) = jira.state.issues.values()
     assert issue.labels[-1] == r.engine.ticketing.key(component)
+    assert issue.extra["priority"] == {"name": "High"}, "a flap's severity (5) reaches High, not Highest"
     assert [a.kind for a in r.cycle().actions] == []  # still waiting: nothing more in Jira
     assert len(jira.state.issues) == 1
     jira.state.resolve(issue.key)

@@ -47,8 +47,10 @@ class Flaky:
             return result
         return call
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
-        return self.__getattr__("open")(dedup_key, summary, description, labels)  # type: ignore[no-any-return]
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
+        return self.__getattr__("open")(dedup_key, summary, description, labels,  # type: ignore[no-any-return]
+                                        severity=severity)
 
 
 def _outbox(store: Store, clock: FakeClock) -> tuple[TicketOutbox, Flaky]:

@@ -104,6 +104,9 @@ def issue_json(state: JiraState, issue: Issue, base: str) -> dict[str, Any]:
         "updated": jira_time(issue.updated),
         "comment": {"comments": [_comment_json(c, issue, base) for c in issue.comments],
                     "maxResults": len(issue.comments), "total": len(issue.comments), "startAt": 0},
+        "priority": issue.extra.get("priority"),
+        "components": issue.extra.get("components", []),
+        **{name: value for name, value in issue.extra.items() if name.startswith("customfield_")},
     }
     return {"id": str(issue.id), "key": issue.key, "self": f"{base}/rest/api/2/issue/{issue.id}", "fields": fields}
 
@@ -129,6 +132,30 @@ def _name_or_id(value: Any, names: list[str]) -> str | None:
     if isinstance(wanted, str | int) and str(wanted).isdigit() and 0 < int(wanted) <= len(names):
         return names[int(wanted) - 1]
     return None
+
+
+PRIORITIES = ("Highest", "High", "Medium", "Low", "Lowest")
+_CREATE_FIELDS = frozenset({"project", "issuetype", "summary", "description", "labels"})
+
+
+def _extra_fields(state: JiraState, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The create's fields beyond the basic ones, and Jira's complaints about them (as it words them)."""
+    extra: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+    custom = set(state.custom_fields.values())
+    for name, value in given.items():
+        if name in _CREATE_FIELDS:
+            continue
+        if name == "priority":
+            if _object(given, "priority").get("name") not in PRIORITIES:
+                problems[name] = f"Specify a valid value for priority (one of {', '.join(PRIORITIES)})"
+        elif name == "components":
+            if not isinstance(value, list) or not all(isinstance(c, dict) and c.get("name") for c in value):
+                problems[name] = "Component name is required."
+        elif name not in custom:
+            problems[name] = (f"Field '{name}' cannot be set. It is not on the appropriate screen, or unknown.")
+        extra[name] = value
+    return extra, problems
 
 
 def _lookup(state: JiraState, key: str) -> Issue | JSONResponse:
@@ -163,8 +190,12 @@ def _info_routes(router: APIRouter, state: JiraState) -> None:
 
     @router.get("/rest/api/{version}/field")
     def fields() -> list[dict[str, Any]]:
-        return [{"id": name, "key": name, "name": name.capitalize(), "custom": False, "navigable": True,
-                 "searchable": True, "clauseNames": [name]} for name in _SYSTEM_FIELDS]
+        system = [{"id": name, "key": name, "name": name.capitalize(), "custom": False, "navigable": True,
+                   "searchable": True, "clauseNames": [name]} for name in _SYSTEM_FIELDS]
+        custom = [{"id": field_id, "key": field_id, "name": name, "custom": True, "navigable": True,
+                   "searchable": True, "clauseNames": [f"cf[{field_id.rpartition('_')[2]}]", name]}
+                  for name, field_id in state.custom_fields.items()]
+        return system + custom
 
 
 
@@ -190,9 +221,12 @@ def _issue_routes(router: APIRouter, state: JiraState) -> None:
                 if not label or any(ch.isspace() for ch in label):
                     problems["labels"] = f"The label '{label}' contains spaces which is invalid."
         description = given.get("description") or ""
+        extra, refused = _extra_fields(state, given)
+        problems.update(refused)
         if problems or project is None or issue_type is None or not isinstance(summary, str):
             return _errors(400, errors=problems)
-        issue = state.create(project, issue_type, summary, str(description), list(labels), request.state.user)
+        issue = state.create(project, issue_type, summary, str(description), list(labels), request.state.user,
+                             extra)
         base = _base(request)
         return JSONResponse({"id": str(issue.id), "key": issue.key, "self": f"{base}/rest/api/2/issue/{issue.id}"},
                             status_code=201)

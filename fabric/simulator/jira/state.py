@@ -88,6 +88,8 @@ class Issue:
     updated: float
     visible_at: float
     """When search starts finding it (Cloud's search lags behind a create)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """What the create set beyond the fields above: ``priority``, ``components``, custom fields by id."""
     status: Status = OPEN
     resolution: str | None = None
     resolved: float | None = None
@@ -135,10 +137,12 @@ class JiraState:
 
     def __init__(self, *, projects: dict[str, str] | None = None, issue_types: tuple[str, ...] = ("Task", "Bug"),
                  cloud: bool = False, search_lag: float = 0.0, page_size: int = 100,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, custom_fields: dict[str, str] | None = None) -> None:
         self.lock = threading.RLock()
         self.projects = dict(projects or {"OPS": "Operations"})
         self.issue_types = issue_types
+        self.custom_fields = dict(custom_fields or {"Rack": "customfield_10050", "Data Centre": "customfield_10051"})
+        """Custom field names -> ids (what ``/field`` lists beside the system fields)."""
         self.cloud = cloud
         self.search_lag = search_lag
         self.page_size = page_size
@@ -152,7 +156,7 @@ class JiraState:
     # -- issues ------------------------------------------------------------------------------------------
 
     def create(self, project: str, issue_type: str, summary: str, description: str, labels: list[str],
-               reporter: str) -> Issue:
+               reporter: str, extra: dict[str, Any] | None = None) -> Issue:
         with self.lock:
             now = self.clock()
             self._counters.issues += 1
@@ -160,7 +164,7 @@ class JiraState:
             self._counters.numbers[project] = number
             issue = Issue(id=self._counters.issues, number=number, project=project, issue_type=issue_type,
                           summary=summary, description=description, labels=labels, reporter=reporter,
-                          created=now, updated=now, visible_at=now + self.search_lag)
+                          created=now, updated=now, visible_at=now + self.search_lag, extra=dict(extra or {}))
             self.issues[issue.id] = issue
             return issue
 
