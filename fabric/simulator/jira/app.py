@@ -16,6 +16,7 @@ import binascii
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any
 
 from fastapi import APIRouter, Body, FastAPI, Request, Response
@@ -34,8 +35,9 @@ from fabric.simulator.jira.state import (
     WorkflowError,
     jira_time,
 )
+from fabric.simulator.jira.webhooks import WebhookSender, WebhookTarget, issue_updated
 
-__all__ = ["JiraAuth", "create_jira_app"]
+__all__ = ["JiraAuth", "create_jira_app", "send_webhooks"]
 
 _VERSIONS = ("2", "3")
 _SYSTEM_FIELDS = ("summary", "description", "labels", "status", "resolution", "issuetype", "project", "created",
@@ -307,7 +309,7 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
         named = _object(_object(body, "fields"), "resolution").get("name")
         resolution = named if isinstance(named, str) and named else None
         try:
-            state.transition(found, str(chosen.get("id", "")), resolution)
+            state.transition(found, str(chosen.get("id", "")), resolution, by=request.state.user)
         except WorkflowError as exc:
             return _errors(400, [str(exc)])
         for entry in _object(body, "update").get("comment", []):
@@ -369,6 +371,29 @@ def admin_routes(state: JiraState) -> APIRouter:
 
 
 Next = Callable[[Request], Awaitable[Response]]
+
+
+def send_webhooks(state: JiraState, base: str, target: WebhookTarget) -> WebhookSender:
+    """After every transition of an issue (a resolve, a reopen), ``jira:issue_updated`` sent to ``target``, with
+    the issue as ``GET /issue`` shows it from ``base`` and the changelog of its status and resolution."""
+    sender = WebhookSender(target)
+    changelogs = count(30_000)
+
+    def changed(issue: Issue, before: Status, resolved_before: str | None, by: str) -> None:
+        with state.lock:
+            shown = issue_json(state, issue, base)
+            items: list[dict[str, Any]] = [{
+                "field": "status", "fieldtype": "jira", "fieldId": "status", "from": before.id,
+                "fromString": before.name, "to": issue.status.id, "toString": issue.status.name}]
+            if issue.resolution != resolved_before:
+                items.insert(0, {"field": "resolution", "fieldtype": "jira", "fieldId": "resolution",
+                                 "from": RESOLUTIONS.get(resolved_before or ""), "fromString": resolved_before,
+                                 "to": RESOLUTIONS.get(issue.resolution or ""), "toString": issue.resolution})
+            payload = issue_updated(shown, by, items, next(changelogs), state.clock)
+        sender.send(issue.key, payload)
+
+    state.on_transition = changed
+    return sender
 
 
 def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:

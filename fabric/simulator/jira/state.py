@@ -25,6 +25,8 @@ from fabric.simulator.jira.jql import Query
 __all__ = ["Comment", "Fault", "Issue", "JiraState", "Status", "Transition", "WorkflowError"]
 
 Clock = Callable[[], float]
+Changed = Callable[["Issue", "Status", "str | None", str], None]
+"""Called after a transition with the issue, the status and resolution it left, and who moved it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +153,8 @@ class JiraState:
         self.faults: list[Fault] = []
         self.requests: list[tuple[str, str]] = []
         """Every REST request served, as ``(method, path)``, for tests that count calls."""
+        self.on_transition: Changed | None = None
+        """What the app does after a transition (sends the webhook: ``fabric.simulator.jira.webhooks``)."""
         self._counters = _Counters()
 
     # -- issues ------------------------------------------------------------------------------------------
@@ -187,8 +191,10 @@ class JiraState:
     def transitions(self, issue: Issue) -> list[Transition]:
         return [transition for transition in WORKFLOW if issue.status.name in transition.sources]
 
-    def transition(self, issue: Issue, transition_id: str, resolution: str | None = None) -> None:
+    def transition(self, issue: Issue, transition_id: str, resolution: str | None = None, *,
+                   by: str = "technician") -> None:
         with self.lock:
+            before, resolved_before = issue.status, issue.resolution
             chosen = next((t for t in self.transitions(issue) if t.id == str(transition_id)), None)
             if chosen is None:
                 raise WorkflowError(f"It seems that you have tried to perform a workflow operation "
@@ -199,6 +205,9 @@ class JiraState:
             issue.resolution = (resolution or chosen.resolution) if chosen.to.category == "done" else None
             issue.resolved = now if issue.resolution is not None else None
             issue.updated = now
+            changed = self.on_transition
+        if changed is not None:
+            changed(issue, before, resolved_before, by)
 
     def resolve(self, key: str, resolution: str = "Done") -> Issue:
         """Resolve an issue as a technician would (tests, the demo): the ``Done`` or ``Won't Do`` transition."""
