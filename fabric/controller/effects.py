@@ -104,16 +104,17 @@ class Effects:
     def __init__(self, store: Store, outbox: TicketOutbox, *, epoch: int) -> None:
         self.store, self.outbox, self.epoch = store, outbox, epoch
 
-    def ticket_action(self, action: Action, report: CycleReport) -> None:
-        """Queue the ticket write ``action`` asks for in the outbox (the store only: it is sent later)."""
+    def ticket_action(self, action: Action, report: CycleReport, body: str) -> None:
+        """Queue the ticket write ``action`` asks for in the outbox, saying ``body`` (the store only: it is sent
+        later)."""
         intent = self.store.begin_intent(self.epoch, action.kind, action.component, {"rule": action.rule})
         summary = ticket_summary(action)
         if action.kind is ActionKind.TICKET:
-            self.outbox.queue_open(action.component, summary, action.reason, action.rule)
+            self.outbox.queue_open(action.component, summary, body, action.rule)
         elif action.kind is ActionKind.REOPEN:
             assert action.component is not None
-            self.outbox.queue_reopen(action.component, summary, action.reason, action.rule)
+            self.outbox.queue_reopen(action.component, summary, body, action.rule)
         else:
-            self.outbox.queue_comment(action.component, action.reason)
+            self.outbox.queue_comment(action.component, body)
         self.store.finish_intent(intent, IntentState.DONE, f"queued: {summary}")
         report.executed += 1

@@ -31,6 +31,7 @@ from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
+from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
@@ -377,7 +378,7 @@ class Engine:
                      cleared=cleared)
         if not self.dry_run:
             assert self.view is not None
-            await self._execute(decision.actions, report)
+            await self._execute(decision.actions, report, step.findings)
             await self._converge(now, report, send_tickets=send_tickets)
         cursor = self.cursor.state
         self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
@@ -487,8 +488,12 @@ class Engine:
 
     # --- side effects --------------------------------------------------------------------------------
 
-    async def _execute(self, actions: Sequence[Action], report: CycleReport) -> None:
+    async def _execute(self, actions: Sequence[Action], report: CycleReport, findings: Sequence[Finding]) -> None:
         assert self.view is not None
+        view = self.view
+        ports = {a.component: port for a in actions
+                 if a.component is not None and (port := view.port_to_act_on(a.component)) is not None}
+        tickets = TicketContext(self.settings.fabric, self.settings.policy, findings, actions, ports)
         for action in actions:
             if action.kind in UFM_WRITES:
                 assert action.component is not None
@@ -501,7 +506,9 @@ class Engine:
                     else:
                         self.disabled_ports.discard(port)
             elif action.kind in TICKET_WRITES:
-                self.effects.ticket_action(action, report)
+                record = self.state.components.get(action.component) if action.component is not None else None
+                body = action.reason if action.kind is ActionKind.COMMENT else ticket_body(action, tickets, record)
+                self.effects.ticket_action(action, report, body)
 
     @staticmethod
     def _warn_unconfirmed(report: CycleReport) -> None:

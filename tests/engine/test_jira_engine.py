@@ -50,6 +50,14 @@ def test_a_jira_resolution_found_by_the_poll_brings_the_cable_back(loop: tuple[R
     (issue,) = jira.state.issues.values()
     assert issue.labels[-1] == r.engine.ticketing.key(component)
     assert issue.extra["priority"] == {"name": "High"}, "a flap's severity (5) reaches High, not Highest"
+    body = issue.description.splitlines()
+    assert f"What failed: {component} (rule flap)" in body
+    assert "Where: core01-01 port 1, its peer pod01-spine01 port 5" in body
+    assert any(line.startswith("Evidence: ") and "UFM event(s), ids " in line for line in body), body
+    assert any(line.startswith("What the service did: disabled it in UFM at ") for line in body), body
+    assert any(line.startswith("Capacity guard: ") for line in body), body
+    assert "Strikes: 1 of 3 (at the last one it is quarantined until an operator clears it)" in body
+    assert any(line.startswith("Usual repair: reseat both ends") for line in body), body
     assert [a.kind for a in r.cycle().actions] == []  # still waiting: nothing more in Jira
     assert len(jira.state.issues) == 1
     jira.state.resolve(issue.key)
