@@ -47,6 +47,8 @@ from tickets.jira_settings import JiraAuthKind, JiraSettings
 __all__ = ["JiraAuthKind", "JiraSettings", "JiraTicketBackend"]
 
 _JIRA_TIME = "%Y-%m-%dT%H:%M:%S.%f%z"
+LINK_TYPE = "Relates"
+"""The issue link a ticket opened again (the workflow cannot reopen) has to the one before: Jira's default type."""
 
 log = logging.getLogger(__name__)
 
@@ -125,15 +127,38 @@ class JiraTicketBackend:
             client.add_comment(key, text)
 
     def reopen(self, key: str, comment: str) -> Ticket:
+        """Reopen ``key`` by ``reopen_transition``; when the workflow offers no such transition from its status (a
+        workflow whose done is final), a new ticket is opened instead, linked to it ("Relates"), carrying the same
+        dedup key: the returned ticket's key then differs from ``key``."""
         ticket = self.status(key)
         if not ticket.is_open:
             other = self.find_open(ticket.dedup_key) if ticket.dedup_key else None
+            can_reopen = self._offers(key, self.settings.reopen_transition)
             if other is not None and other.key != ticket.key:
+                if not can_reopen:  # the linked ticket an attempt whose answer was lost opened: adopted
+                    return other
                 raise TicketConflictError(
                     f"cannot reopen {key}: {other.key} is open for the same dedup key {ticket.dedup_key}")
+            if not can_reopen:
+                return self._open_linked(ticket, comment)
             self._transition(key, self.settings.reopen_transition, "reopen_transition")
         self.comment(key, comment)
         return self.status(key)
+
+    def _offers(self, key: str, name: str) -> bool:
+        with self._calls(f"list the transitions of {key}", key) as client:
+            offered = client.transitions(key)
+        return any(str(t.get("name", "")).casefold() == name.casefold() for t in offered)
+
+    def _open_linked(self, done: Ticket, comment: str) -> Ticket:
+        log.warning("Jira's workflow offers no %r from %s: a new ticket linked to it instead",
+                    self.settings.reopen_transition, done.key)
+        extra = tuple(label for label in done.labels if label != done.dedup_key)
+        ticket = self.open(done.dedup_key, f"{done.summary} (again)", f"Failed again after {done.key} was "
+                           f"resolved.\n\n{comment}", labels=extra)
+        with self._calls(f"link {ticket.key} to {done.key}", ticket.key) as client:
+            client.create_issue_link(LINK_TYPE, ticket.key, done.key)
+        return ticket
 
     def status(self, key: str) -> Ticket:
         with self._calls(f"read {key}", key) as client:

@@ -68,7 +68,12 @@ class Ticketing:
             if previous:
                 last = previous[-1]
                 ticket = self.backend.reopen(last.external_key or "", comment)
-                self.store.ticket_reopened(last.id)
+                if ticket.key == last.external_key:
+                    self.store.ticket_reopened(last.id)
+                else:  # the workflow could not reopen it: a new ticket, linked to it, is the open one now
+                    row, _ = self.store.claim_ticket(key, backend=self.backend.name, summary=summary,
+                                                     component=component)
+                    self._record_open(row, ticket)
                 return ticket
         return self.ensure_open(component, summary, comment, rule)
 

@@ -106,6 +106,8 @@ def issue_json(state: JiraState, issue: Issue, base: str) -> dict[str, Any]:
         "updated": jira_time(issue.updated),
         "comment": {"comments": [_comment_json(c, issue, base) for c in issue.comments],
                     "maxResults": len(issue.comments), "total": len(issue.comments), "startAt": 0},
+        "issuelinks": [{"type": {"name": kind, "inward": LINK_TYPES[kind][0], "outward": LINK_TYPES[kind][1]},
+                        f"{side}Issue": {"key": other}} for kind, side, other in issue.links],
         "priority": issue.extra.get("priority"),
         "components": issue.extra.get("components", []),
         **{name: value for name, value in issue.extra.items() if name.startswith("customfield_")},
@@ -137,6 +139,8 @@ def _name_or_id(value: Any, names: list[str]) -> str | None:
 
 
 PRIORITIES = ("Highest", "High", "Medium", "Low", "Lowest")
+LINK_TYPES = {"Relates": ("relates to", "relates to"), "Duplicate": ("is duplicated by", "duplicates"),
+              "Blocks": ("is blocked by", "blocks")}
 _CREATE_FIELDS = frozenset({"project", "issuetype", "summary", "description", "labels"})
 
 
@@ -317,6 +321,25 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
             if isinstance(text, str) and text:
                 state.add_comment(found, text, request.state.user)
         return Response(status_code=204)
+
+    @router.get("/rest/api/{version}/issueLinkType")
+    def link_types() -> dict[str, Any]:
+        return {"issueLinkTypes": [{"id": str(10000 + n), "name": name, "inward": inward, "outward": outward}
+                                   for n, (name, (inward, outward)) in enumerate(LINK_TYPES.items())]}
+
+    @router.post("/rest/api/{version}/issueLink", response_model=None)
+    def link(body: dict[str, Any] = Body(...)) -> Response:  # noqa: B008
+        kind = _object(body, "type").get("name")
+        inward = state.find(str(_object(body, "inwardIssue").get("key", "")))
+        outward = state.find(str(_object(body, "outwardIssue").get("key", "")))
+        if kind not in LINK_TYPES:
+            return _errors(404, [f"No issue link type with name '{kind}' found."])
+        if inward is None or outward is None:
+            return _errors(404, ["Issue Does Not Exist"])
+        with state.lock:
+            inward.links.append((str(kind), "outward", outward.key))
+            outward.links.append((str(kind), "inward", inward.key))
+        return Response(status_code=201)
 
     @router.get("/rest/api/{version}/issue/{key}/comment", response_model=None)
     def comments(key: str, request: Request) -> dict[str, Any] | JSONResponse:

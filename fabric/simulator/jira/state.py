@@ -91,6 +91,8 @@ class Issue:
     visible_at: float
     """When search starts finding it (Cloud's search lags behind a create)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    links: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(link type, "inward" or "outward", the other issue's key)``."""
     """What the create set beyond the fields above: ``priority``, ``components``, custom fields by id."""
     status: Status = OPEN
     resolution: str | None = None
