@@ -399,6 +399,9 @@ class TicketsSection(_Section):
     search_settle: Duration = timedelta(minutes=2)
     """After a create that got no answer, how long the ticket system's search may take to show what it made (Jira
     Cloud's lags): the create is not tried again, blindly, before."""
+    recurrence_comments: PositiveDuration = timedelta(hours=1)
+    """A fault found again on a component whose ticket is open is commented on the ticket at most once in this
+    long (counted from the component's last ticket write)."""
 
     def webhook_secret(self) -> SecretStr | None:
         """The key Jira signs its webhooks with (``X-Hub-Signature``): ``webhook_secret_file`` if set, else

@@ -64,6 +64,8 @@ __all__ = ["CycleReport", "Engine", "EngineSettings", "UfmApi"]
 
 log = logging.getLogger(__name__)
 
+RECURRENCE = "recurrence"
+"""The rule of a comment saying a fault was found again on a component whose ticket is open."""
 _TOPOLOGY_VERSIONS = frozenset({"ports_version", "links_version", "switches_version", "servers_version"})
 
 
@@ -82,6 +84,9 @@ class EngineSettings:
     """How long a re-enabled link is given to come up at its planned width and speed before it is backed out."""
     outbox: OutboxSettings = field(default_factory=OutboxSettings)
     """How ticket writes the ticket system did not take are tried again."""
+    recurrence_comments: timedelta = timedelta(hours=1)
+    """A fault found again on a component whose ticket is open is commented on it, at most once in this long
+    (counted from the component's last ticket write: the ticket itself, a reopen, a comment)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +384,7 @@ class Engine:
         if not self.dry_run:
             assert self.view is not None
             await self._execute(decision.actions, report, step.findings)
+            self._comment_recurrences(step.findings, previous, now, report)
             await self._converge(now, report, send_tickets=send_tickets)
         cursor = self.cursor.state
         self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
@@ -509,6 +515,27 @@ class Engine:
                 record = self.state.components.get(action.component) if action.component is not None else None
                 body = action.reason if action.kind is ActionKind.COMMENT else ticket_body(action, tickets, record)
                 self.effects.ticket_action(action, report, body)
+
+    def _comment_recurrences(self, findings: Sequence[Finding], previous: PolicyState, now: datetime,
+                             report: CycleReport) -> None:
+        """A fault found again on a component waiting for its repair (its ticket open, or quarantined): a comment on
+        its ticket with what was found, rate-limited (``recurrence_comments``), so the technician sees it is still
+        failing, or failing worse, without a comment a cycle."""
+        since = now - self.settings.recurrence_comments
+        for finding in findings:
+            record = previous.components.get(finding.component)
+            if record is None or (record.lifecycle not in reconcile.WAITING
+                                  and record.lifecycle is not Lifecycle.QUARANTINED):
+                continue
+            if any(i.kind in TICKET_WRITES and i.created_at > since
+                   for i in self.store.intents(component=finding.component, limit=20)):
+                continue
+            action = Action(ActionKind.COMMENT, now, RECURRENCE, f"found again ({finding.rule}): {finding.reason}; "
+                            f"{len(finding.evidence)} UFM event(s); still {record.lifecycle.value}",
+                            finding.component, dry_run=False)
+            self.store.record_decision(action)
+            report.actions.append(action)
+            self.effects.ticket_action(action, report, action.reason)
 
     @staticmethod
     def _warn_unconfirmed(report: CycleReport) -> None:

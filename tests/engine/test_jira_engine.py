@@ -86,3 +86,33 @@ def test_jira_refusing_every_call_delays_the_ticket_not_the_disable(loop: tuple[
     assert len(jira.state.issues) == 1
     (row,) = r.store.tickets()
     assert (row.state, row.external_key) == (TicketState.OPEN, "OPS-1")
+
+
+def test_a_fault_found_again_is_commented_on_the_open_ticket_at_most_once_an_hour(
+        loop: tuple[Rig, RunningJira]) -> None:
+    """A cable the guard keeps up (the tiny fabric lets one go: the first flapping cable) goes on failing: its
+    ticket hears of it, once an hour at most."""
+    r, jira = loop
+    flap(r)
+    r.cycle()
+
+    def flap_kept_up() -> None:
+        r.inject(fault="flap", link="core02-02/2", cycles=5, period="20s")
+        r.advance(300)
+        r.cycle()
+
+    flap_kept_up()
+    kept_up = next(i for i in jira.state.issues.values() if "core02-02/2" in i.summary)
+    assert "kept it up: the capacity guard refused" in kept_up.description
+    flap_kept_up()  # within the hour of its ticket: no comment
+    assert kept_up.comments == []
+    r.advance(3600)
+    flap_kept_up()
+    comments = [d.action for d in r.store.decisions(limit=200) if d.action.kind is ActionKind.COMMENT]
+    assert [a.rule for a in comments] == ["recurrence"], comments
+    assert len(kept_up.comments) == 1 and kept_up.comments[0].body.startswith("found again (flap): ")
+    assert "still deferred" in kept_up.comments[0].body
+    r.advance(1800)
+    flap_kept_up()
+    assert len(kept_up.comments) == 1, "the next one waits an hour from the last"
+    assert len(jira.state.issues) == 2
