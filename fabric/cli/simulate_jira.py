@@ -23,7 +23,7 @@ def simulate_jira(
         min=0.0, help="Seconds a new issue stays missing from search, as on Cloud.")] = 0.0,
     webhook_url: Annotated[str | None, typer.Option(
         help="Send jira:issue_updated webhooks here after every transition (the service's "
-             "http://HOST:PORT/api/v1/webhooks/jira).")] = None,
+             "http://HOST:PORT/webhooks/jira).")] = None,
     webhook_secret: Annotated[str | None, typer.Option(
         envvar="FAKE_JIRA_WEBHOOK_SECRET", help="Sign them with this secret (X-Hub-Signature), as a Jira admin "
         "webhook with a secret does.")] = None,

@@ -32,7 +32,7 @@ def signature(secret: str, body: bytes) -> str:
 @dataclass(frozen=True, slots=True)
 class WebhookTarget:
     url: str
-    """Where deliveries go, e.g. the service's ``http://127.0.0.1:8080/api/v1/webhooks/jira``."""
+    """Where deliveries go, e.g. the service's ``http://127.0.0.1:8080/webhooks/jira``."""
     secret: str | None = None
     """The webhook's secret; ``None``: deliveries are not signed (a webhook registered without one)."""
     retries: int = 2
