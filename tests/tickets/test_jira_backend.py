@@ -18,6 +18,7 @@ from fabric.simulator.jira import Fault, RunningJira
 from fabric.store import Store, TicketState
 from tickets.base import (
     BackendUnavailableError,
+    OutcomeUnknownError,
     TicketBackend,
     TicketConflictError,
     TicketError,
@@ -145,8 +146,10 @@ def test_a_refused_create_raises_unavailable_and_is_not_sent_twice(
         jira: RunningJira, backend: JiraTicketBackend, status: int, retry_after: int | None) -> None:
     """The library would re-POST after a 429 (its retries are off): one POST, no issue, the error at once."""
     jira.state.inject(Fault(status=status, retry_after=retry_after, method="POST", path="/issue"))
-    with pytest.raises(BackendUnavailableError, match=f"HTTP {status}"):
+    with pytest.raises(BackendUnavailableError, match=f"HTTP {status}") as raised:
         backend.open(KEY, "s", "d")
+    assert not isinstance(raised.value, OutcomeUnknownError), "Jira said it did nothing: no wait for the search"
+    assert raised.value.retry_after == retry_after
     assert requests_to(jira, "POST", "/issue") == 1
     assert jira.state.issues == {}
     assert backend.open(KEY, "s", "d").key == "OPS-1"
@@ -196,7 +199,7 @@ def test_a_create_whose_answer_is_lost_is_adopted_not_duplicated(jira: RunningJi
     record would leave it): the store's claim stays ``creating``, and the next attempt adopts the issue."""
     ticketing = Ticketing(store, backend_for(jira, timeout=0.5), "h100-4k")
     jira.state.inject(Fault(delay=2.0, method="POST", path="/issue"))
-    with pytest.raises(BackendUnavailableError, match="unreachable"):
+    with pytest.raises(OutcomeUnknownError, match="unreachable"):  # the outbox waits for the search to settle
         ticketing.ensure_open(CABLE, "Flapping link", "details")
     assert len(jira.state.issues) == 1
     (row,) = store.tickets(dedup_key=ticketing.key(CABLE))
