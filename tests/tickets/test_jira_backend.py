@@ -134,11 +134,11 @@ def test_unknown_keys(backend: JiraTicketBackend) -> None:
 
 
 def test_a_transition_the_workflow_lacks_is_named(jira: RunningJira) -> None:
-    backend = backend_for(jira, reopen_transition="Reopen Issue")
+    """(A missing ``reopen_transition`` opens a linked ticket instead: ``test_jira_reopen``.)"""
+    backend = backend_for(jira, resolve_transition="Close Issue")
     ticket = backend.open(KEY, "s", "d")
-    backend.resolve(ticket.key, "fixed")
-    with pytest.raises(TicketError, match=r"no transition 'Reopen Issue'.*'Reopen'.*reopen_transition"):
-        backend.reopen(ticket.key, "x")
+    with pytest.raises(TicketError, match=r"no transition 'Close Issue'.*'Done'.*resolve_transition"):
+        backend.resolve(ticket.key, "fixed")
 
 
 @pytest.mark.parametrize(("status", "retry_after"), [(503, None), (429, 1)])
