@@ -84,7 +84,7 @@ def week(workdir: Path, seed: int = 11) -> dict[str, Any]:
                              "real_s": time.monotonic() - started})
                 print(f"day {days[-1]['day']:g}: {json.dumps(days[-1])}", file=sys.stderr, flush=True)
         peak = running.memory_mib("VmHWM")
-        failed = running.metrics().get(("fabric_job_runs_total", (("job", "cycle"), ("outcome", "failed"))), 0.0)
+        failed = running.metrics().get(("fabric_job_runs_total", (("job_name", "cycle"), ("outcome", "failed"))), 0.0)
     after = days[1:]  # the first day is the warm-up
     slope = statistics.linear_regression([d["day"] for d in after], [d["rss_mib"] for d in after]).slope
     return {"days": days, "peak_mib": peak, "slope_mib_per_day": slope, "cycles": cycles, "failed_cycles": failed,

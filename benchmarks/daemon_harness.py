@@ -96,7 +96,7 @@ class Daemon:
                 for family in text_string_to_metric_families(text) for sample in family.samples}
 
     def cycles(self) -> float:
-        return self.metrics().get(("fabric_job_runs_total", (("job", "cycle"), ("outcome", "ok"))), 0.0)
+        return self.metrics().get(("fabric_job_runs_total", (("job_name", "cycle"), ("outcome", "ok"))), 0.0)
 
     def lines(self) -> list[dict[str, Any]]:
         """The log's complete lines (the last may be half written)."""

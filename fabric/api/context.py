@@ -25,6 +25,8 @@ class GuardFigures:
     worst_leaf: str | None = None
     worst_leaf_fraction: float | None = None
     """The worst leaf's paths to core over its planned paths (1.0: intact)."""
+    min_leaf_fraction: float = 0.0
+    """The fraction of its planned paths every leaf keeps (the guard's ``c``): no disable takes a leaf below it."""
     disabled: int = 0
     cap: int = 0
     disables_last_hour: int = 0

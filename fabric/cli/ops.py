@@ -363,7 +363,7 @@ def store_migrate(
         help="The fabric whose rows a database from before version 4 holds (when its cursor and breaker name "
              "several).")] = None,
 ) -> None:
-    """Create the database or bring it to this version's schema (the engine does the same when it starts)."""
+    """Create the database or bring it to this version's schema: once, and after each upgrade (never the daemon)."""
     from fabric import wiring
 
     with wiring.open_store(store_url, fabric=fabric, legacy_fabric=legacy_fabric) as store:

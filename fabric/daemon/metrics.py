@@ -1,5 +1,8 @@
 """The daemon's Prometheus metrics, in a registry of its own (``/api/v1/metrics`` serves it, nothing global).
 
+The scheduler's job is the label ``job_name``: ``job`` is Prometheus's own (the scrape job it adds to every
+series), and a series that carried one would have it renamed ``exported_job``.
+
 Counters add what each cycle's (and each reconcile's) ``CycleReport`` counted, and each scheduler job's runs by
 outcome; gauges hold what the last cycle left (components by state, the breaker, the guard's figures, writes
 waiting for UFM). Label values come from closed sets (jobs, rules, action kinds, lifecycles, error kinds), never
@@ -24,12 +27,12 @@ class DaemonMetrics:
     def __init__(self) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self.job_seconds = Histogram("fabric_job_duration_seconds", "How long one run of a scheduler job took, by "
-                                     "job (cycle: the event poll included).", ["job"], buckets=CYCLE_BUCKETS,
+                                     "job (cycle: the event poll included).", ["job_name"], buckets=CYCLE_BUCKETS,
                                      registry=registry)
         self.job_runs = Counter("fabric_job_runs", "Scheduler job runs, by job and outcome (ok, failed).",
-                                ["job", "outcome"], registry=registry)
+                                ["job_name", "outcome"], registry=registry)
         self.job_errors = Counter("fabric_job_errors", "Scheduler job runs that failed, by job and error kind (ufm, "
-                                  "store, ticket, bug...).", ["job", "kind"], registry=registry)
+                                  "store, ticket, bug...).", ["job_name", "kind"], registry=registry)
         self.poll_seconds = Histogram("fabric_poll_duration_seconds", "How long UFM took to answer a cycle's event "
                                       "poll.", buckets=CYCLE_BUCKETS, registry=registry)
         self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
@@ -67,6 +70,8 @@ class DaemonMetrics:
         self.hourly_limit = Gauge("fabric_guard_hourly_limit", "The hourly limit on disables.", registry=registry)
         self.worst_leaf = Gauge("fabric_guard_worst_leaf_fraction",
                                 "The worst leaf's paths to core over its planned paths (1: intact).", registry=registry)
+        self.min_leaf = Gauge("fabric_guard_min_leaf_fraction", "The fraction of its planned paths to core no disable "
+                              "takes a leaf below (the guard's c).", registry=registry)
         self.webhook_deliveries = Counter(
             "fabric_webhook_deliveries", "Ticket webhook deliveries received, by source (jira, generic) and outcome "
             "(accepted, duplicate, ignored; refused: unsigned, bad_signature, too_large, malformed, unavailable).",
@@ -76,7 +81,7 @@ class DaemonMetrics:
         self.outbox_oldest = Gauge("fabric_ticket_outbox_oldest_seconds", "How long the oldest ticket write in the "
                                    "outbox has waited (0 when none waits).", registry=registry)
         self.misfires = Counter("fabric_scheduler_misfires", "Job runs the scheduler skipped, by job and why "
-                                "(missed: too late; busy: the previous run still running).", ["job", "why"],
+                                "(missed: too late; busy: the previous run still running).", ["job_name", "why"],
                                 registry=registry)
 
     def job_done(self, job: str, seconds: float) -> None:
@@ -115,6 +120,7 @@ class DaemonMetrics:
         self.cap.set(guard.cap)
         self.disables_hour.set(guard.disables_last_hour)
         self.hourly_limit.set(guard.hourly_limit)
+        self.min_leaf.set(guard.min_leaf_fraction)
         if guard.worst_leaf_fraction is not None:
             self.worst_leaf.set(guard.worst_leaf_fraction)
 

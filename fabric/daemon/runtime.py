@@ -55,7 +55,7 @@ def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
             worst = candidate if worst is None or candidate < worst else worst
     hour_ago = now - timedelta(hours=1)
     return GuardFigures(worst_leaf=worst[1] if worst else None, worst_leaf_fraction=worst[0] if worst else None,
-                        disabled=len(guard.disabled), cap=guard.cap,
+                        min_leaf_fraction=guard.settings.c, disabled=len(guard.disabled), cap=guard.cap,
                         disables_last_hour=sum(1 for at in guard.recent if at > hour_ago),
                         hourly_limit=guard.settings.hourly_limit)
 
@@ -219,7 +219,9 @@ class DaemonRuntime:
     async def _job(self, name: str, work: Callable[[], Coroutine[Any, Any, T]],
                    done: Callable[[T, float], None]) -> None:
         """``work`` on the engine's loop, alone, timed and counted, then ``done`` with what it returned and how many
-        seconds it took (in the job's log context, as everything the job logs)."""
+        seconds it took (in the job's log context, as everything the job logs). ``done`` runs on the engine's loop
+        too: after a storm it logs a line per decision, thousands, and on the API's loop that would hold every
+        request behind it."""
         if self._stopping:
             return
         async with self._alone() as running:
@@ -227,14 +229,17 @@ class DaemonRuntime:
                 return
             token = CYCLE_ID.set(next(self._ids))
             started = time.monotonic()
+
+            async def work_then_done() -> None:
+                result = await work()
+                seconds = time.monotonic() - started
+                done(result, seconds)
+                self.metrics.job_done(name, seconds)
+
             try:
-                result = await self._engine_loop.run(work())
+                await self._engine_loop.run(work_then_done())
             except Exception as exc:
                 self._failed(name, exc, time.monotonic() - started)
-            else:
-                seconds = time.monotonic() - started
-                self.metrics.job_done(name, seconds)
-                done(result, seconds)
             finally:
                 CYCLE_ID.reset(token)
 

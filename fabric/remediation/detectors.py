@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
+from heapq import heappop, heappush
 
 from fabric.remediation.domain import ComponentId, ComponentKind, Finding
 from fabric.remediation.kinds import SignalKind
@@ -154,6 +155,9 @@ class Detectors:
         self._explained_evidence: deque[int] = deque(maxlen=64)
         """The newest explained link-downs' evidence (UFM event ids), so that each is noted once."""
         self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
+        self._expiring: list[tuple[datetime, ComponentId]] = []
+        """A heap of (the newest signal it held, component), one for each evaluation: when the oldest is older than
+        the horizon, so may be every signal of its component's track (``_expire``)."""
         self.fresh_since: dict[ComponentId, datetime] = {}
         """Components given back to service by our own enable (a repair, a cleared quarantine): their signals from
         before it are of the old hardware and never counted again (``own_action``)."""
@@ -190,7 +194,8 @@ class Detectors:
                     continue  # from before our enable gave it back to service
                 track = tracks.get(component)
                 if track is None:
-                    track = tracks[component] = _Track(self.history[component])
+                    track = tracks[component] = _Track(self.history[component],
+                                                       devices=self.devices_of.get(component, ()))
                 track.history.append(signal)
                 dirty[component] = None
                 devices = signal.devices
@@ -255,10 +260,12 @@ class Detectors:
                 continue
             fresh, track.fresh = track.fresh, 0
             history = track.history
-            if not history:
-                continue
-            if history[0].at < cutoff:
+            if history and history[0].at < cutoff:
                 self._prune(track, cutoff)
+            if not history:  # every signal it held was older than the horizon
+                del self.tracks[component]
+                self.history.pop(component, None)
+                continue
             # Like the counted rules, the flap rule can only fire on a new link-state signal, or on an episode
             # that has since settled (then the component is waiting).
             if fresh & _FRESH_LINK_STATE or component in waiting:
@@ -267,7 +274,22 @@ class Detectors:
                 for counted in self._counted_rules:
                     if fresh & counted.fresh:
                         findings += self._counted(component, track, counted)
+            heappush(self._expiring, (max(signal.at for signal in history), component))
+        self._expire(cutoff)
         return findings
+
+    def _expire(self, cutoff: datetime) -> None:
+        """Drop the tracks whose every signal is older than ``cutoff``, as ``_prune`` would empty them if they were
+        evaluated again. A component no signal comes to again is never evaluated again: without this a storm's
+        tracks (one per port it touched) would stay for the process's life. O(evaluations), never a scan of every
+        track; an evaluated track is looked at again once its newest signal has aged out."""
+        expiring, tracks = self._expiring, self.tracks
+        while expiring and expiring[0][0] < cutoff:
+            component = heappop(expiring)[1]
+            track = tracks.get(component)
+            if track is not None and all(signal.at < cutoff for signal in track.history):
+                del tracks[component]
+                self.history.pop(component, None)
 
     @staticmethod
     def _prune(track: _Track, cutoff: datetime) -> None:

@@ -30,6 +30,11 @@ class OpsBase:
     def _conn(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
+    def _read(self) -> AbstractContextManager[Connection]:
+        """Where an operation that only reads runs: the caller's transaction, or one of its own that never takes
+        SQLite's write lock (``engine.READS_ONLY``), so that the API's reads do not wait behind a cycle's writes."""
+        return self._conn()
+
     def _now(self) -> datetime:
         return ensure_utc(self._clock(), "clock time")
 

@@ -23,7 +23,7 @@ from fabric.store.types import ensure_utc
 class BreakerOps(OpsBase):
     def breaker_state(self) -> BreakerState:
         """This fabric's breaker (never halted when never written)."""
-        with self._conn() as conn:
+        with self._read() as conn:
             row = conn.execute(sa.select(breaker).where(breaker.c.fabric == self.fabric)).mappings().first()
         if row is None:
             return BreakerState(fabric=self.fabric)
@@ -87,7 +87,7 @@ class BreakerOps(OpsBase):
         query = (sa.select(storm_window.c.component, storm_window.c.first_at)
                  .where(storm_window.c.fabric == self.fabric)
                  .order_by(storm_window.c.first_at, storm_window.c.component))
-        with self._conn() as conn:
+        with self._read() as conn:
             return {ComponentId.parse(component): at for component, at in conn.execute(query)}
 
     def save_storm(self, window: Mapping[ComponentId, datetime], *, last_held: datetime | None,

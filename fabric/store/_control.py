@@ -44,7 +44,7 @@ class ControlOps(OpsBase):
 
     def load_cursor(self) -> CursorRecord | None:
         """This fabric's saved event cursor (``None``: never saved)."""
-        with self._conn() as conn:
+        with self._read() as conn:
             row = conn.execute(sa.select(event_cursor).where(event_cursor.c.fabric == self.fabric)).mappings().first()
         if row is None:
             return None
@@ -146,7 +146,7 @@ class ControlOps(OpsBase):
         query = (sa.select(silences)
                  .where(silences.c.fabric == self.fabric, silences.c.ends_at > now, silences.c.starts_at <= now)
                  .order_by(silences.c.id))
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_silence(row) for row in conn.execute(query).mappings()]
 
     def silences(self, *, include_ended_since: datetime | None = None) -> list[Silence]:
@@ -154,7 +154,7 @@ class ControlOps(OpsBase):
         cutoff = self._now() if include_ended_since is None else ensure_utc(include_ended_since)
         query = (sa.select(silences).where(silences.c.fabric == self.fabric, silences.c.ends_at > cutoff)
                  .order_by(silences.c.id))
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_silence(row) for row in conn.execute(query).mappings()]
 
     def matching_silence(self, component: ComponentId | str, now: datetime) -> Silence | None:
@@ -226,7 +226,7 @@ class ControlOps(OpsBase):
         return result.rowcount == 1
 
     def get_delivery(self, delivery_id: str) -> Delivery | None:
-        with self._conn() as conn:
+        with self._read() as conn:
             query = sa.select(webhook_deliveries).where(self._delivery(delivery_id))
             row = conn.execute(query).mappings().first()
         return None if row is None else _delivery(row)
@@ -239,7 +239,7 @@ class ControlOps(OpsBase):
             .order_by(webhook_deliveries.c.received_at, webhook_deliveries.c.id)
             .limit(limit)
         )
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_delivery(row) for row in conn.execute(query).mappings()]
 
     def prune_deliveries(self, received_before: datetime) -> int:

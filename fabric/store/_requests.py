@@ -50,7 +50,7 @@ class RequestOps(OpsBase):
                  .order_by(operator_requests.c.id))
         if kind is not None:
             query = query.where(operator_requests.c.kind == RequestKind(kind).value)
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_request(row) for row in conn.execute(query).mappings()]
 
     def handle_request(self, request_id: int, outcome: str) -> bool:

@@ -31,7 +31,7 @@ class ScopeOps(BreakerOps):
     def dry_run_kept(self) -> bool:
         """Whether a dry run's would-be state is kept: a dry run began it and no live start dropped it since."""
         query = sa.select(breaker.c.fabric).where(breaker.c.fabric == dry_run_key(self.fabric))
-        with self._conn() as conn:
+        with self._read() as conn:
             return conn.execute(query).first() is not None
 
     def begin_dry_run(self) -> None:

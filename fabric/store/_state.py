@@ -125,7 +125,7 @@ class StateOps(OpsBase):
 
     def get_component(self, component: ComponentId) -> ComponentRecord | None:
         query = sa.select(components).where(components.c.fabric == self.fabric, components.c.id == str(component))
-        with self._conn() as conn:
+        with self._read() as conn:
             row = conn.execute(query).mappings().first()
         return None if row is None else _component_record(row)
 
@@ -135,7 +135,7 @@ class StateOps(OpsBase):
         query = sa.select(components).where(components.c.fabric == self.fabric).order_by(components.c.id)
         if lifecycle is not None:
             query = query.where(components.c.lifecycle.in_(enum_values(Lifecycle, lifecycle)))
-        with self._conn() as conn:
+        with self._read() as conn:
             return {ComponentId.parse(row["id"]): _component_record(row) for row in conn.execute(query).mappings()}
 
     def lifecycle_counts(self) -> dict[Lifecycle, int]:
@@ -143,7 +143,7 @@ class StateOps(OpsBase):
         query = (sa.select(components.c.lifecycle, sa.func.count()).where(components.c.fabric == self.fabric)
                  .group_by(components.c.lifecycle))
         counts = dict.fromkeys(Lifecycle, 0)
-        with self._conn() as conn:
+        with self._read() as conn:
             for lifecycle, count in conn.execute(query):
                 counts[Lifecycle(lifecycle)] = int(count)
         return counts
@@ -181,7 +181,7 @@ class StateOps(OpsBase):
     ) -> list[Finding]:
         """Findings with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
         query = _history(sa.select(findings), findings, self.fabric, component, since, until, limit)
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_finding(row) for row in conn.execute(query).mappings()]
 
     # -- decisions -----------------------------------------------------------------------------------------
@@ -210,14 +210,14 @@ class StateOps(OpsBase):
     ) -> list[DecisionRecord]:
         """Decisions with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
         query = _history(sa.select(decisions), decisions, self.fabric, component, since, until, limit)
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_decision_record(row) for row in conn.execute(query).mappings()]
 
     def last_decided(self, kind: ActionKind, rule: str) -> datetime | None:
         """When the newest decision of ``kind`` by ``rule`` was taken (``None``: never)."""
         query = sa.select(sa.func.max(decisions.c.at)).where(
             decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind(kind).value, decisions.c.rule == rule)
-        with self._conn() as conn:
+        with self._read() as conn:
             at: datetime | None = conn.execute(query).scalar_one()
         return None if at is None else ensure_utc(at)
 
@@ -233,7 +233,7 @@ class StateOps(OpsBase):
                  .where(decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind.DISABLE.value, mode,
                         decisions.c.rule != CONVERGE_RULE, decisions.c.at >= ensure_utc(since))
                  .order_by(decisions.c.at, decisions.c.id))
-        with self._conn() as conn:
+        with self._read() as conn:
             return [(at, None if component is None else ComponentId.parse(component))
                     for at, component in conn.execute(query)]
 

@@ -112,11 +112,11 @@ class TicketOps(OpsBase):
 
     def active_ticket(self, dedup_key: str) -> TicketRecord | None:
         """The ``creating`` or ``open`` row for ``dedup_key``, if any."""
-        with self._conn() as conn:
+        with self._read() as conn:
             return _active(conn, self.fabric, dedup_key)
 
     def get_ticket(self, ticket_id: int) -> TicketRecord | None:
-        with self._conn() as conn:
+        with self._read() as conn:
             query = sa.select(tickets).where(tickets.c.fabric == self.fabric, tickets.c.id == ticket_id)
             row = conn.execute(query).mappings().first()
         return None if row is None else _ticket(row)
@@ -130,7 +130,7 @@ class TicketOps(OpsBase):
             .order_by(tickets.c.id.desc())
             .limit(1)
         )
-        with self._conn() as conn:
+        with self._read() as conn:
             row = conn.execute(query).mappings().first()
         return None if row is None else _ticket(row)
 
@@ -149,7 +149,7 @@ class TicketOps(OpsBase):
             query = query.where(tickets.c.dedup_key == dedup_key)
         if component is not None:
             query = query.where(tickets.c.component == str(component))
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_ticket(row) for row in conn.execute(query).mappings()]
 
     def ticket_opened(self, ticket_id: int, external_key: str) -> TicketRecord:

@@ -29,7 +29,7 @@ from fabric.store._requests import RequestOps
 from fabric.store._scopes import ScopeOps, dry_run_key
 from fabric.store._state import StateOps
 from fabric.store._tickets import TicketOps
-from fabric.store.engine import create_store_engine, normalise_url
+from fabric.store.engine import create_store_engine, normalise_url, reading
 from fabric.store.migrations import (
     LEGACY_FABRIC,
     OPENING_FABRIC,
@@ -102,6 +102,9 @@ class ScopedStore(_Operations):
 
     def _conn(self) -> AbstractContextManager[Connection]:
         return self._store.engine.begin()
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        return reading(self._store.engine)
 
     def dry_run_scope(self) -> ScopedStore:
         return self
@@ -240,6 +243,9 @@ class Store(_Operations):
 
     def _conn(self) -> AbstractContextManager[Connection]:
         return self._engine.begin()
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        return reading(self._engine)
 
 
 def _schema_lock_key(schema: str | None) -> int:

@@ -2,9 +2,10 @@
 
 SQLite (the embedded default): a file in WAL mode (readers never block the writer), ``synchronous=FULL`` (a
 committed transaction survives a power cut, not only a crash), foreign keys on, a busy timeout, and every
-transaction opened with ``BEGIN IMMEDIATE``: the write lock is taken up front, so two writers queue on the busy
-timeout instead of one failing with "database is locked" halfway through, and DDL is transactional (the
-sqlite3 module's own transaction handling is switched off).
+transaction that may write opened with ``BEGIN IMMEDIATE``: the write lock is taken up front, so two writers queue
+on the busy timeout instead of one failing with "database is locked" halfway through, and DDL is transactional
+(the sqlite3 module's own transaction handling is switched off). A transaction that only reads (``reading``)
+begins deferred and takes no lock: the API's reads go on while the engine's cycle writes.
 
 PostgreSQL (production, active/standby): psycopg 3, pre-ping, and optionally a schema of its own (``search_path``
 set on every connection), so that several fabrics, or tests, share one database without sharing tables.
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,7 @@ from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from fabric.store.records import StoreError
 
-__all__ = ["SCHEMA_NAME_RE", "create_store_engine", "normalise_url"]
+__all__ = ["READS_ONLY", "SCHEMA_NAME_RE", "create_store_engine", "normalise_url", "reading"]
 
 SCHEMA_NAME_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -51,6 +54,19 @@ def create_store_engine(url: str | URL, *, schema: str | None = None, busy_timeo
             raise ValueError("schema= is for PostgreSQL; on SQLite use another file")
         return _sqlite_engine(parsed, busy_timeout, create=create, read_only=read_only)
     return _postgres_engine(parsed, schema)
+
+
+READS_ONLY = "fabric_reads_only"
+"""The execution option of a connection whose transaction only reads (``reading``): on SQLite it begins
+deferred, without the write lock that every other transaction takes up front."""
+
+
+@contextmanager
+def reading(engine: Engine) -> Iterator[sa.Connection]:
+    """A transaction that only reads. On SQLite a write in it would take the lock late and could fail with
+    "database is locked" instead of waiting: only reads go here."""
+    with engine.connect() as conn, conn.execution_options(**{READS_ONLY: True}).begin():
+        yield conn
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -102,8 +118,10 @@ def _sqlite_engine(url: URL, busy_timeout: float, *, create: bool, read_only: bo
 
     @event.listens_for(engine, "begin")
     def _begin(conn: sa.Connection) -> None:
-        # A store opened only to read never takes the write lock, so a read-only file can be read.
-        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        # A store opened only to read, or a transaction that only reads, never takes the write lock: a read-only
+        # file can be read, and in WAL mode a reader goes on while a writer holds the lock.
+        reads_only = read_only or conn.get_execution_options().get(READS_ONLY, False)
+        conn.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
 
     return engine
 

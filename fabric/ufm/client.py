@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from enum import StrEnum
@@ -46,6 +46,7 @@ from fabric.ufm.errors import (
     UfmTransportError,
 )
 from fabric.ufm.http import RetryPolicy, SleepFn, UfmHttp
+from fabric.ufm.jsonlist import list_items
 from fabric.ufm.models import (
     Alarm,
     Event,
@@ -570,9 +571,11 @@ class UfmClient:
     # ---------------------------------------------------------------------------------- helpers
 
     async def _get_list(self, path: str, model: type[M], params: Mapping[str, str] | None = None,
-                        keep: Callable[[list[Any]], list[Any]] | None = None) -> list[M]:
-        payload, status = await self._http.get_json(path, params)
+                        keep: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> list[M]:
+        body, status = await self._http.get_body(path, params)
         try:
-            return parse_list(model, payload, tz=self._tz, keep=keep)
+            return parse_list(model, list_items(body), tz=self._tz, keep=keep)
         except ShapeError as exc:
-            raise self._http.malformed("GET", path, status, payload, exc, params) from exc
+            raise self._http.malformed("GET", path, status, body, exc, params) from exc
+        except ValueError as exc:
+            raise self._http.not_json("GET", path, status, body, params) from exc

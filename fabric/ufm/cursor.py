@@ -23,7 +23,7 @@ The state is a small frozen dataclass that can be persisted (``to_dict``/``from_
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -142,34 +142,43 @@ class EventCursor:
         return fresh
 
 
-def drop_handed_over(items: list[Any], state: CursorState, tz: tzinfo = UTC) -> list[Any]:
+def drop_handed_over(items: Iterable[Any], state: CursorState, tz: tzinfo = UTC) -> Iterator[Any]:
     """The raw events of a fetched list (JSON objects) that ``advance`` could take as new under ``state``, found
     before they are validated into ``Event`` objects: UFM returns its whole history every time, and validating it
-    all each cycle costs time and memory that grow with that history.
+    all each cycle costs time and memory that grow with that history. One pass, one element at a time: what is
+    dropped is never held (``jsonlist.list_items`` decodes the list as it is read).
 
     Dropped: an event whose id is below the mark and whose timestamp is no newer than the newest seen, which
     ``advance`` never returns (not even after a restart, where it judges by time). Kept whatever they hold: the
     events at or above the mark, those newer than the newest seen (a restart's evidence), the list's highest id (so
     that a short or stale answer is still recognised as one), and any event whose id or time does not read (its
-    validation names what is wrong)."""
+    validation names what is wrong). Which id is the highest is known only at the end: the elements holding the
+    highest id seen so far that would be dropped are held aside, and come last if it is still the highest (the
+    cursor sorts by id and keeps the newest of a repeated id, so their place in the list does not matter)."""
     mark, last = state.high_water_id, state.last_event_time
     if mark is None or last is None:
-        return items
-    ids = [_raw_id(item) for item in items]
-    top = max((event_id for event_id in ids if event_id is not None), default=None)
-    kept: list[Any] = []
-    for item, event_id in zip(items, ids, strict=True):
-        if event_id is None or event_id >= mark or event_id == top:
-            kept.append(item)
+        yield from items
+        return
+    top: int | None = None
+    top_aside: list[Any] = []
+    """The dropped elements whose id is ``top``, the highest seen so far."""
+    for item in items:
+        event_id = _raw_id(item)
+        if event_id is not None and (top is None or event_id > top):
+            top, top_aside = event_id, []
+        if event_id is None or event_id >= mark:
+            yield item
             continue
         try:
             when = parse_ufm_timestamp(item.get("timestamp"), tz)
         except ValueError:
-            kept.append(item)
+            yield item
             continue
         if when > last:
-            kept.append(item)
-    return kept
+            yield item
+        elif event_id == top:
+            top_aside.append(item)
+    yield from top_aside
 
 
 def _raw_id(item: Any) -> int | None:

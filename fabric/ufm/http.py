@@ -142,17 +142,21 @@ class UfmHttp:
 
     async def get_json(self, path: str, params: Mapping[str, str] | None = None) -> tuple[Any, int]:
         """The decoded JSON body of a GET, and the status it came with."""
-        response = await self.request("GET", path, params=params)
+        body, status = await self.get_body(path, params)
         try:
-            return json.loads(response.content), response.status_code
+            return json.loads(body), status
         except ValueError as exc:
-            raise UfmMalformedResponseError(
-                "UFM's answer is not valid JSON (garbage or truncated)",
-                method="GET",
-                path=self.display_path(path, params),
-                status_code=response.status_code,
-                body=response.content,
-            ) from exc
+            raise self.not_json("GET", path, status, body, params) from exc
+
+    async def get_body(self, path: str, params: Mapping[str, str] | None = None) -> tuple[bytes, int]:
+        """The raw body of a GET (for a caller that decodes it its own way), and the status it came with."""
+        response = await self.request("GET", path, params=params)
+        return response.content, response.status_code
+
+    def not_json(self, method: str, path: str, status: int, body: bytes,
+                 params: Mapping[str, str] | None = None) -> UfmMalformedResponseError:
+        return UfmMalformedResponseError("UFM's answer is not valid JSON (garbage or truncated)", method=method,
+                                         path=self.display_path(path, params), status_code=status, body=body)
 
     def malformed(
         self,
@@ -163,10 +167,14 @@ class UfmHttp:
         exc: Exception,
         params: Mapping[str, str] | None = None,
     ) -> UfmMalformedResponseError:
-        try:
-            body = json.dumps(payload)[:400]
-        except (TypeError, ValueError):
-            body = repr(payload)[:400]
+        """The error for an answer of the wrong shape; ``payload``: what was decoded of it, or its raw body."""
+        if isinstance(payload, bytes):
+            body = payload[:400].decode("utf-8", errors="replace")
+        else:
+            try:
+                body = json.dumps(payload)[:400]
+            except (TypeError, ValueError):
+                body = repr(payload)[:400]
         return UfmMalformedResponseError(
             f"UFM's answer has the wrong shape: {str(exc)[:300]}",
             method=method,

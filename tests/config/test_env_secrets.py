@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from fabric.cli.app import app
 from fabric.config import ENV_SECRETS, ConfigError, ServiceConfig, load_config
-from fabric.envsecrets import EnvSecret
+from fabric.envsecrets import CREDENTIALS_DIRECTORY, EnvSecret
 from fabric.ufm.auth import BasicAuth, TokenAuth
 from fabric.ufm.connect import AuthMode, ConnectError, UfmTarget
 
@@ -107,3 +107,72 @@ def test_the_ufm_connection_reads_either_name_and_refuses_a_conflict(monkeypatch
         target.auth()
     assert str(caught.value) == conflict_line(ENV_SECRETS[("ufm", "password")][0])
     assert "new-password" not in str(caught.value) and "old-password" not in str(caught.value)
+
+
+@pytest.fixture
+def credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory of credentials, as systemd's ``LoadCredential=`` makes one and names it."""
+    directory = tmp_path / "credentials"
+    directory.mkdir()
+    monkeypatch.setenv(CREDENTIALS_DIRECTORY, str(directory))
+    return directory
+
+
+@pytest.mark.parametrize("path", list(ENV_SECRETS), ids=[env.name for env, _ in ENV_SECRETS.values()])
+def test_each_secret_is_read_from_the_credential_named_like_its_variable(path: tuple[str, ...],
+                                                                       credentials: Path) -> None:
+    env, _ = ENV_SECRETS[path]
+    (credentials / env.name).write_text("  cr3dential-value\n")
+    config = load_config()
+    secret = READERS[path](config)
+    assert secret is not None and secret.get_secret_value() == "cr3dential-value"
+    assert "cr3dential-value" not in " ".join([repr(config), config.model_dump_json(), repr(secret)])
+
+
+def test_no_credential_of_its_name_leaves_the_secret_unset(credentials: Path) -> None:
+    (credentials / "FABRIC_UFM_PASSWORD").write_text("an alias is no credential name")
+    assert load_config().api.admin_token() is None
+    with pytest.raises(ConfigError, match="no UFM password"):
+        load_config().ufm.secret()
+
+
+@pytest.mark.parametrize("name", ["FABRIC_UFM__PASSWORD", "FABRIC_UFM_PASSWORD"])
+def test_a_credential_and_a_variable_of_different_values_are_refused(name: str, credentials: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    credential = credentials / "FABRIC_UFM__PASSWORD"
+    credential.write_text("rotated-value")
+    monkeypatch.setenv(name, "stale-value")
+    with pytest.raises(ConfigError) as caught:
+        load_config()
+    assert caught.value.problems == [f"{name} and the credential {credential} are both set, to different values: "
+                                     "unset or remove one"]
+    monkeypatch.setenv(name, "rotated-value")  # the same value in both: a move to credentials under way
+    assert load_config().ufm.secret().get_secret_value() == "rotated-value"
+
+
+def test_an_empty_or_unreadable_credential_is_refused_not_taken_as_unset(credentials: Path) -> None:
+    empty = credentials / "FABRIC_API__ADMIN_TOKEN"
+    empty.write_text(" \n")
+    unreadable = credentials / "FABRIC_TICKETS__WEBHOOK_TOKEN"
+    unreadable.mkdir()  # a file that exists and cannot be read as one
+    with pytest.raises(ConfigError) as caught:
+        load_config()
+    assert caught.value.problems == [
+        f"FABRIC_API__ADMIN_TOKEN: the credential {empty} is empty",
+        f"FABRIC_TICKETS__WEBHOOK_TOKEN: cannot read the credential {unreadable}: Is a directory"]
+
+
+def test_config_check_refuses_a_credential_conflict_in_one_line_without_the_values(
+        credentials: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (credentials / "FABRIC_TICKETS__JIRA__TOKEN").write_text("rotated-value")
+    monkeypatch.setenv("FABRIC_JIRA_TOKEN", "stale-value")
+    result = CliRunner().invoke(app, ["config", "check", str(EXAMPLE)])
+    assert result.exit_code == 2
+    (line,) = result.output.splitlines()
+    assert line.startswith("fabricctl: error: FABRIC_JIRA_TOKEN and the credential ")
+    assert "rotated-value" not in line and "stale-value" not in line
+
+
+def test_the_ufm_connection_reads_its_credential(credentials: Path) -> None:
+    (credentials / "FABRIC_UFM__TOKEN").write_text("credential-token")
+    assert UfmTarget("https://ufm.example.net", AuthMode.TOKEN).auth() == TokenAuth("credential-token")

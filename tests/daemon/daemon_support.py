@@ -105,7 +105,7 @@ class Daemon:
         raise AssertionError(f"no {what} within {BOUND}s:\n{self.log.read_text()[-3000:]}")
 
     def cycles(self) -> float:
-        return self.metric("fabric_job_runs_total", job="cycle", outcome="ok")
+        return self.metric("fabric_job_runs_total", job_name="cycle", outcome="ok")
 
     def signal(self, sig: signal.Signals) -> int:
         self.process.send_signal(sig)

@@ -26,12 +26,13 @@ def test_daemon_serves_health_readiness_and_metrics_then_stops_cleanly_on_sigter
             assert d.get("/readyz").json() == {"ready": True, "reasons": []}
             d.wait_for("two cycles", lambda: d.cycles() >= 2)
             text = d.get("/metrics").text
-            assert 'fabric_job_duration_seconds_bucket{job="cycle"' in text
-            assert d.metric("fabric_job_duration_seconds_count", job="cycle") >= 2
+            assert 'fabric_job_duration_seconds_bucket{job_name="cycle"' in text
+            assert d.metric("fabric_job_duration_seconds_count", job_name="cycle") >= 2
             assert d.metric("fabric_poll_duration_seconds_count") >= 2
             assert d.metric("fabric_components", state="healthy") == 0.0
             cap = CapacityGuard(read_ndt(tiny_plan)).cap
             assert d.metric("fabric_guard_cap") == cap and d.metric("fabric_guard_worst_leaf_fraction") == 1.0
+            assert d.metric("fabric_guard_min_leaf_fraction") == CapacityGuard(read_ndt(tiny_plan)).settings.c
             # The API's routes and the webhook receiver are served by the daemon, over its runtime.
             status = d.get("/status").json()
             assert status["dry_run"] is True and status["guard"]["cap"] == cap
@@ -106,7 +107,7 @@ def test_ufm_failing_makes_the_daemon_unready_until_it_answers_again(tiny_plan: 
         with daemon(config, port, tmp_path / "daemon.log") as d:
             d.wait_for("ready", lambda: d.get("/readyz").status_code == 200)
             sim.inject(fault="api", endpoint="*", mode="error", status=503, requests=1_000_000)
-            d.wait_for("a failed cycle", lambda: d.metric("fabric_job_errors_total", job="cycle", kind="ufm") >= 1)
+            d.wait_for("a failed cycle", lambda: d.metric("fabric_job_errors_total", job_name="cycle", kind="ufm") >= 1)
             unready = d.get("/readyz")
             assert unready.status_code == 503 and unready.json()["ready"] is False
             assert any(reason.startswith("UFM did not answer the last cycle (ufm: ")

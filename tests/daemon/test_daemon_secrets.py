@@ -55,3 +55,25 @@ def test_the_daemon_reads_its_secrets_under_the_new_names_and_shows_none(tiny_pl
         shown.append(d.log.read_text())
     for secret in (ADMIN_TOKEN, WEBHOOK_SECRET, WEBHOOK_TOKEN):
         assert not [text for text in shown if secret in text], secret
+
+
+def test_the_daemon_reads_the_ufm_password_from_its_systemd_credential(tiny_plan: Path, tmp_path: Path) -> None:
+    migrate(tmp_path / "fabric.db")
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    (credentials / "FABRIC_UFM__PASSWORD").write_text(PASSWORD + "\n")
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
+        with daemon(config, port, tmp_path / "daemon.log", FABRIC_UFM_PASSWORD="",
+                    CREDENTIALS_DIRECTORY=str(credentials)) as d:
+            d.wait_for("ready (UFM took the password)", lambda: d.get("/readyz").status_code == 200)
+            assert d.signal(signal.SIGTERM) == 0
+        # the environment's password (daemon_env sets it) and another in the credential: refused before starting
+        (credentials / "FABRIC_UFM__PASSWORD").write_text("rotated-password")
+        code, stderr = refused(config, CREDENTIALS_DIRECTORY=str(credentials))
+    assert code == 2
+    assert stderr.strip().splitlines() == [
+        f"fabricctl: error: FABRIC_UFM_PASSWORD and the credential {credentials / 'FABRIC_UFM__PASSWORD'} are both "
+        "set, to different values: unset or remove one"]
+    assert "rotated-password" not in stderr and PASSWORD not in stderr

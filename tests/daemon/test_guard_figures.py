@@ -23,6 +23,7 @@ def test_an_intact_fabric_has_every_leaf_whole_and_nothing_disabled() -> None:
     assert figures.worst_leaf == min(guard.names[leaf] for leaf in guard.planned)  # ties: the first by name
     assert (figures.disabled, figures.cap, figures.disables_last_hour) == (0, guard.cap, 0)
     assert figures.hourly_limit == guard.settings.hourly_limit
+    assert figures.min_leaf_fraction == guard.settings.c
 
 
 @settings(max_examples=50, deadline=None)

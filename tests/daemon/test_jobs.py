@@ -28,7 +28,7 @@ def test_a_cycle_longer_than_the_interval_is_not_joined_by_a_second_and_the_skip
         try:
             for _ in range(100):  # bounded: the second run is due one second after the first started
                 skipped = metrics.registry.get_sample_value("fabric_scheduler_misfires_total",
-                                                            {"job": CYCLE_JOB, "why": "busy"}) or 0.0
+                                                            {"job_name": CYCLE_JOB, "why": "busy"}) or 0.0
                 if skipped:
                     break
                 await asyncio.sleep(0.05)

@@ -41,3 +41,15 @@ def test_explained_link_downs_are_counted() -> None:
     metrics = DaemonMetrics()
     metrics.report_done(CycleReport(at, explained=[reboot, dataclasses.replace(reboot, evidence=13)]))
     assert "fabric_explained_link_downs_total 2.0" in metrics.render().decode().splitlines()
+
+
+def test_no_series_carries_a_label_prometheus_sets_itself() -> None:
+    """``job`` and ``instance`` are the scrape's: a series that carried one would have it renamed ``exported_*``
+    (or, scraped with ``honor_labels``, would take the scrape job's place)."""
+    metrics = DaemonMetrics()
+    metrics.job_done("cycle", 0.1)
+    metrics.job_failed("reconcile", "ufm", 0.2)
+    families = metrics.registry.collect()
+    labels = {name for family in families for sample in family.samples for name in sample.labels}
+    assert "job_name" in labels
+    assert not labels & {"job", "instance"}

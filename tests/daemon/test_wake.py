@@ -1,10 +1,14 @@
-"""Waking the cycle: at once when idle; once more right after the running cycle, never into it (a skipped run)."""
+"""Waking the cycle: at once when idle; once more right after the running cycle, never into it (a skipped run).
+And where a job's report is handled: on the engine's thread."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from datetime import UTC, datetime
+
+import pytest
 
 from fabric.config import ServiceConfig
 from fabric.controller.engine import CycleReport
@@ -64,3 +68,24 @@ def test_a_wake_during_a_cycle_runs_the_cycle_again_after_it_and_a_wake_when_idl
         return woken
 
     assert asyncio.run(scenario()) == ["during", "cycle now", "after", "cycle now"]
+
+
+def test_what_a_job_reports_is_logged_from_the_engines_thread_never_the_apis(caplog: pytest.LogCaptureFixture) -> None:
+    """After a storm the cycle's report is thousands of decision lines: logged on the API's loop, they would hold
+    every request behind them (``benchmarks/bench_daemon.py``). The job's summary comes from the engine's thread."""
+    async def scenario() -> None:
+        engine = HeldEngine()
+        engine.release.set()
+
+        async def synced() -> None:
+            return None
+
+        with EngineLoop() as loop:
+            runtime = DaemonRuntime(engine, ServiceConfig(), "test.toml", loop, synced,  # type: ignore[arg-type]
+                                    DaemonMetrics(), NOW)
+            await runtime.cycle()
+
+    with caplog.at_level(logging.INFO, logger="fabric.daemon.runtime"):
+        asyncio.run(scenario())
+    done = [record for record in caplog.records if record.getMessage().startswith("cycle done in")]
+    assert [record.threadName for record in done] == ["engine"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -101,16 +102,56 @@ def _signals(specs: list[tuple[int, SignalKind, int, int]], at: datetime, ident:
     return made, at, ident
 
 
+def _side_by_side(plan: list[tuple[list[tuple[int, SignalKind, int, int]], int]], ours: Detectors,
+                  reference: Detectors) -> Iterator[datetime]:
+    """The plan's cycles fed to both; each finds what the other does, in the same order; each cycle's time."""
+    at, ident, now = T0, 0, T0
+    for specs, wait in plan:
+        signals, at, ident = _signals(specs, at, ident)
+        now = max(now, at) + timedelta(seconds=wait)
+        assert ours.observe(signals) == reference.observe(signals)
+        assert ours.evaluate(now) == reference.evaluate(now)
+        yield now
+
+
 @settings(max_examples=300, deadline=None)
 @given(cycles)
 def test_flap_shortcut_gives_the_same_findings_in_the_same_order(
         plan: list[tuple[list[tuple[int, SignalKind, int, int]], int]]) -> None:
     rules = RuleSettings(flap_cycles=2, burst_cycles=3, downtime=timedelta(seconds=30),
                          counted={"port_errors": Threshold(2, timedelta(hours=2))})
-    fast, reference = Detectors(PLAN, rules), _EveryCycle(PLAN, rules)
-    at, ident, now = T0, 0, T0
-    for specs, wait in plan:
-        signals, at, ident = _signals(specs, at, ident)
-        now = max(now, at) + timedelta(seconds=wait)
-        assert fast.observe(signals) == reference.observe(signals)
-        assert fast.evaluate(now) == reference.evaluate(now)
+    for _ in _side_by_side(plan, Detectors(PLAN, rules), _EveryCycle(PLAN, rules)):
+        pass
+
+
+# --- dropping the tracks that aged out ----------------------------------------------------------------------
+
+class _KeepsEveryTrack(Detectors):
+    """Never drops a track, as before ``_expire``: a track is only pruned when its component is evaluated again."""
+
+    def _expire(self, cutoff: datetime) -> None:
+        return None
+
+
+long_waits = st.sampled_from([0, 30, 61, 300, 600, 1200, 1800, 2400, 3600, 4 * 3600])
+aging_cycles = st.lists(st.tuples(st.lists(signal_specs, max_size=10) | st.just([]), long_waits), min_size=1,
+                        max_size=14)
+
+
+@settings(max_examples=600, deadline=None)
+@given(aging_cycles)
+def test_dropping_the_tracks_that_aged_out_gives_the_same_findings_and_keeps_none_of_them(
+        plan: list[tuple[list[tuple[int, SignalKind, int, int]], int]]) -> None:
+    """The horizon here is 40 minutes (the longest window, 30, and attribution's 10), so the waits cross it: the
+    tracks a storm left that no signal comes to again are dropped, and nothing an operator sees changes."""
+    rules = RuleSettings(flap_cycles=2, burst_cycles=3, downtime=timedelta(seconds=30),
+                         flap_window=timedelta(minutes=30), burst_window=timedelta(minutes=10),
+                         attribution_window=timedelta(minutes=10),
+                         counted={"port_errors": Threshold(2, timedelta(minutes=20)),
+                                  "ber_high": Threshold(2, timedelta(minutes=20))})
+    assert rules.history == timedelta(minutes=40)
+    dropping = Detectors(PLAN, rules)
+    for now in _side_by_side(plan, dropping, _KeepsEveryTrack(PLAN, rules)):
+        cutoff = now - rules.history
+        assert not [component for component, track in dropping.tracks.items()
+                    if all(s.at < cutoff for s in track.history)]

@@ -1,0 +1,81 @@
+"""``list_items`` decodes a list body element by element and agrees with ``json.loads`` on every text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabric.ufm.jsonlist import list_items
+from fabric.ufm.models import ShapeError
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
+                      | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=12)
+SPACE = st.text(alphabet=" \t\n\r", max_size=3)
+
+
+@st.composite
+def list_texts(draw: st.DrawFn) -> str:
+    """A JSON list written with arbitrary JSON whitespace around every token of the outer list."""
+    items = draw(st.lists(VALUES, max_size=6))
+    inner = ",".join(draw(SPACE) + json.dumps(item) + draw(SPACE) for item in items)
+    return draw(SPACE) + "[" + draw(SPACE) + inner + draw(SPACE) + "]" + draw(SPACE)
+
+
+def _decoded(body: bytes) -> tuple[str, Any]:
+    """("ok", elements) or ("error", the error's class) for ``list_items``."""
+    try:
+        return "ok", list(list_items(body))
+    except ShapeError:
+        return "error", ShapeError
+    except ValueError:
+        return "error", ValueError
+
+
+def _expected(body: bytes) -> tuple[str, Any]:
+    """What ``json.loads`` says of the same bytes: a list, a ``{"data": [...]}`` object, or not the JSON of one."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return "error", ValueError
+    if isinstance(document, list):
+        return "ok", document
+    if isinstance(document, dict) and isinstance(document.get("data"), list):
+        return "ok", document["data"]
+    return "error", ShapeError
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=list_texts(), encoding=st.sampled_from(["utf-8", "utf-16", "utf-32-le"]))
+def test_a_json_list_decodes_to_json_loads_elements(text: str, encoding: str) -> None:
+    assert _decoded(text.encode(encoding)) == ("ok", json.loads(text))
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=list_texts(), cut=st.integers(0, 200), junk=st.text(alphabet='[]{},:" 0a\n', max_size=4),
+       where=st.integers(0, 200))
+def test_a_damaged_list_is_refused_exactly_when_json_loads_refuses_it(text: str, cut: int, junk: str,
+                                                                      where: int) -> None:
+    """Truncated, or with stray characters put in: both accept the same texts and give the same elements."""
+    damaged = text[:min(cut, len(text))] if cut < len(text) else text
+    at = min(where, len(damaged))
+    damaged = damaged[:at] + junk + damaged[at:]
+    assert _decoded(damaged.encode()) == _expected(damaged.encode())
+
+
+@pytest.mark.parametrize("body", [b'{"data": [1, 2]}', b"  {\"data\": []}", b'{"items": [1]}', b"17", b'"x"'])
+def test_an_object_or_a_scalar_is_unwrapped_or_refused_as_unwrap_list_does(body: bytes) -> None:
+    assert _decoded(body) == _expected(body)
+
+
+def test_the_elements_come_one_at_a_time_and_a_fault_surfaces_when_reached() -> None:
+    items = list_items(b'[{"id": 1}, {"id": 2}, {"id": 3} {"id": 4}]')
+    assert next(items) == {"id": 1}
+    assert next(items) == {"id": 2}
+    assert next(items) == {"id": 3}
+    with pytest.raises(json.JSONDecodeError, match="Expecting ','"):
+        next(items)
