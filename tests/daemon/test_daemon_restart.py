@@ -43,9 +43,9 @@ def test_sigterm_while_acting_then_restart_loses_and_repeats_nothing(stop: str, 
         with daemon(config, port, tmp_path / "second.log") as second:
             second.wait_for("ready", lambda: second.get("/readyz").status_code == 200)
             second.wait_for("three cycles", lambda: second.cycles() >= 3)
-            sends = second.metric("fabric_job_runs_total", job="ticket_send", outcome="ok")
+            sends = second.metric("fabric_job_runs_total", job_name="ticket_send", outcome="ok")
             second.wait_for("the ticket outbox sent after them", lambda: second.metric(
-                "fabric_job_runs_total", job="ticket_send", outcome="ok") > sends)
+                "fabric_job_runs_total", job_name="ticket_send", outcome="ok") > sends)
             disabled = _disabled(sim.url)
             assert second.signal(signal.SIGTERM) == 0
         assert len(disabled) == 1, disabled
