@@ -141,3 +141,21 @@ def test_a_create_whose_answer_was_lost_is_adopted_not_repeated_while_search_lag
         else:
             assert len(jira.state.issues) == 2
         assert r.store.pending_ticket_writes() == []
+
+
+def test_the_daemons_cycle_asks_nothing_of_a_stalling_jira(loop: tuple[Rig, RunningJira, SettableTime]) -> None:
+    """As the daemon runs it (the outbox sent by a job of its own), the cycle that disables a cable sends nothing to
+    Jira, which here takes a second to refuse every request: the disable cannot wait on it."""
+    r, jira, clock = loop
+    jira.state.inject(Fault(status=504, delay=1.0, count=10**6))
+    r.inject(fault="flap", link=LINKS[0], cycles=5, period="20s")
+    _advance(r, clock, 300)
+    report = r.runner.run(r.engine.cycle(poll_tickets=False, send_tickets=False))
+    (component,) = _decided(report, ActionKind.DISABLE)
+    port = r.engine.view.port_to_act_on(component) if r.engine.view else None
+    assert port is not None and r.port_state(port) == "Disabled"
+    assert jira.state.requests == [], "the cycle sent nothing to Jira"
+    assert [e.kind.value for e in r.store.pending_ticket_writes()] == ["open"]
+    sent = r.runner.run(r.engine.send_tickets())  # the daemon's ticket_send job, beside the cycle
+    assert sent.sent == 0 and len(sent.failed) == 1 and len(jira.state.requests) == 1
+    assert sent.figures.pending == 1
