@@ -47,6 +47,10 @@ TARGET_RATIO = 10.0
 START = datetime(2026, 5, 4, 0, 0, tzinfo=UTC)
 ROUTINE = frozenset({64, 65, 66, 67, 134})
 """Routine event types in the mix: no rule uses them."""
+THRESHOLD_MIX_LINES = 300_000
+THRESHOLD_MIX_STORM = 14_300
+"""The second mix: a week in 300,000 lines, a third of them the daily storms' counter-threshold events on random
+ports, so that the guard defers cables all week (about 150) and the policy has them to reconsider."""
 ALARM_PERIOD = 300.0
 """UFM re-raises a threshold event on a port while it stays above the threshold: once per alarm TTL (300 s)."""
 
@@ -124,11 +128,11 @@ class _Week:
 
     # --- faults (events the rules use) ---
 
-    def steps(self) -> None:
-        """Fault steps the simulator runs: storms, flaps, BER, link downs, degraded links, unhealthy ports,
-        switch reboots, host reboots."""
+    def steps(self, storm_events: int) -> None:
+        """Fault steps the simulator runs: storms (``storm_events`` a day), flaps, BER, link downs, degraded links,
+        unhealthy ports, switch reboots, host reboots."""
         state = self.state
-        for when, step in week_faults(self.rng, storm_events=20_000):
+        for when, step in week_faults(self.rng, storm_events=storm_events):
             state.schedule(when, step.kind, functools.partial(step.apply, state))
         state.advance(self.week)
         assert not state.errors, state.errors[:3]
@@ -191,7 +195,8 @@ class _Week:
 
 
 def prepare(workdir: Path) -> tuple[Path, Path, Path, dict[str, int]]:
-    """The snapshot, the 1M-line event.log and its relevant-only subset (written once per workdir)."""
+    """The snapshot, the 1M-line event.log and its relevant-only subset, and the threshold mix (``threshold_mix``;
+    written once per workdir)."""
     from topology.formats.ufm_render import write_ufm_snapshot
     from topology.generate import PRESETS, fat_tree
 
@@ -201,16 +206,23 @@ def prepare(workdir: Path) -> tuple[Path, Path, Path, dict[str, int]]:
     log, relevant = workdir / f"{PRESET}-event.log", workdir / f"{PRESET}-event-relevant.log"
     if not log.exists():
         generate(log, relevant)
+    mix = threshold_mix(workdir)
+    if not mix.exists():
+        generate(mix, mix.with_suffix(".relevant"), lines=THRESHOLD_MIX_LINES, storm_events=THRESHOLD_MIX_STORM)
     return snapshot, log, relevant, _count(log, relevant)
 
 
-def generate(log: Path, relevant_log: Path) -> None:
-    """Faults, then routine events filling up to LINES; in time order, numbered as UFM numbers them."""
+def threshold_mix(workdir: Path) -> Path:
+    return workdir / f"{PRESET}-threshold-mix-event.log"
+
+
+def generate(log: Path, relevant_log: Path, *, lines: int = LINES, storm_events: int = 20_000) -> None:
+    """Faults, then routine events filling up to ``lines``; in time order, numbered as UFM numbers them."""
     week = _Week()
-    week.steps()
+    week.steps(storm_events)
     week.chronic()
-    week.routine(LINES - len(week.records))
-    records = sorted(week.records, key=lambda r: r.when)[:LINES]
+    week.routine(lines - len(week.records))
+    records = sorted(week.records, key=lambda r: r.when)[:lines]
     with log.open("w", encoding="utf-8") as out, relevant_log.open("w", encoding="utf-8") as relevant:
         for number, record in enumerate(records, start=1):
             record.id = number
@@ -257,8 +269,12 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
     fabricctl = str(Path(sys.executable).with_name("fabricctl"))
     results: list[Measurement] = []
     # The realistic mix three times each; its relevant lines alone once each (keeps the suite near 3 minutes).
-    for path, lines, label, runs in ((log, counts["lines"], "realistic mix", repeat),
-                                     (relevant, counts["relevant"], "relevant lines only", 1)):
+    mix = threshold_mix(workdir)
+    mix_counts = _count(mix, mix.with_suffix(".relevant"))
+    for path, lines, used, label, runs in (
+            (log, counts["lines"], counts["relevant"], "realistic mix", repeat),
+            (relevant, counts["relevant"], counts["relevant"], "relevant lines only", 1),
+            (mix, mix_counts["lines"], mix_counts["relevant"], "a third threshold events on random ports", repeat)):
         naive = timed(f"naive per-line script: same {lines:,} lines",
                       [sys.executable, "-m", "benchmarks.naive_replay", str(path)], workdir / "naive.out", repeat=runs)
         replay = timed(f"fabricctl replay: {lines:,}-line event.log, {label}",
@@ -268,7 +284,7 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
         size = path.stat().st_size / 2**20
         results.append(replace(replay, target_s=naive.median_s / TARGET_RATIO,
                                note=f"{ratio:.2f}x the naive script's speed (target {TARGET_RATIO:g}x); {label}: "
-                                    f"{counts['relevant']:,} lines of events the rules use; {size:.0f} MiB; JSON "
+                                    f"{used:,} lines of events the rules use; {size:.0f} MiB; JSON "
                                     f"report {(workdir / 'replay.json').stat().st_size / 2**20:.0f} MiB"))
         results.append(replace(naive, note=f"regex + strptime + print per line; {size:.0f} MiB"))
     return results

@@ -18,6 +18,7 @@ decision costs a walk over the leaves under one spine, not a recomputation of th
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict, deque
 from collections.abc import Iterable
@@ -31,6 +32,9 @@ CableKey = tuple[End, End]
 HARD_CEILING = 0.05
 RATE_WINDOW = timedelta(hours=1)
 """The sliding window of the hourly rate limit."""
+_GENERATIONS = itertools.count(1)
+"""Where every guard's ``generation`` comes from: one sequence for the process, so that two guards (one replacing
+the other on a reload) never show the same number for different states."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,13 @@ class CapacityGuard:
         """Cables automation took out (the blast radius counts these)."""
         self.recent: deque[datetime] = deque()
         self.cap = self.settings.cap(len(self.orientation))
+        self.generation = next(_GENERATIONS)
+        """Changes whenever what a verdict depends on changes, but for the sliding hour's disables (which
+        ``disables_within_hour`` counts): a number no other guard of the process has held, so that one who saw it
+        can tell this state from any other."""
+
+    def _changed(self) -> None:
+        self.generation = next(_GENERATIONS)
 
     def _orient(self, a: str, b: str) -> tuple[str, str] | None:
         ra, rb = self.rank.get(a), self.rank.get(b)
@@ -167,6 +178,11 @@ class CapacityGuard:
         while self.recent and self.recent[0] <= cutoff:
             self.recent.popleft()
 
+    def disables_within_hour(self, now: datetime) -> int:
+        """The disables of the sliding hour at ``now``: with ``generation``, all a verdict at ``now`` depends on."""
+        self._forget_before(now - RATE_WINDOW)
+        return len(self.recent)
+
     # --- state changes -------------------------------------------------------------------------------
 
     def mark_down(self, cable: CableKey) -> None:
@@ -175,12 +191,14 @@ class CapacityGuard:
             return
         self._apply(cable, -1)
         self.out.add(cable)
+        self._changed()
 
     def mark_up(self, cable: CableKey) -> None:
         if cable not in self.out:
             return
         self._apply(cable, +1)
         self.out.discard(cable)
+        self._changed()
 
     def take_out(self, cable: CableKey, now: datetime) -> None:
         """Automation disabled ``cable``: counts against capacity (a switch-switch cable), the blast radius and the
@@ -189,12 +207,15 @@ class CapacityGuard:
         if cable not in self.disabled:
             self.disabled.add(cable)
             self.recent.append(now)
+            self._changed()
 
     def restore(self, cable: CableKey) -> None:
         """After a restart: a cable automation already holds out counts against capacity and the blast radius; the
         hourly rate counted it when it was decided (``remember_disables``)."""
         self.mark_down(cable)
-        self.disabled.add(cable)
+        if cable not in self.disabled:
+            self.disabled.add(cable)
+            self._changed()
 
     def remember_disables(self, times: Iterable[datetime]) -> None:
         """After a restart: the disables decided before it (the decision log's), for the sliding hour."""
@@ -207,9 +228,12 @@ class CapacityGuard:
             self.mark_down(cable)
         self.disabled |= before.disabled
         self.recent = deque(before.recent)
+        self._changed()
 
     def put_back(self, cable: CableKey) -> None:
-        self.disabled.discard(cable)
+        if cable in self.disabled:
+            self.disabled.discard(cable)
+            self._changed()
         self.mark_up(cable)
 
     def _apply(self, cable: CableKey, sign: int) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -231,9 +232,11 @@ step = st.one_of(
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 
 
-def run(steps: list[tuple[str, object, str]], config: PolicyConfig,
-        limits: GuardSettings) -> tuple[list[tuple[str, ...]], CapacityGuard, list[PolicyState]]:
-    """Drive ``decide`` as the engine does, with a model of the ticket system, checking safety every cycle."""
+def run(steps: list[tuple[str, object, str]], config: PolicyConfig, limits: GuardSettings, *,
+        reconsider_every_cycle: bool = False) -> tuple[list[tuple[str, ...]], CapacityGuard, list[PolicyState]]:
+    """Drive ``decide`` as the engine does, with a model of the ticket system, checking safety every cycle.
+    ``reconsider_every_cycle``: the deferred links are asked of the guard again at every cycle, as before ``decide``
+    learnt to skip it while nothing they depend on changed (the reference)."""
     guard = CapacityGuard(H100, limits)
     state, now, log, states, event = PolicyState(), T0, [], [], 0
     open_tickets: set[ComponentId] = set()
@@ -255,6 +258,8 @@ def run(steps: list[tuple[str, object, str]], config: PolicyConfig,
         else:
             now += timedelta(minutes=arg)  # type: ignore[operator]
         repaired = tuple(sorted(c for c in resolved if state.components[c].lifecycle in WAITING))
+        if reconsider_every_cycle:
+            state = replace(state, deferred_seen=None)
         decision = decide(state, CycleInput(now, findings, repaired, resume), guard, CONTEXT, config)
         log.extend((a.kind.value, str(a.component), a.rule, a.reason) for a in decision.actions)
         state = decision.state
@@ -295,6 +300,45 @@ def test_safety_invariants_and_determinism(steps: list[tuple[str, object, str]],
     out = {CONTEXT.cables[c] for c, r in final.components.items()
            if r.lifecycle is Lifecycle.DISABLED and c in CONTEXT.cables}
     assert out <= guard.disabled
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(step, min_size=20, max_size=150), st.sampled_from([5, 25, 100_000]), st.sampled_from([3, 20, 100_000]))
+def test_deferred_links_asked_again_only_when_something_changed_give_the_decisions_of_asking_every_cycle(
+        steps: list[tuple[str, object, str]], storm: int, hourly: int) -> None:
+    config = PolicyConfig(dry_run=False, storm_components=storm)
+    limits = GuardSettings(hourly_limit=hourly)
+    skipping, _, states = run(steps, config, limits)
+    every_cycle, _, reference = run(steps, config, limits, reconsider_every_cycle=True)
+    assert skipping == every_cycle
+    assert [replace(s, deferred_seen=None) for s in states] == [replace(s, deferred_seen=None) for s in reference]
+
+
+def test_a_link_deferred_by_the_hourly_rate_is_disabled_once_the_hour_lets_a_disable_go() -> None:
+    """Nothing changes in the guard but time: the sliding hour alone reopens the way."""
+    guard = CapacityGuard(H100, GuardSettings(hourly_limit=2))
+    links = SWITCH_LINKS[::2000][:3]
+    first = decide(PolicyState(), CycleInput(T0, tuple(finding(link, T0, event=n) for n, link in enumerate(links))),
+                   guard, CONTEXT, LIVE)
+    assert kinds(first.actions).count("defer") == 1
+    within = decide(first.state, CycleInput(T0 + timedelta(minutes=59)), guard, CONTEXT, LIVE)
+    assert within.actions == ()
+    after = decide(within.state, CycleInput(T0 + timedelta(minutes=61)), guard, CONTEXT, LIVE)
+    assert kinds(after.actions) == ["disable", "comment"]
+
+
+def test_a_link_deferred_behind_a_switch_fault_is_disabled_once_the_switch_is_repaired() -> None:
+    """The switch's record changes and the guard does not: the deferred link is asked about again."""
+    guard = CapacityGuard(H100)
+    link = SWITCH_LINKS[3]
+    switch = ComponentId(ComponentKind.SWITCH, CONTEXT.cables[link][1].device)
+    since = T0 - timedelta(minutes=10)
+    deferred = ComponentRecord(Lifecycle.DEFERRED, since, "ber_critical", "kept up: capacity", strikes=1)
+    faulty = ComponentRecord(Lifecycle.TICKETED, since, SWITCH_FAULT, "4 cables of it failed", strikes=1)
+    behind = decide(PolicyState({link: deferred, switch: faulty}), CycleInput(T0), guard, CONTEXT, LIVE)
+    assert behind.actions == ()
+    repaired = decide(behind.state, CycleInput(T0 + timedelta(minutes=1), repaired=(switch,)), guard, CONTEXT, LIVE)
+    assert ("disable", link) in [(a.kind.value, a.component) for a in repaired.actions]
 
 
 def test_a_deferred_cable_of_a_switch_with_an_open_switch_fault_is_not_disabled_when_capacity_returns() -> None:

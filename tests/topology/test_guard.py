@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from topology.capacity import leaf_paths
 from topology.generate import PRESETS, fat_tree
-from topology.guard import CapacityGuard, GuardSettings
+from topology.guard import CapacityGuard, GuardSettings, Verdict
 from topology.model import End, Tier
 
 H100 = fat_tree(PRESETS["h100-4k"])
@@ -191,3 +191,40 @@ def test_a_guard_carried_over_to_new_settings_counts_what_one_built_on_them_saw(
         all_along.paths, all_along.out, all_along.disabled, list(all_along.recent))
     assert [carried.verdict(cable, now) for cable in SWITCH_CABLES[:40]] == [
         all_along.verdict(cable, now) for cable in SWITCH_CABLES[:40]]
+
+
+HOST_CABLES = sorted(c.key for c in H100.cables if c.key not in set(SWITCH_CABLES))
+PROBED = [*SWITCH_CABLES[::97], *HOST_CABLES[::501]]
+"""The cables whose verdicts are compared: a spread over the tiers, and host links (the blast radius's)."""
+OPERATIONS = ["down", "up", "take_out", "put_back", "restore", "remember", "verdict"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([*uplinks("pod01-leaf01")[:6], *SWITCH_CABLES[::1500], *HOST_CABLES[:3]]),
+                          st.sampled_from(OPERATIONS), st.sampled_from([0, 1, 20, 61])), max_size=60),
+       st.sampled_from([2, 5, 20]))
+def test_while_the_generation_stays_the_verdicts_at_a_time_stay(steps: list[tuple[tuple[End, End], str, int]],
+                                                              hourly: int) -> None:
+    """What lets the policy skip asking the guard again about its deferred links: two moments with the same
+    ``generation`` and the same disables of the sliding hour give every cable the same verdict."""
+    guard = CapacityGuard(H100, GuardSettings(hourly_limit=hourly, cap_fraction=0.002))
+    now = T0
+    seen: dict[tuple[int, int], list[Verdict]] = {}
+    for cable, operation, minutes in steps:
+        now += timedelta(minutes=minutes)
+        if operation == "down":
+            guard.mark_down(cable)
+        elif operation == "up":
+            guard.mark_up(cable)
+        elif operation == "take_out":
+            guard.take_out(cable, now)
+        elif operation == "put_back":
+            guard.put_back(cable)
+        elif operation == "restore":
+            guard.restore(cable)
+        elif operation == "remember":
+            guard.remember_disables([now - timedelta(minutes=minutes)])
+        key = (guard.generation, guard.disables_within_hour(now))
+        verdicts = [guard.verdict(probe, now) for probe in PROBED]  # their figures too: decisions carry them
+        assert seen.setdefault(key, verdicts) == verdicts
+    assert CapacityGuard(H100).generation != guard.generation
