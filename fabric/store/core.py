@@ -24,6 +24,7 @@ from fabric.store._base import Clock
 from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
 from fabric.store._intents import IntentOps
+from fabric.store._outbox import OutboxOps
 from fabric.store._requests import RequestOps
 from fabric.store._scopes import ScopeOps, dry_run_key
 from fabric.store._state import StateOps
@@ -46,7 +47,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps):
+class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps, OutboxOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
     would_be: bool = False
