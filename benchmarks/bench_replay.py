@@ -48,9 +48,9 @@ START = datetime(2026, 5, 4, 0, 0, tzinfo=UTC)
 ROUTINE = frozenset({64, 65, 66, 67, 134})
 """Routine event types in the mix: no rule uses them."""
 THRESHOLD_MIX_LINES = 300_000
-THRESHOLD_MIX_STORM = 14_300
-"""The second mix: a week in 300,000 lines, a third of them the daily storms' counter-threshold events on random
-ports, so that the guard defers cables all week (about 150) and the policy has them to reconsider."""
+"""The second mix: a week in 300,000 lines, a third of them counter-threshold events on random switch ports at
+random times (``_Week.scattered``), so that findings trickle in all week without a storm, the guard defers cables
+(its cap reached) and the policy has them to reconsider at every step."""
 ALARM_PERIOD = 300.0
 """UFM re-raises a threshold event on a port while it stays above the threshold: once per alarm TTL (300 s)."""
 
@@ -129,8 +129,8 @@ class _Week:
     # --- faults (events the rules use) ---
 
     def steps(self, storm_events: int) -> None:
-        """Fault steps the simulator runs: storms (``storm_events`` a day), flaps, BER, link downs, degraded links,
-        unhealthy ports, switch reboots, host reboots."""
+        """Fault steps the simulator runs: storms (``storm_events`` each, one a day), flaps, BER, link downs,
+        degraded links, unhealthy ports, switch reboots, host reboots."""
         state = self.state
         for when, step in week_faults(self.rng, storm_events=storm_events):
             state.schedule(when, step.kind, functools.partial(step.apply, state))
@@ -163,6 +163,18 @@ class _Week:
                 self._record(SPECS[392], module, SPECS[392].describe(70, temperature), when)
                 self._record(SPECS[911], module, SPECS[911].describe(1, 70, temperature), when)
                 when += ALARM_PERIOD + rng.uniform(-5, 5)
+
+    def scattered(self, count: int) -> None:
+        """``count`` counter-threshold events (110/111/113) on random switch ports at random times of the week."""
+        from fabric.simulator.catalog import SPECS
+        from fabric.simulator.naming import port_object
+
+        rng = self.rng
+        for _ in range(count):
+            port = rng.choice(self.switch_ports)
+            spec = SPECS[rng.choice((110, 111, 113))]
+            self._record(spec, port_object(self.state.port_name(port)),
+                         spec.describe(200, rng.randint(201, 5000), self._peer_info(port)), rng.uniform(0, self.week))
 
     # --- routine events (no rule uses them) ---
 
@@ -208,7 +220,7 @@ def prepare(workdir: Path) -> tuple[Path, Path, Path, dict[str, int]]:
         generate(log, relevant)
     mix = threshold_mix(workdir)
     if not mix.exists():
-        generate(mix, mix.with_suffix(".relevant"), lines=THRESHOLD_MIX_LINES, storm_events=THRESHOLD_MIX_STORM)
+        generate(mix, mix.with_suffix(".relevant"), lines=THRESHOLD_MIX_LINES, scattered=THRESHOLD_MIX_LINES // 3)
     return snapshot, log, relevant, _count(log, relevant)
 
 
@@ -216,11 +228,15 @@ def threshold_mix(workdir: Path) -> Path:
     return workdir / f"{PRESET}-threshold-mix-event.log"
 
 
-def generate(log: Path, relevant_log: Path, *, lines: int = LINES, storm_events: int = 20_000) -> None:
-    """Faults, then routine events filling up to ``lines``; in time order, numbered as UFM numbers them."""
+def generate(log: Path, relevant_log: Path, *, lines: int = LINES, scattered: int = 0) -> None:
+    """The week's faults, or (``scattered``) that many threshold events on random ports instead, then routine
+    events filling up to ``lines``; in time order, numbered as UFM numbers them."""
     week = _Week()
-    week.steps(storm_events)
-    week.chronic()
+    if scattered:
+        week.scattered(scattered)
+    else:
+        week.steps(20_000)
+        week.chronic()
     week.routine(lines - len(week.records))
     records = sorted(week.records, key=lambda r: r.when)[:lines]
     with log.open("w", encoding="utf-8") as out, relevant_log.open("w", encoding="utf-8") as relevant:

@@ -332,6 +332,13 @@ class JiraSection(_Section):
     Jira itself."""
     closed_resolutions: tuple[str, ...] = DEFAULT_CLOSED_RESOLUTIONS
     """Resolutions that mean done without a repair: the component stays out of service, with a new ticket."""
+    components: tuple[str, ...] = ()
+    """Jira components every new ticket names (they must exist in the project)."""
+    priorities: dict[str, str] = {}
+    """A fault's severity (``fabric.remediation.rules.SEVERITY``: 2 to 10, higher is worse) -> the Jira priority
+    of its ticket: the highest threshold the severity reaches, e.g. ``{ "9" = "Highest", "6" = "High" }``."""
+    fields: dict[str, str] = {}
+    """Custom fields every new ticket sets, by the name Jira shows, e.g. ``{ "Data Centre" = "DC-1" }``."""
     timeout: PositiveDuration = timedelta(seconds=10)
     ca_bundle: Path | None = None
     """The CA certificates (PEM) Jira's certificate is checked against; ``None``: the system's."""
@@ -340,6 +347,27 @@ class JiraSection(_Section):
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
         return _url(value)
+
+    @field_validator("priorities")
+    @classmethod
+    def _check_priorities(cls, value: dict[str, str]) -> dict[str, str]:
+        problems = [f"{threshold!r} is not a whole number (a severity)" for threshold in value
+                    if not threshold.strip().lstrip("-").isdigit()]
+        problems += [f"{threshold!r}: the priority name is empty" for threshold, name in value.items()
+                     if not name.strip()]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _check_fields(cls, value: dict[str, str]) -> dict[str, str]:
+        if any(not name.strip() for name in value):
+            raise ValueError("a field name is empty")
+        return value
+
+    def priority_thresholds(self) -> tuple[tuple[int, str], ...]:
+        return tuple(sorted((int(threshold), name) for threshold, name in self.priorities.items()))
 
     @field_validator("labels")
     @classmethod
@@ -366,6 +394,16 @@ class TicketsSection(_Section):
     jira: JiraSection = JiraSection()
     webhook_secret_file: Path | None = None
     webhook_token_file: Path | None = None
+    retry_base: PositiveDuration = timedelta(seconds=10)
+    """The outbox's backoff after a ticket write first failed; it doubles with each failure after."""
+    retry_cap: PositiveDuration = timedelta(minutes=10)
+    """The longest backoff: a ticket system back up is used within this."""
+    search_settle: Duration = timedelta(minutes=2)
+    """After a create that got no answer, how long the ticket system's search may take to show what it made (Jira
+    Cloud's lags): the create is not tried again, blindly, before."""
+    recurrence_comments: PositiveDuration = timedelta(hours=1)
+    """A fault found again on a component whose ticket is open is commented on the ticket at most once in this
+    long (counted from the component's last ticket write)."""
 
     def webhook_secret(self) -> SecretStr | None:
         """The key Jira signs its webhooks with (``X-Hub-Signature``): ``webhook_secret_file`` if set, else
@@ -394,6 +432,8 @@ class DaemonSection(_Section):
     """The full state reconcile: UFM read again whatever its change counters say, then converged."""
     ticket_poll_interval: PositiveDuration = timedelta(minutes=10)
     """The ticket fallback poll: every open ticket asked of the backend, which heals a lost webhook delivery."""
+    ticket_send_interval: PositiveDuration = timedelta(seconds=5)
+    """How often the ticket writes due in the outbox are sent (beside the cycle, which never waits for them)."""
     shutdown_wait: PositiveDuration = timedelta(seconds=60)
     """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fabric.config import ConfigError, ServiceConfig
 from fabric.controller.engine import Engine, EngineSettings, UfmApi
+from fabric.controller.outbox import OutboxSettings
 from fabric.controller.writes import WriteSettings
 from fabric.store import Store
 from fabric.ufm.auth import UfmAuth
@@ -30,9 +31,12 @@ def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
     ufm = config.ufm
     writes = WriteSettings(attempts=ufm.write_attempts, backoff=ufm.write_backoff, job_wait=ufm.job_wait,
                            job_deadline=ufm.job_deadline)
+    tickets = config.tickets
+    outbox = OutboxSettings(base=tickets.retry_base, cap=tickets.retry_cap, search_settle=tickets.search_settle)
     return EngineSettings(fabric=config.fabric.name, policy=config.policy_config(), rules=config.rule_settings(),
                           guard=config.guard_settings(), method=PortActionMethod(ufm.method), writes=writes,
-                          epoch=epoch, plausibility=config.plausibility.build(), link_up_wait=ufm.link_up_wait)
+                          epoch=epoch, plausibility=config.plausibility.build(), link_up_wait=ufm.link_up_wait,
+                          outbox=outbox, recurrence_comments=tickets.recurrence_comments)
 
 
 def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:
@@ -69,7 +73,8 @@ def jira_tickets(config: ServiceConfig) -> TicketBackend:
         url=jira.url, project=jira.project, scope_label=fabric_label(config.fabric.name),
         auth=JiraAuthKind(jira.auth), user=jira.user, issue_type=jira.issue_type, labels=jira.labels,
         reopen_transition=jira.reopen_transition, resolve_transition=jira.resolve_transition,
-        closed_resolutions=jira.closed_resolutions, timeout=jira.timeout.total_seconds(),
+        closed_resolutions=jira.closed_resolutions, components=jira.components,
+        priorities=jira.priority_thresholds(), fields=tuple(jira.fields.items()), timeout=jira.timeout.total_seconds(),
         verify=str(jira.ca_bundle) if jira.ca_bundle is not None else True)
     return JiraTicketBackend(settings, jira.token().get_secret_value())
 

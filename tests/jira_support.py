@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from fabric.simulator.jira import JiraAuth, JiraState, RunningJira, serve_jira
+from fabric.simulator.jira import JiraAuth, JiraState, RunningJira, WebhookTarget, serve_jira
 from tickets.jira import JiraAuthKind, JiraSettings, JiraTicketBackend
 
 USER, TOKEN, PAT = "bot@example.net", "cloud-api-token-1", "dc-personal-access-token-1"
@@ -25,9 +25,9 @@ class SettableTime:
 
 @contextmanager
 def fake_jira(*, cloud: bool = False, page_size: int = 50, search_lag: float = 0.0,
-              clock: SettableTime | None = None) -> Iterator[RunningJira]:
+              clock: SettableTime | None = None, webhook: WebhookTarget | None = None) -> Iterator[RunningJira]:
     state = JiraState(cloud=cloud, page_size=page_size, search_lag=search_lag, clock=clock)
-    with serve_jira(state, auth=JiraAuth(users={USER: TOKEN}, tokens={PAT: "bot"})) as running:
+    with serve_jira(state, auth=JiraAuth(users={USER: TOKEN}, tokens={PAT: "bot"}), webhook=webhook) as running:
         yield running
 
 

@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 __all__ = [
     "DEDUP_PREFIX",
     "BackendUnavailableError",
+    "OutcomeUnknownError",
     "Ticket",
     "TicketBackend",
     "TicketConflictError",
@@ -116,6 +117,16 @@ class TicketNotFoundError(TicketError):
 class BackendUnavailableError(TicketError):
     """The backend could not be reached or did not answer; the operation may be retried later."""
 
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        """Seconds the backend asked to be left alone for (HTTP ``Retry-After``), if it said."""
+
+
+class OutcomeUnknownError(BackendUnavailableError):
+    """The request was sent and no answer came back (a timeout, a dropped connection, a gateway's 5xx): it may
+    have been carried out. A create that ends so must not be repeated before a search could show what it made."""
+
 
 class TicketConflictError(TicketError):
     """The operation would leave two open tickets for one dedup key (e.g. reopening an old ticket while a
@@ -131,11 +142,13 @@ class TicketBackend(Protocol):
         """Short, stable backend name recorded beside every ticket: ``local``, ``jira``."""
         ...
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
         """Open a ticket for ``dedup_key``; idempotent.
 
         If an open ticket carrying that dedup key exists, it is adopted and returned unchanged; otherwise a new
-        one is created with ``labels`` plus the dedup key as a label.
+        one is created with ``labels`` plus the dedup key as a label. ``severity``: how bad the fault is (higher
+        is worse), for backends that rank tickets (Jira's priority).
         """
         ...
 

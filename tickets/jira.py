@@ -34,6 +34,7 @@ from jira import JIRA, JIRAError
 from tickets.base import (
     DEDUP_PREFIX,
     BackendUnavailableError,
+    OutcomeUnknownError,
     Ticket,
     TicketConflictError,
     TicketError,
@@ -46,12 +47,23 @@ from tickets.jira_settings import JiraAuthKind, JiraSettings
 __all__ = ["JiraAuthKind", "JiraSettings", "JiraTicketBackend"]
 
 _JIRA_TIME = "%Y-%m-%dT%H:%M:%S.%f%z"
+LINK_TYPE = "Relates"
+"""The issue link a ticket opened again (the workflow cannot reopen) has to the one before: Jira's default type."""
 
 log = logging.getLogger(__name__)
+
 
 def _quote(value: str) -> str:
     """``value`` as a JQL string literal."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """``Retry-After`` in seconds (Jira sends a number; an HTTP date is not worth parsing: the backoff covers it)."""
+    try:
+        return max(0.0, float(retry_after)) if retry_after else None
+    except ValueError:
+        return None
 
 
 def _parse_time(text: Any) -> datetime | None:
@@ -73,20 +85,29 @@ class JiraTicketBackend:
         self.settings = settings
         self._token = token
         self._client: JIRA | None = None
+        self._field_ids: dict[str, str] | None = None
+        """``[tickets.jira.fields]``' names -> Jira's field ids, once read."""
         self._lock = threading.Lock()
         self._closed = frozenset(name.casefold() for name in settings.closed_resolutions)
         self._base_jql = f"project = {_quote(settings.project)} AND labels = {_quote(settings.scope_label)}"
 
     # -- the protocol ------------------------------------------------------------------------------------
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
         all_labels = ticket_labels(dedup_key, (*self.settings.labels, self.settings.scope_label, *labels))
         existing = self.find_open(dedup_key)
         if existing is not None:
             return existing
-        fields = {"project": {"key": self.settings.project}, "issuetype": {"name": self.settings.issue_type},
-                  "summary": summary, "description": description, "labels": list(all_labels)}
-        with self._calls("create an issue") as client:
+        fields: dict[str, Any] = {
+            "project": {"key": self.settings.project}, "issuetype": {"name": self.settings.issue_type},
+            "summary": summary, "description": description, "labels": list(all_labels), **self._custom_fields()}
+        if self.settings.components:
+            fields["components"] = [{"name": name} for name in self.settings.components]
+        priority = self._priority(severity)
+        if priority is not None:
+            fields["priority"] = {"name": priority}
+        with self._calls("create an issue", outcome_unknown=True) as client:
             created = client.create_issue(fields=fields, prefetch=False)
         key = str(created.key)
         try:
@@ -106,15 +127,38 @@ class JiraTicketBackend:
             client.add_comment(key, text)
 
     def reopen(self, key: str, comment: str) -> Ticket:
+        """Reopen ``key`` by ``reopen_transition``; when the workflow offers no such transition from its status (a
+        workflow whose done is final), a new ticket is opened instead, linked to it ("Relates"), carrying the same
+        dedup key: the returned ticket's key then differs from ``key``."""
         ticket = self.status(key)
         if not ticket.is_open:
             other = self.find_open(ticket.dedup_key) if ticket.dedup_key else None
+            can_reopen = self._offers(key, self.settings.reopen_transition)
             if other is not None and other.key != ticket.key:
+                if not can_reopen:  # the linked ticket an attempt whose answer was lost opened: adopted
+                    return other
                 raise TicketConflictError(
                     f"cannot reopen {key}: {other.key} is open for the same dedup key {ticket.dedup_key}")
+            if not can_reopen:
+                return self._open_linked(ticket, comment)
             self._transition(key, self.settings.reopen_transition, "reopen_transition")
         self.comment(key, comment)
         return self.status(key)
+
+    def _offers(self, key: str, name: str) -> bool:
+        with self._calls(f"list the transitions of {key}", key) as client:
+            offered = client.transitions(key)
+        return any(str(t.get("name", "")).casefold() == name.casefold() for t in offered)
+
+    def _open_linked(self, done: Ticket, comment: str) -> Ticket:
+        log.warning("Jira's workflow offers no %r from %s: a new ticket linked to it instead",
+                    self.settings.reopen_transition, done.key)
+        extra = tuple(label for label in done.labels if label != done.dedup_key)
+        ticket = self.open(done.dedup_key, f"{done.summary} (again)", f"Failed again after {done.key} was "
+                           f"resolved.\n\n{comment}", labels=extra)
+        with self._calls(f"link {ticket.key} to {done.key}", ticket.key) as client:
+            client.create_issue_link(LINK_TYPE, ticket.key, done.key)
+        return ticket
 
     def status(self, key: str) -> Ticket:
         with self._calls(f"read {key}", key) as client:
@@ -151,6 +195,33 @@ class JiraTicketBackend:
         return tickets if status is None else [ticket for ticket in tickets if ticket.status is status]
 
     # -- internals ---------------------------------------------------------------------------------------
+
+    def _priority(self, severity: int | None) -> str | None:
+        if severity is None:
+            return None
+        reached = [(threshold, name) for threshold, name in self.settings.priorities if severity >= threshold]
+        return max(reached)[1] if reached else None
+
+    def _custom_fields(self) -> dict[str, str]:
+        """``[tickets.jira.fields]`` by id: Jira's ``/field`` read once, the first time a ticket is created. A name
+        Jira does not know is a configuration error, raised at every create (the write waits in the outbox) until
+        the configuration names a field Jira has."""
+        if not self.settings.fields:
+            return {}
+        with self._lock:
+            ids = self._field_ids
+        if ids is None:
+            with self._calls("list the fields") as client:
+                known = client.fields()
+            by_name = {str(field.get("name", "")).casefold(): str(field.get("id")) for field in known}
+            missing = [name for name, _ in self.settings.fields if name.casefold() not in by_name]
+            if missing:
+                raise TicketError("; ".join(
+                    f"tickets.jira.fields.{name!r}: Jira has no field of that name" for name in missing))
+            ids = {name: by_name[name.casefold()] for name, _ in self.settings.fields}
+            with self._lock:
+                self._field_ids = ids
+        return {ids[name]: value for name, value in self.settings.fields}
 
     def _search(self, jql: str) -> builtins.list[Ticket]:
         with self._calls("search") as client:
@@ -199,9 +270,14 @@ class JiraTicketBackend:
         return f"{self.settings.url.rstrip('/')}/browse/{key}"
 
     @contextmanager
-    def _calls(self, what: str, key: str | None = None) -> Iterator[JIRA]:
+    def _calls(self, what: str, key: str | None = None, *, outcome_unknown: bool = False) -> Iterator[JIRA]:
         """The client, with the library's and the network's errors as ``tickets.base`` errors.  Messages never
-        quote the library's exception whole: its text holds the request headers, the credentials among them."""
+        quote the library's exception whole: its text holds the request headers, the credentials among them.
+
+        ``outcome_unknown``: the call is a write whose failure may hide its success (a create). Only a refusal
+        Jira answers itself (429, 503) or a connection never made says it did nothing; anything else (a read
+        timeout, a reset, a gateway's 502 or 504) raises ``OutcomeUnknownError``."""
+        unavailable = OutcomeUnknownError if outcome_unknown else BackendUnavailableError
         try:
             yield self._connected()
         except JIRAError as err:
@@ -211,14 +287,17 @@ class JiraTicketBackend:
                 raise TicketNotFoundError(key) from None
             if code is not None and (code == 429 or code >= 500):
                 retry_after = err.response.headers.get("Retry-After") if err.response is not None else None
-                raise BackendUnavailableError(detail + (f" (retry after {retry_after} s)" if retry_after else "")) \
-                    from None
+                refused = BackendUnavailableError if code in (429, 503) else unavailable
+                raise refused(detail + (f" (retry after {retry_after} s)" if retry_after else ""),
+                              retry_after=_seconds(retry_after)) from None
             if code in (401, 403):
                 raise TicketError(f"Jira refused the credentials ({what}): HTTP {code}; check [tickets.jira] user, "
                                   f"auth and the token") from None
             raise TicketError(detail) from None
         except requests.RequestException as err:
-            raise BackendUnavailableError(f"Jira unreachable ({what}): {type(err).__name__}: {err}") from None
+            never_sent = isinstance(err, requests.ConnectTimeout) or "NewConnectionError" in str(err)
+            raise (BackendUnavailableError if never_sent else unavailable)(
+                f"Jira unreachable ({what}): {type(err).__name__}: {err}") from None
 
     def _connected(self) -> JIRA:
         with self._lock:

@@ -35,6 +35,14 @@ class JiraSettings:
     reopen_transition: str = "Reopen"
     resolve_transition: str = "Done"
     closed_resolutions: tuple[str, ...] = DEFAULT_CLOSED_RESOLUTIONS
+    components: tuple[str, ...] = ()
+    """Jira components every new ticket names."""
+    priorities: tuple[tuple[int, str], ...] = ()
+    """``(severity, priority name)``: a new ticket whose fault has at least that severity gets that priority (the
+    highest threshold it reaches); none reached, or none given: the project's default priority."""
+    fields: tuple[tuple[str, str], ...] = ()
+    """``(field name, value)``: custom fields every new ticket sets, by the name Jira shows (resolved to their ids
+    once, through ``/field``)."""
     timeout: float = 10.0
     """Seconds to connect, and again to wait for an answer, on every call."""
     verify: bool | str = True

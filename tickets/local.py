@@ -125,7 +125,9 @@ class LocalTicketBackend:
 
     # -- the protocol ------------------------------------------------------------------------------------
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
+        """See ``TicketBackend.open``; local tickets have no priority (``severity`` is not kept)."""
         all_labels = ticket_labels(dedup_key, labels)
         now = self._now()
         with self._begin() as conn:

@@ -21,18 +21,26 @@ def simulate_jira(
         "--cloud/--datacenter", help="Answer as Jira Cloud (search only at /search/jql) or Data Center.")] = False,
     search_lag: Annotated[float, typer.Option(
         min=0.0, help="Seconds a new issue stays missing from search, as on Cloud.")] = 0.0,
+    webhook_url: Annotated[str | None, typer.Option(
+        help="Send jira:issue_updated webhooks here after every transition (the service's "
+             "http://HOST:PORT/webhooks/jira).")] = None,
+    webhook_secret: Annotated[str | None, typer.Option(
+        envvar="FAKE_JIRA_WEBHOOK_SECRET", help="Sign them with this secret (X-Hub-Signature), as a Jira admin "
+        "webhook with a secret does.")] = None,
 ) -> None:
     """Serve a fake Jira (REST API v2/v3: issues, search, transitions, comments) with injectable faults at
     /_admin/faults (tests, demos)."""
     import uvicorn
 
-    from fabric.simulator.jira import JiraAuth, JiraState, create_jira_app
+    from fabric.simulator.jira import JiraAuth, JiraState, WebhookTarget, create_jira_app, send_webhooks
     from fabric.simulator.server import base_url, bind_listener, uvicorn_config
 
     keys = [key.strip().upper() for key in project or ["OPS"]]
     bad = [key for key in keys if not key.isalnum() or not key[:1].isalpha()]
     if bad:
         fail(f"--project {bad[0]!r}: a project key is letters and digits, starting with a letter")
+    if webhook_url is not None and not webhook_url.startswith(("http://", "https://")):
+        fail(f"--webhook-url {webhook_url!r}: not an http(s) URL")
     try:
         listener = bind_listener(host, port)
     except ValueError as exc:
@@ -40,6 +48,9 @@ def simulate_jira(
     state = JiraState(projects={key: key for key in keys}, cloud=cloud, search_lag=search_lag)
     app = create_jira_app(state, JiraAuth(users={user: token}, tokens={token: user}))
     url = base_url(host, listener.getsockname()[1])
+    if webhook_url is not None:
+        send_webhooks(state, url, WebhookTarget(webhook_url, webhook_secret))
+        typer.echo(f"  webhooks: {webhook_url}, {'signed' if webhook_secret else 'unsigned'}", err=True)
     typer.echo(f"fake Jira ({'Cloud' if cloud else 'Data Center'}) on {url}, projects {', '.join(keys)}", err=True)
     typer.echo(f"  auth: basic {user} / {'*' * len(token)}, or the same token as a bearer PAT", err=True)
     typer.echo(f"  faults: POST {url}/_admin/faults {{\"status\": 503, \"count\": 3}}", err=True)

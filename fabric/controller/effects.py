@@ -1,20 +1,19 @@
-"""Side effects on the ticket system, each logged as an intent before it is attempted; what a cycle reports.
+"""Side effects on the ticket system, each logged as an intent; what a cycle reports.
 
-An intent is written (committed) before the write, and marked done or failed after it; a crash in between
-leaves it pending, for ``recovery`` to settle. Ticket backends are blocking (``tickets.base``): they run in a
-worker thread, so the event loop the engine shares with the API and webhooks never waits on them. UFM's port
-writes are ``writes``'.
+A ticket write is queued in the store's outbox (``outbox``), not sent: the cycle never waits on the ticket system,
+so a Jira that is down or slow delays no UFM write. The intent is written before the write is queued and marked
+done once it is; a crash in between leaves it pending, for ``recovery`` to settle (the reconciliation asks for the
+ticket again). UFM's port writes are ``writes``'.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from fabric.controller.ticketing import Ticketing
+from fabric.controller.outbox import TicketOutbox
 from fabric.errors import ErrorKind
 from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding
@@ -25,7 +24,6 @@ from fabric.ufm.cursor import CursorState
 from fabric.ufm.errors import UfmError
 from fabric.ufm.models import Event, Job, Port, Versioning
 from fabric.ufm.snapshot import TopologySource
-from tickets.base import TicketError
 
 UFM_WRITES = frozenset({ActionKind.DISABLE, ActionKind.ENABLE})
 TICKET_WRITES = frozenset({ActionKind.TICKET, ActionKind.REOPEN, ActionKind.COMMENT})
@@ -103,26 +101,20 @@ def ticket_summary(action: Action) -> str:
 
 
 class Effects:
-    def __init__(self, store: Store, ticketing: Ticketing, *, epoch: int) -> None:
-        self.store, self.ticketing, self.epoch = store, ticketing, epoch
+    def __init__(self, store: Store, outbox: TicketOutbox, *, epoch: int) -> None:
+        self.store, self.outbox, self.epoch = store, outbox, epoch
 
-    async def ticket_action(self, action: Action, report: CycleReport) -> None:
+    def ticket_action(self, action: Action, report: CycleReport, body: str) -> None:
+        """Queue the ticket write ``action`` asks for in the outbox, saying ``body`` (the store only: it is sent
+        later)."""
         intent = self.store.begin_intent(self.epoch, action.kind, action.component, {"rule": action.rule})
         summary = ticket_summary(action)
-        try:
-            await asyncio.to_thread(self._ticket_write, action, summary)
-        except TicketError as exc:
-            self.store.finish_intent(intent, IntentState.FAILED, str(exc))
-            report.fail(ErrorKind.TICKET, action.kind.value, action.component, exc)
-            return
-        self.store.finish_intent(intent, IntentState.DONE, summary)
-        report.executed += 1
-
-    def _ticket_write(self, action: Action, summary: str) -> None:
         if action.kind is ActionKind.TICKET:
-            self.ticketing.ensure_open(action.component, summary, action.reason)
+            self.outbox.queue_open(action.component, summary, body, action.rule)
         elif action.kind is ActionKind.REOPEN:
             assert action.component is not None
-            self.ticketing.reopen(action.component, action.reason, summary)
+            self.outbox.queue_reopen(action.component, summary, body, action.rule)
         else:
-            self.ticketing.comment(action.component, action.reason)
+            self.outbox.queue_comment(action.component, body)
+        self.store.finish_intent(intent, IntentState.DONE, f"queued: {summary}")
+        report.executed += 1

@@ -30,6 +30,8 @@ from fabric.controller import dryrun, reconcile, recovery
 from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
+from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
+from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
@@ -62,6 +64,8 @@ __all__ = ["CycleReport", "Engine", "EngineSettings", "UfmApi"]
 
 log = logging.getLogger(__name__)
 
+RECURRENCE = "recurrence"
+"""The rule of a comment saying a fault was found again on a component whose ticket is open."""
 _TOPOLOGY_VERSIONS = frozenset({"ports_version", "links_version", "switches_version", "servers_version"})
 
 
@@ -78,6 +82,11 @@ class EngineSettings:
     plausibility: PlausibilitySettings = field(default_factory=PlausibilitySettings)
     link_up_wait: timedelta = timedelta(minutes=2)
     """How long a re-enabled link is given to come up at its planned width and speed before it is backed out."""
+    outbox: OutboxSettings = field(default_factory=OutboxSettings)
+    """How ticket writes the ticket system did not take are tried again."""
+    recurrence_comments: timedelta = timedelta(hours=1)
+    """A fault found again on a component whose ticket is open is commented on it, at most once in this long
+    (counted from the component's last ticket write: the ticket itself, a reopen, a comment)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +113,8 @@ class Engine:
                              "use 'disable'")
         self.plan, self.ufm, self.store, self.settings, self.clock = plan, ufm, store, settings, clock
         self.ticketing = Ticketing(store, tickets, settings.fabric)
-        self.effects = Effects(store, self.ticketing, epoch=settings.epoch)
+        self.outbox = TicketOutbox(store, self.ticketing, settings.outbox)
+        self.effects = Effects(store, self.outbox, epoch=settings.epoch)
         self.writes = PortWrites(store, ufm, settings.writes, epoch=settings.epoch, method=settings.method,
                                  on_port_write=self._own_action)
         self.context = fabric_context(plan)
@@ -313,13 +323,14 @@ class Engine:
 
     # --- the cycle -----------------------------------------------------------------------------------
 
-    async def cycle(self, *, poll_tickets: bool = True) -> CycleReport:
+    async def cycle(self, *, poll_tickets: bool = True, send_tickets: bool = True) -> CycleReport:
         """One cycle: UFM's topology read again if its change counters moved, the events since the last cycle
         decided and acted on, writes settled, UFM and the ticket system brought in line with the desired state.
 
         ``poll_tickets``: the ticket backend asked for every open ticket first (``poll_tickets``), as the demo and
         the tests want; the daemon runs that poll as a job of its own, on its own schedule, as it runs the full
-        ``reconcile``.
+        ``reconcile``. ``send_tickets``: the ticket writes due sent at the end, after every UFM write
+        (``send_tickets``); the daemon sends them from a job of its own, which no cycle waits for.
         """
         now = self.clock()
         report = CycleReport(now)
@@ -372,8 +383,9 @@ class Engine:
                      cleared=cleared)
         if not self.dry_run:
             assert self.view is not None
-            await self._execute(decision.actions, report)
-            await self._converge(now, report)
+            await self._execute(decision.actions, report, step.findings)
+            self._comment_recurrences(step.findings, previous, now, report)
+            await self._converge(now, report, send_tickets=send_tickets)
         cursor = self.cursor.state
         self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
                                restart_count=cursor.restart_count)
@@ -392,16 +404,20 @@ class Engine:
             await self._converge(now, report)
         return report
 
-    async def _converge(self, now: datetime, report: CycleReport) -> None:
+    async def _converge(self, now: datetime, report: CycleReport, *, send_tickets: bool = False) -> None:
         """UFM's ports (unless automation is halted) and the tickets brought in line with the desired state, and
-        the writes in flight settled."""
+        the writes in flight settled. ``send_tickets``: the ticket writes due sent after every UFM write (see
+        ``cycle``)."""
         assert self.view is not None
         if not self.state.breaker.halted:
             await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports, self.live,
                                             self.store, self.writes, now, report)
         await self.writes.settle(now, self.state.components, self.disabled_ports, report)
-        self.pipeline.amend(await reconcile.reconcile_tickets(self.state, self.view, self.disabled_ports,
-                                                              self.store, self.ticketing, report))
+        reconcile.ask_for_tickets(self.state, self.store, self.outbox)
+        if send_tickets:
+            self.ticket_failures(await self.send_tickets(), report)
+        self.pipeline.amend(reconcile.await_repairs(self.state, self.view, self.disabled_ports, self.store,
+                                                    self.outbox))
         self._warn_unconfirmed(report)
 
     async def poll_tickets(self) -> int:
@@ -411,6 +427,20 @@ class Engine:
         if self.dry_run:
             return 0
         return await asyncio.to_thread(self.ticketing.poll)
+
+    async def send_tickets(self) -> OutboxReport:
+        """The ticket writes due carried out (``outbox``: the daemon's job of that name), in a worker thread. It
+        touches the store's tickets and outbox and the ticket backend only, never the engine's state, so the daemon
+        runs it beside the cycle, which never waits for it."""
+        if self.dry_run:
+            return OutboxReport()
+        return await asyncio.to_thread(self.outbox.send_due, self.clock())
+
+    @staticmethod
+    def ticket_failures(sent: OutboxReport, report: CycleReport) -> None:
+        """The writes the ticket system did not take, as the cycle's failures."""
+        for entry, cause in sent.failed:
+            report.fail(ErrorKind.TICKET, entry.kind.value, entry.component, cause)
 
     async def _repaired(self) -> list[ComponentId]:
         """Components whose ticket the store holds as resolved since they started waiting for it."""
@@ -464,8 +494,12 @@ class Engine:
 
     # --- side effects --------------------------------------------------------------------------------
 
-    async def _execute(self, actions: Sequence[Action], report: CycleReport) -> None:
+    async def _execute(self, actions: Sequence[Action], report: CycleReport, findings: Sequence[Finding]) -> None:
         assert self.view is not None
+        view = self.view
+        ports = {a.component: port for a in actions
+                 if a.component is not None and (port := view.port_to_act_on(a.component)) is not None}
+        tickets = TicketContext(self.settings.fabric, self.settings.policy, findings, actions, ports)
         for action in actions:
             if action.kind in UFM_WRITES:
                 assert action.component is not None
@@ -478,7 +512,30 @@ class Engine:
                     else:
                         self.disabled_ports.discard(port)
             elif action.kind in TICKET_WRITES:
-                await self.effects.ticket_action(action, report)
+                record = self.state.components.get(action.component) if action.component is not None else None
+                body = action.reason if action.kind is ActionKind.COMMENT else ticket_body(action, tickets, record)
+                self.effects.ticket_action(action, report, body)
+
+    def _comment_recurrences(self, findings: Sequence[Finding], previous: PolicyState, now: datetime,
+                             report: CycleReport) -> None:
+        """A fault found again on a component waiting for its repair (its ticket open, or quarantined): a comment on
+        its ticket with what was found, rate-limited (``recurrence_comments``), so the technician sees it is still
+        failing, or failing worse, without a comment a cycle."""
+        since = now - self.settings.recurrence_comments
+        for finding in findings:
+            record = previous.components.get(finding.component)
+            if record is None or (record.lifecycle not in reconcile.WAITING
+                                  and record.lifecycle is not Lifecycle.QUARANTINED):
+                continue
+            if any(i.kind in TICKET_WRITES and i.created_at > since
+                   for i in self.store.intents(component=finding.component, limit=20)):
+                continue
+            action = Action(ActionKind.COMMENT, now, RECURRENCE, f"found again ({finding.rule}): {finding.reason}; "
+                            f"{len(finding.evidence)} UFM event(s); still {record.lifecycle.value}",
+                            finding.component, dry_run=False)
+            self.store.record_decision(action)
+            report.actions.append(action)
+            self.effects.ticket_action(action, report, action.reason)
 
     @staticmethod
     def _warn_unconfirmed(report: CycleReport) -> None:

@@ -6,20 +6,17 @@ what automation itself released (on probation); every component automation holds
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from datetime import datetime
 
 from fabric.controller.effects import CycleReport
-from fabric.controller.ticketing import Ticketing
+from fabric.controller.outbox import TicketOutbox
 from fabric.controller.writes import PortWrites, Progress
-from fabric.errors import ErrorKind
 from fabric.remediation.domain import CONVERGE_RULE, Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
 from fabric.remediation.policy import PolicyState
 from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import TicketState
-from tickets.base import TicketError
 from topology.guard import CableKey, CapacityGuard
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
@@ -67,27 +64,31 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
             (disabled_ports.add if want_out else disabled_ports.discard)(port)
 
 
-async def reconcile_tickets(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
-                            ticketing: Ticketing, report: CycleReport) -> dict[ComponentId, ComponentRecord]:
-    """Every component automation holds needs an open ticket; a disabled one with its ticket awaits repair once
-    UFM shows its port disabled (until then UFM has not confirmed it is out of service). Returns the records this
-    changed."""
-    changed: dict[ComponentId, ComponentRecord] = {}
+def ask_for_tickets(state: PolicyState, store: Store, outbox: TicketOutbox) -> None:
+    """Every component automation holds needs an open ticket: one it has not is asked for in the outbox (once:
+    a second ask while the first waits is the first)."""
     for component, record in state.components.items():
         if record.lifecycle not in WAITING and record.lifecycle is not Lifecycle.QUARANTINED:
             continue
-        key = ticketing.key(component)
+        key = outbox.ticketing.key(component)
         active = store.active_ticket(key)
         if active is None or active.external_key is None:
             if record.lifecycle is not Lifecycle.QUARANTINED and _resolved_since(store, key, record.since):
                 continue  # repaired: the policy moves it to probation next cycle
-            try:
-                await asyncio.to_thread(ticketing.ensure_open, component, f"{record.rule}: {component}",
-                                        record.reason)
-            except TicketError as exc:
-                report.fail(ErrorKind.TICKET, "ticket", component, exc)
-                continue
-        if record.lifecycle is Lifecycle.DISABLED and view.port_to_act_on(component) in disabled_ports:
+            outbox.queue_open(component, f"{record.rule}: {component}", record.reason, record.rule)
+
+
+def await_repairs(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
+                  outbox: TicketOutbox) -> dict[ComponentId, ComponentRecord]:
+    """A disabled component with its ticket open awaits repair once UFM shows its port disabled (until then UFM
+    has not confirmed it is out of service). Returns the records this changed."""
+    changed: dict[ComponentId, ComponentRecord] = {}
+    for component, record in state.components.items():
+        if record.lifecycle is not Lifecycle.DISABLED or view.port_to_act_on(component) not in disabled_ports:
+            continue
+        key = outbox.ticketing.key(component)
+        active = store.active_ticket(key)
+        if active is not None and active.external_key is not None:
             changed[component] = replace(record, lifecycle=Lifecycle.AWAITING_REPAIR)
             store.put_component(component, changed[component], ticket_dedup_key=key)
     return changed

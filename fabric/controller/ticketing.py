@@ -11,14 +11,27 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
+from types import MappingProxyType
 
 from fabric.remediation.domain import ComponentId
+from fabric.remediation.rules import SEVERITY, SWITCH_FAULT
 from fabric.store import Store
 from fabric.store.records import TicketRecord, TicketState
 from tickets.base import Ticket, TicketBackend, TicketStatus, dedup_key
 
 log = logging.getLogger(__name__)
 STORM = "storm"
+_TICKET_ONLY_SEVERITY = MappingProxyType({SWITCH_FAULT: 9, "storm_breaker": 10})
+"""The severity of rules the policy does not rank (``SEVERITY`` ranks the links it reconsiders): a switch fault
+takes the switch's cables with it, a storm the automation."""
+
+
+def ticket_severity(rule: str | None) -> int | None:
+    """How bad the fault ``rule`` found is (``fabric.remediation.rules.SEVERITY``), for the ticket's priority;
+    ``None`` when unknown."""
+    if rule is None:
+        return None
+    return SEVERITY.get(rule, _TICKET_ONLY_SEVERITY.get(rule))
 
 
 class Ticketing:
@@ -28,15 +41,18 @@ class Ticketing:
     def key(self, component: ComponentId | None) -> str:
         return dedup_key(self.fabric, str(component) if component else f"{STORM}:{self.fabric}")
 
-    def ensure_open(self, component: ComponentId | None, summary: str, description: str) -> Ticket:
-        """The open ticket for ``component``: the active one, a resolved one reopened, or a new one."""
+    def ensure_open(self, component: ComponentId | None, summary: str, description: str,
+                    rule: str | None = None) -> Ticket:
+        """The open ticket for ``component``: the active one, a resolved one reopened, or a new one (``rule``: what
+        found the fault, whose severity a new ticket's priority follows)."""
         key = self.key(component)
         row, _ = self.store.claim_ticket(key, backend=self.backend.name, summary=summary, component=component)
         if row.state is TicketState.OPEN and row.external_key:
             ticket = self.backend.status(row.external_key)
             if ticket.status is TicketStatus.OPEN:
                 return ticket
-        ticket = self.backend.open(key, summary, description, labels=(key, "fabric-remediation"))
+        ticket = self.backend.open(key, summary, description, labels=(key, "fabric-remediation"),
+                                   severity=ticket_severity(rule))
         self._record_open(row, ticket)
         return ticket
 
@@ -44,7 +60,7 @@ class Ticketing:
         if row.state is TicketState.CREATING:
             self.store.ticket_opened(row.id, ticket.key)
 
-    def reopen(self, component: ComponentId, comment: str, summary: str) -> Ticket:
+    def reopen(self, component: ComponentId, comment: str, summary: str, rule: str | None = None) -> Ticket:
         """Reopen the component's last ticket (it broke again on probation), or open one if it has none."""
         key = self.key(component)
         if self.store.active_ticket(key) is None:
@@ -52,9 +68,14 @@ class Ticketing:
             if previous:
                 last = previous[-1]
                 ticket = self.backend.reopen(last.external_key or "", comment)
-                self.store.ticket_reopened(last.id)
+                if ticket.key == last.external_key:
+                    self.store.ticket_reopened(last.id)
+                else:  # the workflow could not reopen it: a new ticket, linked to it, is the open one now
+                    row, _ = self.store.claim_ticket(key, backend=self.backend.name, summary=summary,
+                                                     component=component)
+                    self._record_open(row, ticket)
                 return ticket
-        return self.ensure_open(component, summary, comment)
+        return self.ensure_open(component, summary, comment, rule)
 
     def comment(self, component: ComponentId | None, text: str) -> None:
         """Comment on the component's open ticket, else on its last one (a repair's closing word goes on the

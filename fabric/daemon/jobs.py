@@ -7,6 +7,9 @@
 - ``reconcile`` (``[daemon] reconcile_interval``): UFM read again whatever its change counters say, and converged.
 - ``ticket_poll`` (``[daemon] ticket_poll_interval``): the ticket backend asked for every open ticket, which heals
   a lost webhook delivery.
+- ``ticket_send`` (``[daemon] ticket_send_interval``): the ticket writes due in the store's outbox sent. It runs
+  beside the others, not after them: it touches only the tickets and the outbox, and a ticket system that takes
+  its timeout to answer must hold no cycle (and no disable) behind it.
 
 Probation and the guard's reconsideration of deferred links are decisions of the pure policy, taken by the cycle
 from the state and the time it is given; as jobs of their own they would decide on a state a concurrent cycle is
@@ -30,7 +33,7 @@ from fabric.daemon.metrics import DaemonMetrics
 
 log = logging.getLogger(__name__)
 
-CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB = "cycle", "reconcile", "ticket_poll"
+CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB, TICKET_SEND_JOB = "cycle", "reconcile", "ticket_poll", "ticket_send"
 
 
 @dataclass(frozen=True, slots=True)

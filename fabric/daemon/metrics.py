@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from fabric.api.context import GuardFigures, LeaderView, Role
 from fabric.controller.engine import CycleReport
 from fabric.remediation.domain import Lifecycle
+from fabric.store import OutboxFigures
 
 CYCLE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
@@ -76,6 +77,10 @@ class DaemonMetrics:
             "fabric_webhook_deliveries", "Ticket webhook deliveries received, by source (jira, generic) and outcome "
             "(accepted, duplicate, ignored; refused: unsigned, bad_signature, too_large, malformed, unavailable).",
             ["source", "outcome"], registry=registry)
+        self.outbox_pending = Gauge("fabric_ticket_outbox_pending", "Ticket writes (open, comment, reopen) waiting in "
+                                    "the outbox for the ticket system to take them.", registry=registry)
+        self.outbox_oldest = Gauge("fabric_ticket_outbox_oldest_seconds", "How long the oldest ticket write in the "
+                                   "outbox has waited (0 when none waits).", registry=registry)
         self.misfires = Counter("fabric_scheduler_misfires", "Job runs the scheduler skipped, by job and why "
                                 "(missed: too late; busy: the previous run still running).", ["job_name", "why"],
                                 registry=registry)
@@ -129,6 +134,10 @@ class DaemonMetrics:
         self.min_leaf.set(guard.min_leaf_fraction)
         if guard.worst_leaf_fraction is not None:
             self.worst_leaf.set(guard.worst_leaf_fraction)
+
+    def outbox(self, figures: OutboxFigures) -> None:
+        self.outbox_pending.set(figures.pending)
+        self.outbox_oldest.set(figures.oldest_seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

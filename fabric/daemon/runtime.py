@@ -25,7 +25,8 @@ from fabric import wiring
 from fabric.api.context import GuardFigures, LeaderView, RuntimeStatus
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport, Engine
-from fabric.daemon.jobs import CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB, Job
+from fabric.controller.outbox import OutboxReport
+from fabric.daemon.jobs import CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB, TICKET_SEND_JOB, Job
 from fabric.daemon.logs import CYCLE_ID
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.worker import EngineLoop
@@ -74,6 +75,9 @@ class DaemonRuntime:
         self._one_at_a_time = asyncio.Lock()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._sent = asyncio.Event()
+        """Set while no ``ticket_send`` runs (it runs beside the other jobs: ``drain`` waits for it too)."""
+        self._sent.set()
         self._stopping = False
         self._running: asyncio.Task[object] | None = None
         self._wake: Callable[[], None] | None = None
@@ -94,7 +98,8 @@ class DaemonRuntime:
         daemon = self.config.daemon
         return [Job(CYCLE_JOB, self.cycle, daemon.interval, at_once=True),
                 Job(RECONCILE_JOB, self.reconcile, daemon.reconcile_interval),
-                Job(TICKET_POLL_JOB, self.poll_tickets, daemon.ticket_poll_interval)]
+                Job(TICKET_POLL_JOB, self.poll_tickets, daemon.ticket_poll_interval),
+                Job(TICKET_SEND_JOB, self.send_tickets, daemon.ticket_send_interval, at_once=True)]
 
     def wake_with(self, wake: Callable[[], None]) -> None:
         """How to make the cycle job run now (the scheduler's ``run_soon``, on the main loop)."""
@@ -122,7 +127,9 @@ class DaemonRuntime:
         """The event poll and the engine's cycle (the ticket poll and the full reconcile are jobs of their own)."""
         self._cycling = True
         try:
-            await self._job(CYCLE_JOB, self._synced(lambda: self.engine.cycle(poll_tickets=False)), self._cycled)
+            # The ticket poll and the outbox are jobs of their own (``jobs``).
+            cycle = self._synced(lambda: self.engine.cycle(poll_tickets=False, send_tickets=False))
+            await self._job(CYCLE_JOB, cycle, self._cycled)
         finally:
             self._cycling = False
         if self._again:
@@ -134,6 +141,30 @@ class DaemonRuntime:
 
     async def poll_tickets(self) -> None:
         await self._job(TICKET_POLL_JOB, self._synced(self.engine.poll_tickets), self._polled)
+
+    async def send_tickets(self) -> None:
+        """The ticket writes due sent, beside whatever job runs on the engine (not ``_alone``: see
+        ``fabric.daemon.jobs``); the scheduler's ``max_instances=1`` keeps it to one run at a time."""
+        if self._stopping or self._status.starting:
+            return
+        self._sent.clear()  # no job id of its own: the ids number the jobs that run one at a time on the engine
+        started = time.monotonic()
+        try:
+            report = await self._engine_loop.run(self._synced(self.engine.send_tickets)())
+        except Exception as exc:
+            self._failed(TICKET_SEND_JOB, exc, time.monotonic() - started)
+        else:
+            self.metrics.job_done(TICKET_SEND_JOB, time.monotonic() - started)
+            self._sent_tickets(report)
+        finally:
+            self._sent.set()
+
+    def _sent_tickets(self, report: OutboxReport) -> None:
+        self.metrics.outbox(report.figures)
+        self.metrics.failures.labels(ErrorKind.TICKET.value).inc(len(report.failed))
+        if report.sent or report.failed:
+            log.info("ticket outbox: %d sent, %d failed, %d waiting (the oldest for %.0f s)", report.sent,
+                     len(report.failed), report.figures.pending, report.figures.oldest_seconds)
 
     async def reload(self) -> str:
         """Re-read the file; apply changed rules, policy and guard settings between two jobs (``RELOADED``:
@@ -292,11 +323,13 @@ class DaemonRuntime:
         the UFM client close under it). False: it did not finish in time."""
         self._stopping = True
         try:
-            await asyncio.wait_for(self._idle.wait(), wait)
+            await asyncio.wait_for(asyncio.gather(self._idle.wait(), self._sent.wait()), wait)
         except TimeoutError:
             if self._running is not None:
                 self._running.cancel()
             await self._idle.wait()
+            # A ticket write cut short is what a crash leaves: it waits in the outbox, and the claim and the
+            # adoption search make the next start's attempt adopt what this one created.
             return False
         return True
 

@@ -43,7 +43,19 @@ class DaemonFailed(RuntimeError):
     """The daemon exited, or did not do what was waited for in time; the message ends with its log's tail."""
 
 
-def _config(workdir: Path, plan: Path, ufm_url: str, database: Path, port: int) -> Path:
+JIRA_PROJECT = "OPS"
+JIRA_TOKEN = "demo-personal-access-token"
+"""What the demo's fake Jira takes as a Data Center personal access token."""
+
+
+def _tickets(jira_url: str | None) -> str:
+    if jira_url is None:
+        return '[tickets]\nbackend = "local"\n'
+    return (f'[tickets]\nbackend = "jira"\n\n[tickets.jira]\nurl = {json.dumps(jira_url)}\n'
+            f'project = "{JIRA_PROJECT}"\ncomponents = ["Fabric"]\npriorities = {{ "9" = "Highest", "6" = "High" }}\n')
+
+
+def _config(workdir: Path, plan: Path, ufm_url: str, database: Path, port: int, jira_url: str | None) -> Path:
     """The daemon's configuration file (strings written as JSON strings, which TOML reads the same)."""
     path = workdir / "daemon.toml"
     path.write_text(f"""# Written by fabricctl demo: the daemon it runs against the simulated UFM.
@@ -60,11 +72,10 @@ url = {json.dumps(ufm_url)}
 [store]
 url = {json.dumps(f"sqlite:///{database}")}
 
-[tickets]
-backend = "local"
-
+{_tickets(jira_url)}
 [daemon]
 interval = "500ms"
+ticket_send_interval = "500ms"
 shutdown_wait = "20s"
 
 [api]
@@ -77,7 +88,8 @@ port = {port}
 class DemoDaemon:
     """``fabricctl run`` started on a fresh database; ``stop`` sends SIGTERM and answers its exit code."""
 
-    def __init__(self, workdir: Path, plan: Path, ufm_url: str) -> None:
+    def __init__(self, workdir: Path, plan: Path, ufm_url: str, jira_url: str | None = None) -> None:
+        """``jira_url``: tickets in the (fake) Jira there, else in the local backend."""
         self.database = workdir / "fabric-remediation.db"
         for stale in workdir.glob("fabric-remediation.db*"):
             stale.unlink()
@@ -86,9 +98,10 @@ class DemoDaemon:
         self.api = f"http://127.0.0.1:{port}"
         self.log = workdir / "daemon.log"
         self.webhook_secret = secrets.token_hex(16)
-        config = _config(workdir, plan, ufm_url, self.database, port)
+        config = _config(workdir, plan, ufm_url, self.database, port, jira_url)
         env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
-        env.update(FABRIC_UFM_PASSWORD=UFM_PASSWORD, FABRIC_TICKETS__WEBHOOK_SECRET=self.webhook_secret)
+        env.update(FABRIC_UFM_PASSWORD=UFM_PASSWORD, FABRIC_TICKETS__WEBHOOK_SECRET=self.webhook_secret,
+                   FABRIC_TICKETS__JIRA__TOKEN=JIRA_TOKEN)
         with self.log.open("wb") as sink:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock", "simulator",

@@ -13,7 +13,7 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Self
@@ -24,10 +24,12 @@ from rich.console import Console
 
 from fabric import wiring
 from fabric.config import PolicySection
-from fabric.demo.daemon import FABRIC, DaemonFailed, DemoDaemon
+from fabric.demo.daemon import FABRIC, JIRA_PROJECT, JIRA_TOKEN, DaemonFailed, DemoDaemon
 from fabric.demo.timeline import WIDTH, Entry, decision_entries, fit, followed_entries, header, ordered, render, short
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver
+from fabric.simulator.jira import JiraAuth, JiraState, RunningJira, WebhookTarget, send_webhooks, serve_jira
+from tickets.base import DEDUP_PREFIX
 from topology.model import Device, Fabric
 
 START = datetime(2026, 1, 15, 3, 0, tzinfo=UTC)  # 3 a.m., when these things happen
@@ -56,6 +58,8 @@ class Story:
     daemon: DemoDaemon
     simulator: SimulatorDriver
     state: SimState
+    jira: RunningJira | None = None
+    """The fake Jira the tickets go to (``--tickets jira``), sending its signed webhooks to the daemon."""
     verbose: bool = False
     own: list[Entry] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
@@ -115,6 +119,8 @@ def _ticket_of(story: Story, component: str) -> str:
 
 def _repair(story: Story, components: tuple[str, ...]) -> datetime:
     """A technician fixes each cable and resolves its ticket; Jira tells the daemon with a signed webhook."""
+    if story.jira is not None:
+        return _repair_in_jira(story, story.jira, components)
     with wiring.open_store(story.daemon.store_url, fabric=FABRIC, clock=story.now) as store:
         backend = wiring.ticket_backend(store, clock=story.now)
         for component in components:
@@ -126,6 +132,28 @@ def _repair(story: Story, components: tuple[str, ...]) -> datetime:
             story.note(component, "resolved", f"{key} resolved in the ticket system")
             answer = story.daemon.jira_webhook(key, f"demo-{key}", story.now())
             story.note(component, "webhook", f"signed Jira delivery {key}: {answer}")
+    return story.now()
+
+
+def _repair_in_jira(story: Story, jira: RunningJira, components: tuple[str, ...]) -> datetime:
+    """The technician resolves each ticket in the fake Jira, which sends its signed webhook to the daemon."""
+    sender = jira.webhooks
+    assert sender is not None
+    for component in components:
+        key = _ticket_of(story, component)
+        issue = jira.state.find(key) if key else None
+        if issue is None:
+            story.promise(False, f"{component} has a Jira issue to resolve")
+            continue
+        jira.state.add_comment(issue, "replaced the optics at both ends", "technician")
+        jira.state.resolve(key)
+        story.note(component, "resolved", f"{key} resolved in Jira")
+        def sent(issue: str = key) -> bool:
+            return any(a.issue == issue for a in sender.attempts)
+
+        story.daemon.wait_for(f"Jira's webhook for {key}", sent)
+        answer = next(a for a in sender.attempts if a.issue == key)
+        story.note(component, "webhook", f"signed Jira webhook {key}: HTTP {answer.status}")
     return story.now()
 
 
@@ -197,6 +225,16 @@ def _check(story: Story, components: dict[str, dict[str, Any]], decisions: list[
     story.promise(len(hot) == 1, "the hot module's cable disabled")
 
 
+def _check_jira(story: Story, jira: RunningJira, components: dict[str, dict[str, Any]]) -> None:
+    """One Jira issue per component (the flapping cable's reopened, not a second), none twice."""
+    with jira.state.lock:
+        labels = [next((label for label in issue.labels if label.startswith(DEDUP_PREFIX)), "")
+                  for issue in jira.state.issues.values()]
+    story.promise(len(labels) == len(set(labels)) == len(components),
+                  f"one Jira issue per component ({len(labels)} issues, {len(set(labels))} dedup keys, "
+                  f"{len(components)} components)")
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What the daemon answered at the end of the story, read over its API."""
@@ -224,6 +262,8 @@ def _tell(story: Story, plan: Fabric) -> Outcome:
     health = daemon.get(f"/hosts/{AFFECTED_HOST}/health")
     unhealthy = [h["host"] for h in daemon.get("/hosts", healthy="false")]
     _check(story, components, decisions)
+    if story.jira is not None:
+        _check_jira(story, story.jira, components)
     story.promise(not health["healthy"] and unhealthy == [AFFECTED_HOST],
                   f"only {AFFECTED_HOST} unhealthy (answered {unhealthy})")
     alone = _left_alone(story, plan, components)
@@ -269,15 +309,25 @@ class Loop:
     """The simulator and the daemon, started on entering (the daemon starts in the background: the demo's first
     part runs meanwhile); ``run`` tells the story."""
 
-    def __init__(self, plan: Fabric, workdir: Path) -> None:
-        self.plan, self.workdir = plan, workdir
+    def __init__(self, plan: Fabric, workdir: Path, *, jira: bool = False) -> None:
+        """``jira``: the tickets go to a fake Jira (``fabric.simulator.jira``) rather than the local backend."""
+        self.plan, self.workdir, self.with_jira = plan, workdir, jira
         self._stack = ExitStack()
 
     def __enter__(self) -> Self:
         state = SimState.from_plan(self.plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
         server = self._stack.enter_context(serve(state))
-        daemon = self._stack.enter_context(DemoDaemon(self.workdir, self.workdir / "plan.csv", server.url))
-        self._story = Story(daemon, SimulatorDriver(server.url), state)
+        jira = None
+        if self.with_jira:
+            jira = self._stack.enter_context(serve_jira(JiraState(projects={JIRA_PROJECT: "Operations"}),
+                                                        auth=JiraAuth(users={}, tokens={JIRA_TOKEN: "fabric-bot"})))
+        daemon = self._stack.enter_context(DemoDaemon(self.workdir, self.workdir / "plan.csv", server.url,
+                                                      jira.url if jira is not None else None))
+        if jira is not None:  # the daemon's address is known now: Jira's webhooks go there, signed
+            sender = send_webhooks(jira.state, jira.url, WebhookTarget(f"{daemon.api}/webhooks/jira",
+                                                                       daemon.webhook_secret))
+            jira = replace(jira, webhooks=sender)
+        self._story = Story(daemon, SimulatorDriver(server.url), state, jira)
         return self
 
     def __exit__(self, *exc: object) -> None:

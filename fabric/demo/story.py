@@ -22,7 +22,8 @@ def _fabricctl(*args: str) -> int:
     return subprocess.call([sys.executable, "-m", "fabric.cli", *args])
 
 
-def run_demo(workdir: Path, seed: int, *, verbose: bool = False) -> int:
+def run_demo(workdir: Path, seed: int, *, verbose: bool = False, jira: bool = False) -> int:
+    """``jira``: the loop's tickets go to a fake Jira (its webhooks signed to the daemon), not the local backend."""
     from fabric.demo.loop import Loop
 
     console = Console()
@@ -35,7 +36,7 @@ def run_demo(workdir: Path, seed: int, *, verbose: bool = False) -> int:
     console.rule("1. The wiring plan")
     console.print(f"h100-4k reference fabric: {spec.switches} switches, {spec.cables} cables -> {plan_path}")
 
-    with Loop(plan, workdir) as loop:  # the simulator and the daemon start while verify runs
+    with Loop(plan, workdir, jira=jira) as loop:  # the simulator and the daemon start while verify runs
         first, second = _verify(console, plan, plan_path, workdir, seed)
         console.rule("5. The remediation loop: fabricctl run, live, against a simulated UFM over HTTP")
         loop_ok = loop.run(console, verbose=verbose)

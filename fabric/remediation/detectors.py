@@ -117,6 +117,11 @@ class _Track:
     unordered: int = 0
     """Bit ``1 << queue`` set: a signal arrived in that queue older than the one before it (sticky)."""
     devices: tuple[str, ...] = ()
+    newest: datetime | None = None
+    """The newest signal's time: pruning takes only signals older than the horizon, so while the track holds any,
+    the newest is among them."""
+    expiring_at: datetime | None = None
+    """The ``newest`` it was last put on the detectors' expiry heap with."""
 
 
 @dataclass(slots=True)
@@ -156,8 +161,9 @@ class Detectors:
         """The newest explained link-downs' evidence (UFM event ids), so that each is noted once."""
         self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
         self._expiring: list[tuple[datetime, ComponentId]] = []
-        """A heap of (the newest signal it held, component), one for each evaluation: when the oldest is older than
-        the horizon, so may be every signal of its component's track (``_expire``)."""
+        """A heap of (the newest signal it held, component), one each time an evaluated track's newest signal
+        moved: when the oldest is older than the horizon, so may be every signal of its component's track
+        (``_expire``)."""
         self.fresh_since: dict[ComponentId, datetime] = {}
         """Components given back to service by our own enable (a repair, a cleared quarantine): their signals from
         before it are of the old hardware and never counted again (``own_action``)."""
@@ -197,6 +203,8 @@ class Detectors:
                     track = tracks[component] = _Track(self.history[component],
                                                        devices=self.devices_of.get(component, ()))
                 track.history.append(signal)
+                if track.newest is None or signal.at > track.newest:
+                    track.newest = signal.at
                 dirty[component] = None
                 devices = signal.devices
                 if devices and devices is not track.devices and devices != track.devices:
@@ -274,7 +282,9 @@ class Detectors:
                 for counted in self._counted_rules:
                     if fresh & counted.fresh:
                         findings += self._counted(component, track, counted)
-            heappush(self._expiring, (max(signal.at for signal in history), component))
+            if track.newest is not None and track.newest != track.expiring_at:
+                heappush(self._expiring, (track.newest, component))
+                track.expiring_at = track.newest
         self._expire(cutoff)
         return findings
 
@@ -287,7 +297,7 @@ class Detectors:
         while expiring and expiring[0][0] < cutoff:
             component = heappop(expiring)[1]
             track = tracks.get(component)
-            if track is not None and all(signal.at < cutoff for signal in track.history):
+            if track is not None and track.newest is not None and track.newest < cutoff:
                 del tracks[component]
                 self.history.pop(component, None)
 

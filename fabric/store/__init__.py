@@ -7,6 +7,7 @@ transaction, and ``Store.transaction()`` groups several.  See ``fabric.store.sch
 
 from fabric.remediation.muting import silence_matches
 from fabric.store._base import Fence
+from fabric.store._outbox import OutboxEntry, OutboxFigures, TicketWriteKind
 from fabric.store.core import ScopedStore, Store, Transaction, database_errors
 from fabric.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, SchemaReport
 from fabric.store.records import (
@@ -49,6 +50,8 @@ __all__ = [
     "Migration",
     "NewDelivery",
     "OperatorRequest",
+    "OutboxEntry",
+    "OutboxFigures",
     "RequestKind",
     "SchemaError",
     "SchemaReport",
@@ -60,6 +63,7 @@ __all__ = [
     "StoreError",
     "TicketRecord",
     "TicketState",
+    "TicketWriteKind",
     "Transaction",
     "database_errors",
     "silence_matches",

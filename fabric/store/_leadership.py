@@ -82,7 +82,7 @@ class LeadershipOps(OpsBase):
                 query = query.with_for_update()  # waits for every transaction that checked the old epoch
             beat = conn.scalar(query)
             now = database_seconds(conn)
-            # The first epoch follows any an intent already carries (a database from before version 6).
+            # The first epoch follows any an intent already carries (a database from before version 7).
             logged = conn.scalar(sa.select(sa.func.max(intents.c.epoch)).where(intents.c.fabric == self.fabric))
             first = 1 + int(logged or 0)
             insert = dialect_insert(conn, leadership).values(fabric=self.fabric, epoch=first, holder=holder,

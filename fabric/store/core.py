@@ -31,6 +31,7 @@ from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
 from fabric.store._intents import IntentOps
 from fabric.store._leadership import LeadershipOps, check_epoch
+from fabric.store._outbox import OutboxOps
 from fabric.store._requests import RequestOps
 from fabric.store._scopes import ScopeOps, dry_run_key
 from fabric.store._state import StateOps
@@ -64,7 +65,8 @@ def _begin(engine: Engine, fence: Fence | None) -> Iterator[Connection]:
         yield conn
 
 
-class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps, LeadershipOps):
+class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps, OutboxOps,
+                  LeadershipOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
     would_be: bool = False

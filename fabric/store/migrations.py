@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateColumn
 
+from fabric.store import _outbox  # noqa: F401  (its table joins METADATA before any schema is created)
 from fabric.store.records import SchemaError, SchemaTooNewError
 from fabric.store.schema import METADATA, schema_version
 from fabric.store.types import ID, JSON_DOC, UTCDateTime
@@ -167,12 +168,27 @@ def _v5_storm_window(conn: Connection) -> None:
     v5.create_all(conn)
 
 
-def _v6_leadership(conn: Connection) -> None:
+def _v6_ticket_outbox(conn: Connection) -> None:
     v6 = sa.MetaData()
-    sa.Table("leadership", v6, sa.Column("fabric", sa.Text, primary_key=True),
+    sa.Table("ticket_outbox", v6,
+             sa.Column("id", ID, primary_key=True, autoincrement=True), sa.Column("fabric", sa.Text, nullable=False),
+             sa.Column("kind", sa.Text, nullable=False), sa.Column("dedup_key", sa.Text, nullable=False),
+             sa.Column("component", sa.Text, nullable=True), sa.Column("rule", sa.Text, nullable=True),
+             sa.Column("summary", sa.Text, nullable=False),
+             sa.Column("body", sa.Text, nullable=False), sa.Column("created_at", UTCDateTime, nullable=False),
+             sa.Column("next_attempt_at", UTCDateTime, nullable=False),
+             sa.Column("attempts", sa.Integer, nullable=False), sa.Column("last_error", sa.Text, nullable=True),
+             sa.Column("uncertain_at", UTCDateTime, nullable=True),
+             sa.Index("ix_ticket_outbox_fabric_id", "fabric", "id"), sqlite_autoincrement=True)
+    v6.create_all(conn)
+
+
+def _v7_leadership(conn: Connection) -> None:
+    v7 = sa.MetaData()
+    sa.Table("leadership", v7, sa.Column("fabric", sa.Text, primary_key=True),
              sa.Column("epoch", sa.BigInteger, nullable=False), sa.Column("holder", sa.Text, nullable=False),
              sa.Column("acquired_at", UTCDateTime, nullable=False), sa.Column("heartbeat_at", sa.Float, nullable=True))
-    v6.create_all(conn)
+    v7.create_all(conn)
     add_column(conn, "decisions", sa.Column("epoch", sa.BigInteger, nullable=True))
 
 
@@ -183,8 +199,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "every row is scoped by fabric (one database, several fabrics); operator requests are rows",
               _v4_fabric_scope),
     Migration(5, "the storm breaker's window and held findings survive a restart", _v5_storm_window),
-    Migration(6, "leadership: each fabric's leader epoch (fencing token), holder and heartbeat; decisions carry "
-              "the epoch", _v6_leadership),
+    Migration(6, "ticket writes wait in a durable outbox while the ticket system is down", _v6_ticket_outbox),
+    Migration(7, "leadership: each fabric's leader epoch (fencing token), holder and heartbeat; decisions carry "
+              "the epoch", _v7_leadership),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

@@ -100,7 +100,7 @@ class DecisionRecord:
     id: int
     action: Action
     epoch: int | None = None
-    """The leader epoch that decided it (``None``: recorded outside leadership, or before version 6)."""
+    """The leader epoch that decided it (``None``: recorded outside leadership, or before version 7)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,7 +114,7 @@ decisions = sa.Table(
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("guard", JSON_DOC, nullable=False),
     sa.Column("dry_run", sa.Boolean, nullable=False),
-    # added in version 6: the leader epoch that decided it (NULL: a writer outside leadership, or older)
+    # added in version 7: the leader epoch that decided it (NULL: a writer outside leadership, or older)
     sa.Column("epoch", sa.BigInteger, nullable=True),
     sa.Index("ix_decisions_fabric_at", "fabric", "at"),
     sa.Index("ix_decisions_component_at", "component", "at"),
@@ -242,7 +242,7 @@ leadership = sa.Table(
     sa.Column("acquired_at", UTCDateTime, nullable=False),
     sa.Column("heartbeat_at", sa.Float, nullable=True),
 )
-"""Who leads each fabric (added in version 6): the epoch (fencing token) of the newest leadership, taken anew at
+"""Who leads each fabric (added in version 7): the epoch (fencing token) of the newest leadership, taken anew at
 each acquisition, and who holds it. ``heartbeat_at`` is the database's own clock (seconds since the Unix epoch) at
 the holder's last heartbeat; ``NULL``: it let go cleanly, or it never beats (SQLite's single instance). A writer
 whose epoch is not this row's is refused (``fabric.store._leadership``)."""

@@ -176,8 +176,9 @@ class KillableTickets:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = ()) -> Ticket:
-        ticket = self.inner.open(dedup_key, summary, description, labels)
+    def open(self, dedup_key: str, summary: str, description: str, labels: Sequence[str] = (), *,
+             severity: int | None = None) -> Ticket:
+        ticket = self.inner.open(dedup_key, summary, description, labels, severity=severity)
         self.kill.cross("ticket")
         return ticket
 

@@ -423,6 +423,25 @@ def test_webhook_secrets_in_the_file_are_refused(tmp_path: Path) -> None:
     ]
 
 
+def test_the_jira_ticket_fields_are_checked_each_problem_by_its_key(tmp_path: Path) -> None:
+    path = write(tmp_path, '[tickets.jira]\npriorities = { "high" = "High", "6" = " " }\nfields = { "" = "x" }\n'
+                 '[tickets]\nretry_base = "0s"\n')
+    found = [p.partition(": ")[2] for p in problems(path)]  # after the file's name
+    assert any(p.startswith("tickets.jira.priorities") and "'high' is not a whole number" in p
+               and "'6': the priority name is empty" in p for p in found), found
+    assert any(p.startswith("tickets.jira.fields") and "a field name is empty" in p for p in found), found
+    assert any(p.startswith("tickets.retry_base") for p in found), found
+
+
+def test_the_jira_ticket_fields_reach_the_backend(tmp_path: Path) -> None:
+    path = write(tmp_path, '[tickets]\nbackend = "jira"\nretry_cap = "5m"\n[tickets.jira]\n'
+                 'url = "https://jira.example.net"\nproject = "OPS"\ncomponents = ["Fabric"]\n'
+                 'priorities = { "9" = "Highest", "6" = "High" }\nfields = { "Data Centre" = "DC-1" }\n')
+    config = load_config(path)
+    assert config.tickets.jira.priority_thresholds() == ((6, "High"), (9, "Highest"))
+    assert engine_settings(config).outbox.cap == timedelta(minutes=5)
+
+
 def test_a_lease_must_hold_three_heartbeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, '[leader]\nlease = "5s"\nheartbeat = "2s"\n')
     assert problems(path) == [f"{path}: leader: leader.lease (5s) must be at least 3 times leader.heartbeat (2s)"]

@@ -169,7 +169,9 @@ def test_a_flapping_cable_is_disabled_ticketed_repaired_through_a_signed_webhook
         assert r.decisions(component)[-1] == ("comment", "probation", closing)
         (ticket,) = r.tickets("list")
         assert ticket["key"] == key and ticket["status"] == "resolved"
-        assert [c["text"] for c in r.tickets("show", key)["comments"]][-1] == closing
+        # The comment goes through the outbox, sent beside the cycles: it reaches the ticket within a send interval.
+        r.daemon.wait_for("the closing comment", lambda: [c["text"] for c in r.tickets("show", key)["comments"]][-1]
+                          == closing)
         r.next_cycles()
         assert r.daemon.metric("fabric_decisions_total", kind="disable") == 1, "nothing disabled twice"
         assert r.daemon.metric("fabric_decisions_total", kind="enable") == 1
@@ -191,8 +193,9 @@ def test_a_cable_failing_again_on_probation_is_quarantined_at_the_third_strike_u
             expected = "quarantined" if strike == 3 else "awaiting_repair"
             r.wait_lifecycle(expected, strikes=strike)
             r.wait_disabled([port], "disabled again")
-            (ticket,) = r.tickets("list")
-            assert (ticket["key"], ticket["status"]) == (key, "open"), "the same ticket, reopened"
+            # The same ticket, reopened: through the outbox, within a send interval of the decision.
+            r.daemon.wait_for("the ticket reopened", lambda: [(t["key"], t["status"]) for t in r.tickets("list")]
+                              == [(key, "open")])
 
         # Quarantined: a resolved ticket no longer brings it back.
         r.resolve(key, "replaced it once more")

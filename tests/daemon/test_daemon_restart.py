@@ -37,11 +37,15 @@ def test_sigterm_while_acting_then_restart_loses_and_repeats_nothing(stop: str, 
             if stop == "after_acting":
                 first.wait_for("the disable", lambda: first.metric("fabric_decisions_total", kind="disable") == 1)
                 assert first.metric("fabric_findings_total", rule="flap") == 1
-                assert first.metric("fabric_components", state="awaiting_repair") == 1
+                first.wait_for("its ticket sent", lambda: first.metric("fabric_components", state="awaiting_repair")
+                               == 1)
             assert first.signal(signal.SIGTERM) == 0
         with daemon(config, port, tmp_path / "second.log") as second:
             second.wait_for("ready", lambda: second.get("/readyz").status_code == 200)
             second.wait_for("three cycles", lambda: second.cycles() >= 3)
+            sends = second.metric("fabric_job_runs_total", job_name="ticket_send", outcome="ok")
+            second.wait_for("the ticket outbox sent after them", lambda: second.metric(
+                "fabric_job_runs_total", job_name="ticket_send", outcome="ok") > sends)
             disabled = _disabled(sim.url)
             leads = second.get("/status").json()["leadership"]
             assert (leads["role"], leads["epoch"]) == ("leader", 2)  # SQLite: one instance, an epoch per start

@@ -24,10 +24,6 @@ DASHBOARD = EXAMPLES / "grafana" / "fabric-remediation.json"
 RULES = EXAMPLES / "prometheus" / "alerts.yaml"
 CONTAINERFILE = EXAMPLES / "container" / "Containerfile"
 
-# Metrics of issue 11 that another branch adds (the ticket outbox): the only names allowed to be missing here.
-# Delete this set once they are merged; the last test fails as soon as one of them is exposed.
-LANDING_WITH_ISSUE_11 = frozenset({"fabric_ticket_outbox_pending", "fabric_ticket_outbox_oldest_seconds"})
-
 TARGET_LABELS = frozenset({"fabric", "instance"})
 """Labels the scrape configuration gives every series (examples/prometheus/prometheus.yml), not the daemon."""
 SUFFIXES = {"counter": ("_total", "_created"), "histogram": ("_bucket", "_sum", "_count", "_created"),
@@ -74,9 +70,7 @@ def test_every_metric_and_label_the_dashboard_and_the_rules_use_is_exposed(tiny_
     exprs = expressions()
     used = names_used(exprs)
     assert {"fabric_guard_worst_leaf_fraction", "fabric_job_runs_total", "fabric_job_duration_seconds_bucket"} <= used
-    assert used - exposed - LANDING_WITH_ISSUE_11 == set()
-    assert used >= LANDING_WITH_ISSUE_11  # each exception is one the examples need
-    assert LANDING_WITH_ISSUE_11.isdisjoint(exposed), "merged: delete LANDING_WITH_ISSUE_11"
+    assert used - exposed == set()
     for expr in exprs:
         for name, matchers in SELECTOR.findall(STRING.sub('""', expr)):
             named = set(MATCHER.findall(matchers)) - TARGET_LABELS

@@ -37,7 +37,7 @@ class HeldEngine:
     def clock(self) -> datetime:
         return NOW
 
-    async def cycle(self, *, poll_tickets: bool) -> CycleReport:
+    async def cycle(self, *, poll_tickets: bool, send_tickets: bool) -> CycleReport:
         self.cycles += 1
         if self.cycles == 1:
             self.entered.set()

@@ -30,7 +30,7 @@ def test_each_acquisition_takes_a_new_epoch_and_names_its_holder(store: Store) -
 
 
 def test_the_first_epoch_follows_those_the_intents_log_carries(store: Store) -> None:
-    store.begin_intent(7, ActionKind.DISABLE, LINK)  # written before leadership existed (version 5)
+    store.begin_intent(7, ActionKind.DISABLE, LINK)  # written before leadership existed (version 6)
     assert store.take_epoch("a", lease=15).epoch == 8
 
 

@@ -18,6 +18,7 @@ from fabric.simulator.jira import Fault, RunningJira
 from fabric.store import Store, TicketState
 from tickets.base import (
     BackendUnavailableError,
+    OutcomeUnknownError,
     TicketBackend,
     TicketConflictError,
     TicketError,
@@ -133,11 +134,11 @@ def test_unknown_keys(backend: JiraTicketBackend) -> None:
 
 
 def test_a_transition_the_workflow_lacks_is_named(jira: RunningJira) -> None:
-    backend = backend_for(jira, reopen_transition="Reopen Issue")
+    """(A missing ``reopen_transition`` opens a linked ticket instead: ``test_jira_reopen``.)"""
+    backend = backend_for(jira, resolve_transition="Close Issue")
     ticket = backend.open(KEY, "s", "d")
-    backend.resolve(ticket.key, "fixed")
-    with pytest.raises(TicketError, match=r"no transition 'Reopen Issue'.*'Reopen'.*reopen_transition"):
-        backend.reopen(ticket.key, "x")
+    with pytest.raises(TicketError, match=r"no transition 'Close Issue'.*'Done'.*resolve_transition"):
+        backend.resolve(ticket.key, "fixed")
 
 
 @pytest.mark.parametrize(("status", "retry_after"), [(503, None), (429, 1)])
@@ -145,8 +146,10 @@ def test_a_refused_create_raises_unavailable_and_is_not_sent_twice(
         jira: RunningJira, backend: JiraTicketBackend, status: int, retry_after: int | None) -> None:
     """The library would re-POST after a 429 (its retries are off): one POST, no issue, the error at once."""
     jira.state.inject(Fault(status=status, retry_after=retry_after, method="POST", path="/issue"))
-    with pytest.raises(BackendUnavailableError, match=f"HTTP {status}"):
+    with pytest.raises(BackendUnavailableError, match=f"HTTP {status}") as raised:
         backend.open(KEY, "s", "d")
+    assert not isinstance(raised.value, OutcomeUnknownError), "Jira said it did nothing: no wait for the search"
+    assert raised.value.retry_after == retry_after
     assert requests_to(jira, "POST", "/issue") == 1
     assert jira.state.issues == {}
     assert backend.open(KEY, "s", "d").key == "OPS-1"
@@ -196,7 +199,7 @@ def test_a_create_whose_answer_is_lost_is_adopted_not_duplicated(jira: RunningJi
     record would leave it): the store's claim stays ``creating``, and the next attempt adopts the issue."""
     ticketing = Ticketing(store, backend_for(jira, timeout=0.5), "h100-4k")
     jira.state.inject(Fault(delay=2.0, method="POST", path="/issue"))
-    with pytest.raises(BackendUnavailableError, match="unreachable"):
+    with pytest.raises(OutcomeUnknownError, match="unreachable"):  # the outbox waits for the search to settle
         ticketing.ensure_open(CABLE, "Flapping link", "details")
     assert len(jira.state.issues) == 1
     (row,) = store.tickets(dedup_key=ticketing.key(CABLE))

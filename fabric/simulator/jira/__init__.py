@@ -5,8 +5,10 @@ Public API: :class:`JiraState` and :class:`Fault` (``state.py``), :func:`create_
 (``app.py``), :func:`serve_jira` (``server.py``); the JQL it understands is in ``jql.py``.
 """
 
-from fabric.simulator.jira.app import JiraAuth, create_jira_app
+from fabric.simulator.jira.app import JiraAuth, create_jira_app, send_webhooks
 from fabric.simulator.jira.server import RunningJira, serve_jira
 from fabric.simulator.jira.state import Fault, JiraState
+from fabric.simulator.jira.webhooks import WebhookSender, WebhookTarget
 
-__all__ = ["Fault", "JiraAuth", "JiraState", "RunningJira", "create_jira_app", "serve_jira"]
+__all__ = ["Fault", "JiraAuth", "JiraState", "RunningJira", "WebhookSender", "WebhookTarget", "create_jira_app",
+           "send_webhooks", "serve_jira"]

@@ -16,6 +16,7 @@ import binascii
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any
 
 from fastapi import APIRouter, Body, FastAPI, Request, Response
@@ -34,8 +35,9 @@ from fabric.simulator.jira.state import (
     WorkflowError,
     jira_time,
 )
+from fabric.simulator.jira.webhooks import WebhookSender, WebhookTarget, issue_updated
 
-__all__ = ["JiraAuth", "create_jira_app"]
+__all__ = ["JiraAuth", "create_jira_app", "send_webhooks"]
 
 _VERSIONS = ("2", "3")
 _SYSTEM_FIELDS = ("summary", "description", "labels", "status", "resolution", "issuetype", "project", "created",
@@ -104,6 +106,11 @@ def issue_json(state: JiraState, issue: Issue, base: str) -> dict[str, Any]:
         "updated": jira_time(issue.updated),
         "comment": {"comments": [_comment_json(c, issue, base) for c in issue.comments],
                     "maxResults": len(issue.comments), "total": len(issue.comments), "startAt": 0},
+        "issuelinks": [{"type": {"name": kind, "inward": LINK_TYPES[kind][0], "outward": LINK_TYPES[kind][1]},
+                        f"{side}Issue": {"key": other}} for kind, side, other in issue.links],
+        "priority": issue.extra.get("priority"),
+        "components": issue.extra.get("components", []),
+        **{name: value for name, value in issue.extra.items() if name.startswith("customfield_")},
     }
     return {"id": str(issue.id), "key": issue.key, "self": f"{base}/rest/api/2/issue/{issue.id}", "fields": fields}
 
@@ -129,6 +136,32 @@ def _name_or_id(value: Any, names: list[str]) -> str | None:
     if isinstance(wanted, str | int) and str(wanted).isdigit() and 0 < int(wanted) <= len(names):
         return names[int(wanted) - 1]
     return None
+
+
+PRIORITIES = ("Highest", "High", "Medium", "Low", "Lowest")
+LINK_TYPES = {"Relates": ("relates to", "relates to"), "Duplicate": ("is duplicated by", "duplicates"),
+              "Blocks": ("is blocked by", "blocks")}
+_CREATE_FIELDS = frozenset({"project", "issuetype", "summary", "description", "labels"})
+
+
+def _extra_fields(state: JiraState, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The create's fields beyond the basic ones, and Jira's complaints about them (as it words them)."""
+    extra: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+    custom = set(state.custom_fields.values())
+    for name, value in given.items():
+        if name in _CREATE_FIELDS:
+            continue
+        if name == "priority":
+            if _object(given, "priority").get("name") not in PRIORITIES:
+                problems[name] = f"Specify a valid value for priority (one of {', '.join(PRIORITIES)})"
+        elif name == "components":
+            if not isinstance(value, list) or not all(isinstance(c, dict) and c.get("name") for c in value):
+                problems[name] = "Component name is required."
+        elif name not in custom:
+            problems[name] = (f"Field '{name}' cannot be set. It is not on the appropriate screen, or unknown.")
+        extra[name] = value
+    return extra, problems
 
 
 def _lookup(state: JiraState, key: str) -> Issue | JSONResponse:
@@ -163,8 +196,12 @@ def _info_routes(router: APIRouter, state: JiraState) -> None:
 
     @router.get("/rest/api/{version}/field")
     def fields() -> list[dict[str, Any]]:
-        return [{"id": name, "key": name, "name": name.capitalize(), "custom": False, "navigable": True,
-                 "searchable": True, "clauseNames": [name]} for name in _SYSTEM_FIELDS]
+        system = [{"id": name, "key": name, "name": name.capitalize(), "custom": False, "navigable": True,
+                   "searchable": True, "clauseNames": [name]} for name in _SYSTEM_FIELDS]
+        custom = [{"id": field_id, "key": field_id, "name": name, "custom": True, "navigable": True,
+                   "searchable": True, "clauseNames": [f"cf[{field_id.rpartition('_')[2]}]", name]}
+                  for name, field_id in state.custom_fields.items()]
+        return system + custom
 
 
 
@@ -190,9 +227,12 @@ def _issue_routes(router: APIRouter, state: JiraState) -> None:
                 if not label or any(ch.isspace() for ch in label):
                     problems["labels"] = f"The label '{label}' contains spaces which is invalid."
         description = given.get("description") or ""
+        extra, refused = _extra_fields(state, given)
+        problems.update(refused)
         if problems or project is None or issue_type is None or not isinstance(summary, str):
             return _errors(400, errors=problems)
-        issue = state.create(project, issue_type, summary, str(description), list(labels), request.state.user)
+        issue = state.create(project, issue_type, summary, str(description), list(labels), request.state.user,
+                             extra)
         base = _base(request)
         return JSONResponse({"id": str(issue.id), "key": issue.key, "self": f"{base}/rest/api/2/issue/{issue.id}"},
                             status_code=201)
@@ -273,7 +313,7 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
         named = _object(_object(body, "fields"), "resolution").get("name")
         resolution = named if isinstance(named, str) and named else None
         try:
-            state.transition(found, str(chosen.get("id", "")), resolution)
+            state.transition(found, str(chosen.get("id", "")), resolution, by=request.state.user)
         except WorkflowError as exc:
             return _errors(400, [str(exc)])
         for entry in _object(body, "update").get("comment", []):
@@ -281,6 +321,25 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
             if isinstance(text, str) and text:
                 state.add_comment(found, text, request.state.user)
         return Response(status_code=204)
+
+    @router.get("/rest/api/{version}/issueLinkType")
+    def link_types() -> dict[str, Any]:
+        return {"issueLinkTypes": [{"id": str(10000 + n), "name": name, "inward": inward, "outward": outward}
+                                   for n, (name, (inward, outward)) in enumerate(LINK_TYPES.items())]}
+
+    @router.post("/rest/api/{version}/issueLink", response_model=None)
+    def link(body: dict[str, Any] = Body(...)) -> Response:  # noqa: B008
+        kind = _object(body, "type").get("name")
+        inward = state.find(str(_object(body, "inwardIssue").get("key", "")))
+        outward = state.find(str(_object(body, "outwardIssue").get("key", "")))
+        if kind not in LINK_TYPES:
+            return _errors(404, [f"No issue link type with name '{kind}' found."])
+        if inward is None or outward is None:
+            return _errors(404, ["Issue Does Not Exist"])
+        with state.lock:
+            inward.links.append((str(kind), "outward", outward.key))
+            outward.links.append((str(kind), "inward", inward.key))
+        return Response(status_code=201)
 
     @router.get("/rest/api/{version}/issue/{key}/comment", response_model=None)
     def comments(key: str, request: Request) -> dict[str, Any] | JSONResponse:
@@ -337,6 +396,29 @@ def admin_routes(state: JiraState) -> APIRouter:
 Next = Callable[[Request], Awaitable[Response]]
 
 
+def send_webhooks(state: JiraState, base: str, target: WebhookTarget) -> WebhookSender:
+    """After every transition of an issue (a resolve, a reopen), ``jira:issue_updated`` sent to ``target``, with
+    the issue as ``GET /issue`` shows it from ``base`` and the changelog of its status and resolution."""
+    sender = WebhookSender(target)
+    changelogs = count(30_000)
+
+    def changed(issue: Issue, before: Status, resolved_before: str | None, by: str) -> None:
+        with state.lock:
+            shown = issue_json(state, issue, base)
+            items: list[dict[str, Any]] = [{
+                "field": "status", "fieldtype": "jira", "fieldId": "status", "from": before.id,
+                "fromString": before.name, "to": issue.status.id, "toString": issue.status.name}]
+            if issue.resolution != resolved_before:
+                items.insert(0, {"field": "resolution", "fieldtype": "jira", "fieldId": "resolution",
+                                 "from": RESOLUTIONS.get(resolved_before or ""), "fromString": resolved_before,
+                                 "to": RESOLUTIONS.get(issue.resolution or ""), "toString": issue.resolution})
+            payload = issue_updated(shown, by, items, next(changelogs), state.clock)
+        sender.send(issue.key, payload)
+
+    state.on_transition = changed
+    return sender
+
+
 def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:
     """The fake Jira serving ``state``; every ``/rest`` request is authenticated and may meet a fault."""
     credentials = auth or JiraAuth()
@@ -352,6 +434,8 @@ def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:
             return _errors(404, [f"No REST resource at {path}"])
         fault = state.take_fault(request.method, path)
         if fault is not None and fault.status is not None:
+            if fault.delay > 0:
+                await asyncio.sleep(fault.delay)
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             refused = _errors(fault.status, [f"fault injected: {fault.status}"])
             refused.headers.update(headers)

@@ -25,6 +25,8 @@ from fabric.simulator.jira.jql import Query
 __all__ = ["Comment", "Fault", "Issue", "JiraState", "Status", "Transition", "WorkflowError"]
 
 Clock = Callable[[], float]
+Changed = Callable[["Issue", "Status", "str | None", str], None]
+"""Called after a transition with the issue, the status and resolution it left, and who moved it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +90,10 @@ class Issue:
     updated: float
     visible_at: float
     """When search starts finding it (Cloud's search lags behind a create)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    links: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(link type, "inward" or "outward", the other issue's key)``."""
+    """What the create set beyond the fields above: ``priority``, ``components``, custom fields by id."""
     status: Status = OPEN
     resolution: str | None = None
     resolved: float | None = None
@@ -111,7 +117,8 @@ class Fault:
     retry_after: int | None = None
     delay: float = 0.0
     """Seconds to sleep *after* doing the work and before answering: a client that times out never learns
-    the outcome, as when a response is lost."""
+    the outcome, as when a response is lost. With ``status``: seconds to sleep before refusing, having done
+    nothing (a gateway timing out in front of a Jira that is down)."""
     count: int = 1
     method: str | None = None
     path: str | None = None
@@ -134,10 +141,12 @@ class JiraState:
 
     def __init__(self, *, projects: dict[str, str] | None = None, issue_types: tuple[str, ...] = ("Task", "Bug"),
                  cloud: bool = False, search_lag: float = 0.0, page_size: int = 100,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, custom_fields: dict[str, str] | None = None) -> None:
         self.lock = threading.RLock()
         self.projects = dict(projects or {"OPS": "Operations"})
         self.issue_types = issue_types
+        self.custom_fields = dict(custom_fields or {"Rack": "customfield_10050", "Data Centre": "customfield_10051"})
+        """Custom field names -> ids (what ``/field`` lists beside the system fields)."""
         self.cloud = cloud
         self.search_lag = search_lag
         self.page_size = page_size
@@ -146,12 +155,14 @@ class JiraState:
         self.faults: list[Fault] = []
         self.requests: list[tuple[str, str]] = []
         """Every REST request served, as ``(method, path)``, for tests that count calls."""
+        self.on_transition: Changed | None = None
+        """What the app does after a transition (sends the webhook: ``fabric.simulator.jira.webhooks``)."""
         self._counters = _Counters()
 
     # -- issues ------------------------------------------------------------------------------------------
 
     def create(self, project: str, issue_type: str, summary: str, description: str, labels: list[str],
-               reporter: str) -> Issue:
+               reporter: str, extra: dict[str, Any] | None = None) -> Issue:
         with self.lock:
             now = self.clock()
             self._counters.issues += 1
@@ -159,7 +170,7 @@ class JiraState:
             self._counters.numbers[project] = number
             issue = Issue(id=self._counters.issues, number=number, project=project, issue_type=issue_type,
                           summary=summary, description=description, labels=labels, reporter=reporter,
-                          created=now, updated=now, visible_at=now + self.search_lag)
+                          created=now, updated=now, visible_at=now + self.search_lag, extra=dict(extra or {}))
             self.issues[issue.id] = issue
             return issue
 
@@ -182,8 +193,10 @@ class JiraState:
     def transitions(self, issue: Issue) -> list[Transition]:
         return [transition for transition in WORKFLOW if issue.status.name in transition.sources]
 
-    def transition(self, issue: Issue, transition_id: str, resolution: str | None = None) -> None:
+    def transition(self, issue: Issue, transition_id: str, resolution: str | None = None, *,
+                   by: str = "technician") -> None:
         with self.lock:
+            before, resolved_before = issue.status, issue.resolution
             chosen = next((t for t in self.transitions(issue) if t.id == str(transition_id)), None)
             if chosen is None:
                 raise WorkflowError(f"It seems that you have tried to perform a workflow operation "
@@ -194,6 +207,9 @@ class JiraState:
             issue.resolution = (resolution or chosen.resolution) if chosen.to.category == "done" else None
             issue.resolved = now if issue.resolution is not None else None
             issue.updated = now
+            changed = self.on_transition
+        if changed is not None:
+            changed(issue, before, resolved_before, by)
 
     def resolve(self, key: str, resolution: str = "Done") -> Issue:
         """Resolve an issue as a technician would (tests, the demo): the ``Done`` or ``Won't Do`` transition."""
