@@ -197,11 +197,17 @@ def _quantile(ordered: list[float], q: float) -> float:
 
 
 def measure(checkout: Path, workdir: Path) -> dict[str, Any]:
-    """One run against the receiver of ``checkout``: latency quantiles (s) over ``SECONDS`` of paced load."""
-    config, key = prepare(workdir)
+    """One run against the receiver of ``checkout``: latency quantiles (s) over ``SECONDS`` of paced load. The
+    database is made by ``checkout``'s own code (``prepare`` run in it), at the schema its receiver expects."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
     env["FABRIC_TICKETS__WEBHOOK_SECRET"] = SECRET
     python = checkout / ".venv" / "bin" / "python"
+    made = subprocess.run([str(python), "-c", "import json, sys; from pathlib import Path; "
+                           "from benchmarks.bench_webhooks import prepare; "
+                           "config, key = prepare(Path(sys.argv[1])); print(json.dumps([str(config), key]))",
+                           str(workdir)], cwd=checkout, env=env, capture_output=True, text=True, check=True)
+    config_text, key = json.loads(made.stdout.splitlines()[-1])
+    config = Path(config_text)
     # Its log to a file: a pipe nobody reads would stop the receiver once full.
     log = config.with_suffix(".log")
     with log.open("wb") as sink:
