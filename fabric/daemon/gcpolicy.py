@@ -4,11 +4,19 @@ The model and the engine's start-up state live as long as the process: frozen, t
 again. A storm's cycle allocates millions of short-lived objects, and with the default young generation (700
 objects) the collector runs thousands of times a cycle; a young generation of 50,000 collects the same garbage in
 fewer, larger passes.
+
+What Python frees, glibc's allocator keeps in its heap for the next allocation, and a cycle's largest transient
+(UFM's whole event list as bytes and text, which grows with UFM's history) raises that heap for good: after a
+cycle the daemon gives what is free at the heap's top back to the system (``malloc_trim``; nothing where the C
+library is not glibc).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
+from collections.abc import Callable
 
 GC_THRESHOLD = (50_000, 50, 100)
 
@@ -18,3 +26,23 @@ def apply_gc_policy() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    if trim is None:
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim  # type: ignore[no-any-return]
+
+
+_TRIM = _malloc_trim()
+
+
+def release_freed_memory() -> None:
+    """Give the allocator's free memory back to the system (glibc's ``malloc_trim(0)``)."""
+    if _TRIM is not None:
+        _TRIM(0)

@@ -26,6 +26,7 @@ from fabric.api.context import GuardFigures, LeaderView, RuntimeStatus
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport, Engine
 from fabric.controller.outbox import OutboxReport
+from fabric.daemon.gcpolicy import release_freed_memory
 from fabric.daemon.jobs import CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB, TICKET_SEND_JOB, Job
 from fabric.daemon.logs import CYCLE_ID
 from fabric.daemon.metrics import DaemonMetrics
@@ -235,6 +236,7 @@ class DaemonRuntime:
                 seconds = time.monotonic() - started
                 done(result, seconds)
                 self.metrics.job_done(name, seconds)
+                release_freed_memory()
 
             try:
                 await self._engine_loop.run(work_then_done())
