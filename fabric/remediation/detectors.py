@@ -17,6 +17,7 @@ signal, or for a link whose last episode was waiting to settle.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -120,8 +121,8 @@ class _Track:
     newest: datetime | None = None
     """The newest signal's time: pruning takes only signals older than the horizon, so while the track holds any,
     the newest is among them."""
-    expiring_at: datetime | None = None
-    """The ``newest`` it was last put on the detectors' expiry heap with."""
+    on_expiry_heap: bool = False
+    """It has its one entry on the detectors' expiry heap (``Detectors._expire``)."""
 
 
 @dataclass(slots=True)
@@ -160,10 +161,11 @@ class Detectors:
         self._explained_evidence: deque[int] = deque(maxlen=64)
         """The newest explained link-downs' evidence (UFM event ids), so that each is noted once."""
         self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
-        self._expiring: list[tuple[datetime, ComponentId]] = []
-        """A heap of (the newest signal it held, component), one each time an evaluated track's newest signal
-        moved: when the oldest is older than the horizon, so may be every signal of its component's track
+        self._expiring: list[tuple[datetime, int, ComponentId, _Track]] = []
+        """A heap of (a track's newest signal when it was put on, a tie-break, component, track), one entry per
+        evaluated track: when the oldest is older than the horizon, so may be every signal of its track
         (``_expire``)."""
+        self._expiring_order = itertools.count()
         self.fresh_since: dict[ComponentId, datetime] = {}
         """Components given back to service by our own enable (a repair, a cleared quarantine): their signals from
         before it are of the old hardware and never counted again (``own_action``)."""
@@ -282,24 +284,30 @@ class Detectors:
                 for counted in self._counted_rules:
                     if fresh & counted.fresh:
                         findings += self._counted(component, track, counted)
-            if track.newest is not None and track.newest != track.expiring_at:
-                heappush(self._expiring, (track.newest, component))
-                track.expiring_at = track.newest
+            if not track.on_expiry_heap and track.newest is not None:
+                heappush(self._expiring, (track.newest, next(self._expiring_order), component, track))
+                track.on_expiry_heap = True
         self._expire(cutoff)
         return findings
 
     def _expire(self, cutoff: datetime) -> None:
         """Drop the tracks whose every signal is older than ``cutoff``, as ``_prune`` would empty them if they were
         evaluated again. A component no signal comes to again is never evaluated again: without this a storm's
-        tracks (one per port it touched) would stay for the process's life. O(evaluations), never a scan of every
-        track; an evaluated track is looked at again once its newest signal has aged out."""
+        tracks (one per port it touched) would stay for the process's life. Never a scan of every track: a track's
+        one entry comes off the heap once the time it was put on with ages out; a track that got newer signals
+        since goes back on with its newest (a chronic port's, a few times a week rather than at every
+        evaluation)."""
         expiring, tracks = self._expiring, self.tracks
         while expiring and expiring[0][0] < cutoff:
-            component = heappop(expiring)[1]
-            track = tracks.get(component)
-            if track is not None and track.newest is not None and track.newest < cutoff:
+            _, _, component, track = heappop(expiring)
+            if tracks.get(component) is not track:
+                continue  # dropped since (given back to service, or emptied), perhaps made anew
+            assert track.newest is not None  # it was put on the heap with it
+            if track.newest < cutoff:
                 del tracks[component]
                 self.history.pop(component, None)
+            else:
+                heappush(expiring, (track.newest, next(self._expiring_order), component, track))
 
     @staticmethod
     def _prune(track: _Track, cutoff: datetime) -> None:
