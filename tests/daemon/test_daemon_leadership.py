@@ -77,6 +77,15 @@ class Pair:
     def store(self) -> Store:
         return self.stack.enter_context(wiring.open_existing_store(self.url, fabric=self.fabric))
 
+    def leader_and_standby(self) -> tuple[Daemon, dict[str, Any], Daemon, dict[str, Any]]:
+        """A daemon that leads, past its first cycle, and one started after it that stands by; with what each
+        says of leadership."""
+        leader = self.start()
+        led = wait_role(leader, "leader")
+        leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
+        standby = self.start()
+        return leader, led, standby, wait_role(standby, "standby")
+
 
 @contextmanager
 def pair(url: str, plan: Path, tmp: Path, *, dry_run: bool = True, fabric: str | None = None,
@@ -112,11 +121,7 @@ def lock_backend(url: str, fabric: str) -> int | None:
 def test_a_second_daemon_stands_by_serving_reads_and_takes_over_at_once_from_a_clean_stop(
         pg: str, tiny_plan: Path, tmp_path: Path) -> None:
     with pair(pg, tiny_plan, tmp_path) as p:
-        first = p.start()
-        first.wait_for("a cycle", lambda: first.cycles() >= 1)
-        led = wait_role(first, "leader")
-        second = p.start()
-        stood = wait_role(second, "standby")
+        first, led, second, stood = p.leader_and_standby()
         assert stood["leader"] == led["instance"] and stood["epoch"] == led["epoch"]
         assert second.get("/readyz").status_code == 200  # a standby serves reads: ready
         assert (first.metric("fabric_leader"), second.metric("fabric_leader")) == (1.0, 0.0)
@@ -134,10 +139,7 @@ def test_a_second_daemon_stands_by_serving_reads_and_takes_over_at_once_from_a_c
 def test_a_standby_stores_a_webhook_delivery_and_the_leader_acts_on_it(pg: str, tiny_plan: Path,
                                                                         tmp_path: Path) -> None:
     with pair(pg, tiny_plan, tmp_path, dry_run=False, extra=ROOM) as p:
-        leader = p.start()
-        leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
-        standby = p.start()
-        wait_role(standby, "standby")
+        leader, _, standby, _ = p.leader_and_standby()
         store = p.store()
         p.sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
         p.sim.advance(300)
@@ -158,11 +160,7 @@ def test_a_standby_stores_a_webhook_delivery_and_the_leader_acts_on_it(pg: str, 
 def test_a_leader_cut_off_from_the_database_stops_and_stands_by_and_the_standby_takes_over_with_a_new_epoch(
         pg: str, tiny_plan: Path, tmp_path: Path) -> None:
     with pair(pg, tiny_plan, tmp_path) as p:
-        first = p.start()
-        led = wait_role(first, "leader")
-        first.wait_for("a cycle", lambda: first.cycles() >= 1)
-        second = p.start()
-        wait_role(second, "standby")
+        first, led, second, _ = p.leader_and_standby()
         # The standby's own session cut first: it stands by on a new one.
         standby_session = application_name(p.fabric, leadership(second)["instance"])
         engine = sa.create_engine(pg)
@@ -226,11 +224,8 @@ KILLS = (  # (cable, the fault on UFM's POST /actions, where the kill lands)
 def test_kill_9_of_the_leader_mid_write_fails_over_without_a_double_write_or_a_duplicate_ticket(
         pg: str, tiny_plan: Path, tmp_path: Path, cable: str, fault: dict[str, str] | None, where: str) -> None:
     with pair(pg, tiny_plan, tmp_path, dry_run=False, extra=ROOM) as p:
-        leader = p.start()
-        epoch = wait_role(leader, "leader")["epoch"]
-        leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
-        standby = p.start()
-        wait_role(standby, "standby")
+        leader, led, standby, _ = p.leader_and_standby()
+        epoch = led["epoch"]
         store = p.store()
         if fault is not None:
             p.sim.inject(fault="api", endpoint="/actions", method="POST", requests=1, **fault)
@@ -260,10 +255,7 @@ def test_kill_9_of_the_leader_mid_write_fails_over_without_a_double_write_or_a_d
 def test_a_second_kill_9_while_the_new_leader_waits_out_the_lease_still_ends_in_one_write_and_one_ticket(
         pg: str, tiny_plan: Path, tmp_path: Path) -> None:
     with pair(pg, tiny_plan, tmp_path, dry_run=False, extra=ROOM) as p:
-        first = p.start()
-        first.wait_for("a cycle", lambda: first.cycles() >= 1)
-        second = p.start()
-        wait_role(second, "standby")
+        first, _, second, _ = p.leader_and_standby()
         store = p.store()
         p.sim.inject(fault="api", endpoint="/actions", method="POST", requests=1, mode="late", delay="2s")
         p.sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")

@@ -327,14 +327,20 @@ def test_a_link_deferred_by_the_hourly_rate_is_disabled_once_the_hour_lets_a_dis
     assert kinds(after.actions) == ["disable", "comment"]
 
 
-def test_a_link_deferred_behind_a_switch_fault_is_disabled_once_the_switch_is_repaired() -> None:
-    """The switch's record changes and the guard does not: the deferred link is asked about again."""
-    guard = CapacityGuard(H100)
+def _deferred_behind_a_switch_fault() -> tuple[ComponentId, ComponentId, ComponentRecord, ComponentRecord]:
+    """A link deferred for capacity, its switch's record, and the switch's open switch fault."""
     link = SWITCH_LINKS[3]
     switch = ComponentId(ComponentKind.SWITCH, CONTEXT.cables[link][1].device)
     since = T0 - timedelta(minutes=10)
     deferred = ComponentRecord(Lifecycle.DEFERRED, since, "ber_critical", "kept up: capacity", strikes=1)
     faulty = ComponentRecord(Lifecycle.TICKETED, since, SWITCH_FAULT, "4 cables of it failed", strikes=1)
+    return link, switch, deferred, faulty
+
+
+def test_a_link_deferred_behind_a_switch_fault_is_disabled_once_the_switch_is_repaired() -> None:
+    """The switch's record changes and the guard does not: the deferred link is asked about again."""
+    guard = CapacityGuard(H100)
+    link, switch, deferred, faulty = _deferred_behind_a_switch_fault()
     behind = decide(PolicyState({link: deferred, switch: faulty}), CycleInput(T0), guard, CONTEXT, LIVE)
     assert behind.actions == ()
     repaired = decide(behind.state, CycleInput(T0 + timedelta(minutes=1), repaired=(switch,)), guard, CONTEXT, LIVE)
@@ -343,11 +349,7 @@ def test_a_link_deferred_behind_a_switch_fault_is_disabled_once_the_switch_is_re
 
 def test_a_deferred_cable_of_a_switch_with_an_open_switch_fault_is_not_disabled_when_capacity_returns() -> None:
     guard = CapacityGuard(H100)
-    link = SWITCH_LINKS[3]
-    switch = ComponentId(ComponentKind.SWITCH, CONTEXT.cables[link][1].device)
-    since = T0 - timedelta(minutes=10)
-    deferred = ComponentRecord(Lifecycle.DEFERRED, since, "ber_critical", "kept up: capacity", strikes=1)
-    faulty = ComponentRecord(Lifecycle.TICKETED, since, SWITCH_FAULT, "4 cables of it failed", strikes=1)
+    link, switch, deferred, faulty = _deferred_behind_a_switch_fault()
     # The guard allows it now: without the switch's fault, the deferred link would be taken out this cycle.
     alone = decide(PolicyState({link: deferred}), CycleInput(T0), CapacityGuard(H100), CONTEXT, LIVE)
     assert kinds(alone.actions) == ["disable", "comment"]
