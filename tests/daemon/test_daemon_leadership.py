@@ -263,11 +263,14 @@ def test_a_second_kill_9_while_the_new_leader_waits_out_the_lease_still_ends_in_
         _wait("a pending disable", lambda: any(i.kind is ActionKind.DISABLE for i in store.unfinished_intents()))
         first.process.kill()
         third = p.start()
-        assert wait_role(second, "leader")["epoch"] == 2
-        second.process.kill()  # most likely while it waits out the first one's lease, before its engine started
-        assert wait_role(third, "leader")["epoch"] == 3
-        third.wait_for("the cable held out with a ticket", lambda: _held_out(store) == 1)
-        third.wait_for("UFM in the state the store says", lambda: _ufm_matches_store(store, p.sim))
+        # Either standby may take the lock first (both try every heartbeat once PostgreSQL ends the first's session).
+        second.wait_for("a new leader", lambda: "leader" in {leadership(d)["role"] for d in (second, third)})
+        new, last = (second, third) if leadership(second)["role"] == "leader" else (third, second)
+        assert leadership(new)["epoch"] == 2
+        new.process.kill()  # most likely while it waits out the first one's lease, before its engine started
+        assert wait_role(last, "leader")["epoch"] == 3
+        last.wait_for("the cable held out with a ticket", lambda: _held_out(store) == 1)
+        last.wait_for("UFM in the state the store says", lambda: _ufm_matches_store(store, p.sim))
         _no_overlap_no_double_write_no_duplicate_ticket(store)
 
 
