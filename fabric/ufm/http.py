@@ -151,13 +151,7 @@ class UfmHttp:
     async def get_body(self, path: str, params: Mapping[str, str] | None = None) -> tuple[bytes, int]:
         """The raw body of a GET (for a caller that decodes it its own way), and the status it came with."""
         response = await self.request("GET", path, params=params)
-        body, status = response.content, response.status_code
-        # An httpx response and its stream refer to each other, so the response, and the body it keeps, live until
-        # the cyclic collector runs, which the daemon's collector policy makes rare: on h100-4k that was several of
-        # UFM's 18 MB port lists alive at once (``benchmarks/bench_week.py``'s tracemalloc run). Without the stream
-        # the response goes as soon as it is dropped, and the body with the caller's last reference.
-        response.stream = httpx.ByteStream(b"")
-        return body, status
+        return response.content, response.status_code
 
     def not_json(self, method: str, path: str, status: int, body: bytes,
                  params: Mapping[str, str] | None = None) -> UfmMalformedResponseError:
@@ -230,6 +224,12 @@ class UfmHttp:
                 )
                 cause = exc
             else:
+                # An httpx response and its stream refer to each other, so the response, and the body it keeps,
+                # live until the cyclic collector runs, which the daemon's collector policy makes rare: on h100-4k
+                # that was several of UFM's 18 MB port lists alive at once (``benchmarks/bench_week.py``'s
+                # tracemalloc run). The body is read already; without the stream the response goes as soon as the
+                # caller drops it.
+                response.stream = httpx.ByteStream(b"")
                 status = response.status_code
                 if status == 401 and isinstance(self._auth, SessionAuth) and not relogged:
                     relogged = True
