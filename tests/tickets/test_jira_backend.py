@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from jira_support import PAT, SCOPE, TOKEN, USER, SettableTime, backend_for, fake_jira, requests_to
-from ticket_helpers import FakeClock, throwaway_store
+from ticket_helpers import KEY, OTHER, FakeClock, throwaway_store
 
 from fabric.controller.ticketing import Ticketing
 from fabric.remediation.domain import ComponentId
@@ -28,8 +28,6 @@ from tickets.base import (
 )
 from tickets.jira import JiraTicketBackend
 
-KEY = dedup_key("h100-4k", "link:leaf01/33|spine02/5")
-OTHER = dedup_key("h100-4k", "port:leaf01/7")
 CABLE = ComponentId.parse("link:leaf01/33|spine02/5")
 PORT = ComponentId.parse("port:leaf01/7")
 

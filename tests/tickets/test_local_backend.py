@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from support import run_together
-from ticket_helpers import T0, FakeClock
+from ticket_helpers import KEY, OTHER, T0, FakeClock
 
 from fabric.store import Store
 from tickets.base import (
@@ -16,12 +16,8 @@ from tickets.base import (
     TicketError,
     TicketNotFoundError,
     TicketStatus,
-    dedup_key,
 )
 from tickets.local import LocalTicketBackend
-
-KEY = dedup_key("h100-4k", "link:leaf01/33|spine02/5")
-OTHER = dedup_key("h100-4k", "port:leaf01/7")
 
 
 def test_open_creates_a_ticket(backend: LocalTicketBackend) -> None:

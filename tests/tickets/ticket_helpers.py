@@ -14,9 +14,14 @@ from support import PG_ENV, T0, FakeClock
 
 from fabric.store import Store
 from fabric.store.engine import normalise_url
+from tickets.base import dedup_key
 from tickets.local import LocalTicketBackend
 
-__all__ = ["PG_ENV", "T0", "FakeClock"]
+__all__ = ["KEY", "OTHER", "PG_ENV", "T0", "FakeClock"]
+
+KEY = dedup_key("h100-4k", "link:leaf01/33|spine02/5")
+OTHER = dedup_key("h100-4k", "port:leaf01/7")
+"""Two components' dedup keys, for the backends' tests."""
 
 
 @contextmanager
