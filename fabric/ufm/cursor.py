@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from fabric.ufm.models import Event, parse_ufm_timestamp
+from fabric.ufm.models import Event, UfmTimestamps
 
 __all__ = ["CursorState", "EventCursor", "drop_handed_over"]
 
@@ -159,6 +159,7 @@ def drop_handed_over(items: Iterable[Any], state: CursorState, tz: tzinfo = UTC)
     if mark is None or last is None:
         yield from items
         return
+    timestamps = UfmTimestamps(tz)
     top: int | None = None
     top_aside: list[Any] = []
     """The dropped elements whose id is ``top``, the highest seen so far."""
@@ -170,7 +171,7 @@ def drop_handed_over(items: Iterable[Any], state: CursorState, tz: tzinfo = UTC)
             yield item
             continue
         try:
-            when = parse_ufm_timestamp(item.get("timestamp"), tz)
+            when = timestamps.parse(item.get("timestamp"))
         except ValueError:
             yield item
             continue

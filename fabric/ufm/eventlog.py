@@ -45,7 +45,7 @@ from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 from typing import IO, Generic, TypeVar
 
-from fabric.ufm.models import SEVERITIES, Event
+from fabric.ufm.models import EVENT_FIELDS, SEVERITIES, Event, construct_event
 
 __all__ = ["EventLogStats", "FarOff", "MalformedLine", "iter_event_log", "parse_event_line"]
 
@@ -182,22 +182,6 @@ class FarOff(Generic[T]):
         return verdicts
 
 
-_EVENT_FIELDS = tuple(Event.model_fields)
-_new_event = object.__new__
-_set = object.__setattr__
-
-
-def _construct(values: dict[str, object], extra: dict[str, object]) -> Event:
-    """``Event.model_construct(**values, **extra)`` for ``values`` holding every field in declaration order,
-    without its per-field alias and default lookups (a third of the cost of replaying a line)."""
-    event: Event = _new_event(Event)
-    _set(event, "__dict__", values)
-    _set(event, "__pydantic_fields_set__", set(_EVENT_FIELDS))
-    _set(event, "__pydantic_extra__", extra)
-    _set(event, "__pydantic_private__", None)
-    return event
-
-
 class _Timestamps:
     """Parses timestamps, remembering the last one: events come in bursts that share it."""
 
@@ -225,7 +209,7 @@ def _build(match: re.Match[str], tz: tzinfo | _Timestamps, extra_lines: list[str
     if extra_lines:
         description = "\n".join([description, *extra_lines])
     # Field order is Event's declaration order (what model_construct produces); tests/replay checks it.
-    return _construct({
+    return construct_event({
         "id": int(record_id),
         "event_id": int(etype),
         "object_type": otype,
@@ -240,7 +224,7 @@ def _build(match: re.Match[str], tz: tzinfo | _Timestamps, extra_lines: list[str
         "object_path": path,
         "write_to_syslog": None,
         "description": description,
-    }, {"dev_id": dev, "site": site})
+    }, {"dev_id": dev, "site": site}, set(EVENT_FIELDS))
 
 
 def parse_event_line(line: str, *, tz: tzinfo = UTC) -> Event | None:

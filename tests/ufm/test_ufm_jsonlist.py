@@ -1,4 +1,4 @@
-"""``list_items`` decodes a list body element by element and agrees with ``json.loads`` on every text."""
+"""``list_items`` decodes a list body a piece at a time and agrees with ``json.loads`` on every text."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.ufm.jsonlist import list_items
+from fabric.ufm.jsonlist import PIECE_BYTES, list_items
 from fabric.ufm.models import ShapeError
 
-SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+# Strings that look like the place between two objects, to put cuts where they must not be.
+TRICKY_TEXT = st.text(max_size=8) | st.sampled_from(["},{", "}, {", '"}, {"', "\\ud800", "}\n,\t{"])
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TRICKY_TEXT
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
                       | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=12)
 SPACE = st.text(alphabet=" \t\n\r", max_size=3)
@@ -26,10 +28,10 @@ def list_texts(draw: st.DrawFn) -> str:
     return draw(SPACE) + "[" + draw(SPACE) + inner + draw(SPACE) + "]" + draw(SPACE)
 
 
-def _decoded(body: bytes) -> tuple[str, Any]:
+def _decoded(body: bytes, piece_bytes: int = PIECE_BYTES) -> tuple[str, Any]:
     """("ok", elements) or ("error", the error's class) for ``list_items``."""
     try:
-        return "ok", list(list_items(body))
+        return "ok", list(list_items(body, piece_bytes=piece_bytes))
     except ShapeError:
         return "error", ShapeError
     except ValueError:
@@ -55,16 +57,40 @@ def test_a_json_list_decodes_to_json_loads_elements(text: str, encoding: str) ->
     assert _decoded(text.encode(encoding)) == ("ok", json.loads(text))
 
 
+PIECES = st.sampled_from([1, 2, 7, 30, PIECE_BYTES])
+"""Piece sizes: a piece's cut is tried at nearly every place between two objects, and at none."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=list_texts(), piece_bytes=PIECES)
+def test_pieces_cut_anywhere_give_json_loads_elements(text: str, piece_bytes: int) -> None:
+    """Cuts that fall inside a string or a nested value (a piece that is then not JSON) lose and repeat nothing."""
+    body = text.encode()
+    assert _decoded(body, piece_bytes) == ("ok", json.loads(body))
+
+
 @settings(max_examples=500, deadline=None)
-@given(text=list_texts(), cut=st.integers(0, 200), junk=st.text(alphabet='[]{},:" 0a\n', max_size=4),
-       where=st.integers(0, 200))
+@given(text=list_texts(), cut=st.integers(0, 200), junk=st.text(alphabet='[]{},:" 0a\n\\', max_size=4),
+       where=st.integers(0, 200), piece_bytes=PIECES)
 def test_a_damaged_list_is_refused_exactly_when_json_loads_refuses_it(text: str, cut: int, junk: str,
-                                                                      where: int) -> None:
+                                                                      where: int, piece_bytes: int) -> None:
     """Truncated, or with stray characters put in: both accept the same texts and give the same elements."""
     damaged = text[:min(cut, len(text))] if cut < len(text) else text
     at = min(where, len(damaged))
     damaged = damaged[:at] + junk + damaged[at:]
-    assert _decoded(damaged.encode()) == _expected(damaged.encode())
+    assert _decoded(damaged.encode(), piece_bytes) == _expected(damaged.encode())
+
+
+@pytest.mark.parametrize("body", [b'["\\ud800"]', b'["\xed\xa0\x80"]', b'[{"a": "\\udc00"}, {"b": 1}]', b"[NaN]",
+                                  b"[1e400, 123456789012345678901234567890]", b'[1, 2] x', b"[1]]", b"[1,]", b"[",
+                                  b"[\xef\xbb\xbf1]", b'\xef\xbb\xbf[{"a": 1}]'])
+def test_what_the_fast_parser_refuses_or_reads_differently_is_json_loadss_answer(body: bytes) -> None:
+    expected = _expected(body)
+    if expected[0] == "ok" and body == b"[NaN]":
+        assert _decoded(body)[0] == "ok"  # NaN is not equal to itself
+        return
+    assert _decoded(body, 1) == expected
+    assert _decoded(body) == expected
 
 
 @pytest.mark.parametrize("body", [b'{"data": [1, 2]}', b"  {\"data\": []}", b'{"items": [1]}', b"17", b'"x"'])
@@ -72,8 +98,9 @@ def test_an_object_or_a_scalar_is_unwrapped_or_refused_as_unwrap_list_does(body:
     assert _decoded(body) == _expected(body)
 
 
-def test_the_elements_come_one_at_a_time_and_a_fault_surfaces_when_reached() -> None:
-    items = list_items(b'[{"id": 1}, {"id": 2}, {"id": 3} {"id": 4}]')
+@pytest.mark.parametrize("piece_bytes", [1, PIECE_BYTES])
+def test_the_elements_come_in_order_and_a_fault_surfaces_when_reached(piece_bytes: int) -> None:
+    items = list_items(b'[{"id": 1}, {"id": 2}, {"id": 3} {"id": 4}]', piece_bytes=piece_bytes)
     assert next(items) == {"id": 1}
     assert next(items) == {"id": 2}
     assert next(items) == {"id": 3}
