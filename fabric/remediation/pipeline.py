@@ -70,7 +70,8 @@ class Pipeline:
     def amend(self, records: Mapping[ComponentId, ComponentRecord]) -> None:
         """Records that changed outside ``decide`` (the controller's own transitions), merged into the state."""
         if records:
-            self._state = replace(self._state, components={**self._state.components, **records}, waiting=None)
+            self._state = replace(self._state, components={**self._state.components, **records},
+                                  waiting=None, revisit_due=None)
 
     def own_action(self, component: ComponentId, at: datetime, kind: ActionKind) -> None:
         """The controller wrote ``kind`` to ``component``'s port at ``at`` (or is about to): its link events in the

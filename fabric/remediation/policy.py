@@ -10,7 +10,7 @@ The capacity guard is the capacity view of the state: ``decide`` updates it in s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -82,10 +82,36 @@ class PolicyState:
     changes) their verdicts cannot change either, so they are not asked again: a week of 60 s steps with 150 deferred
     links asked the guard 751,000 times for nothing (``None``: reconsider at the next cycle)."""
 
+    revisit_due: RevisitDue | None = None
+    """``waiting`` summed up for the clock, kept with it (``None``, or ``waiting`` not given: derived when asked)."""
+
     def revisit(self) -> frozenset[ComponentId]:
         if self.waiting is not None:
             return self.waiting
         return frozenset(c for c, r in self.components.items() if r.lifecycle in _REVISITED)
+
+    def due(self) -> RevisitDue:
+        """When the first probation ends and whether a link is deferred: what a cycle without findings could act
+        on. Kept from cycle to cycle and derived again only in a cycle that changed a waiting component's record,
+        so that a step costs nothing per waiting component (a week of 60 s steps with 400 deferred links read
+        every one of them at every step)."""
+        if self.revisit_due is not None and self.waiting is not None:  # the one without the other is stale
+            return self.revisit_due
+        return RevisitDue.of(self.revisit(), self.components)
+
+
+class RevisitDue(NamedTuple):
+    probation_ends: datetime | None
+    """The earliest ``probation_until`` of the components on probation (``None``: none is)."""
+    deferred: bool
+    """Some link is deferred (the guard may let it go out when capacity returns or the hourly rate allows)."""
+
+    @staticmethod
+    def of(waiting: Collection[ComponentId], records: Mapping[ComponentId, ComponentRecord]) -> RevisitDue:
+        ends = [r.probation_until for c in waiting if (r := records[c]).lifecycle is Lifecycle.PROBATION
+                and r.probation_until is not None]
+        deferred = any(records[c].lifecycle is Lifecycle.DEFERRED for c in waiting)
+        return RevisitDue(min(ends, default=None), deferred)
 
 
 _REVISITED = frozenset({Lifecycle.PROBATION, Lifecycle.DEFERRED})
@@ -138,7 +164,11 @@ class _Cycle:
                  config: PolicyConfig, now: datetime) -> None:
         self.base = state.components
         self.changed: dict[ComponentId, ComponentRecord] = {}
-        self.waiting = set(state.revisit())
+        self.waiting: frozenset[ComponentId] | set[ComponentId] = state.revisit()
+        """The state's own set until a component joins, leaves or changes in it (then a copy, and ``due`` is
+        derived again at the end)."""
+        self.due = state.due()
+        self.waiting_changed = False
         self.breaker = state.breaker
         window = config.storm_window
         self.recent = state.recent if all(now - at <= window for at in state.recent.values()) else {
@@ -172,7 +202,13 @@ class _Cycle:
         base = previous or ComponentRecord(lifecycle, self.now, rule, reason)
         self.changed[component] = replace(base, lifecycle=lifecycle, since=self.now, rule=rule, reason=reason,
                                           **changes)  # type: ignore[arg-type]
-        if lifecycle in _REVISITED:
+        revisited = lifecycle in _REVISITED
+        if not revisited and component not in self.waiting:
+            return
+        if not self.waiting_changed:
+            self.waiting, self.waiting_changed = set(self.waiting), True
+        assert isinstance(self.waiting, set)
+        if revisited:
             self.waiting.add(component)
         else:
             self.waiting.discard(component)
@@ -188,8 +224,10 @@ class _Cycle:
     def state(self) -> PolicyState:
         components = {**self.base, **self.changed} if self.changed else self.base
         recent = {**self.recent, **self.new_recent} if self.new_recent else self.recent
-        return PolicyState(components, self.breaker, recent, tuple(self.held), self.held_count,
-                           frozenset(self.waiting), self.deferred_seen)
+        waiting = frozenset(self.waiting)
+        due = RevisitDue.of(waiting, components) if self.waiting_changed else self.due
+        return PolicyState(components, self.breaker, recent, tuple(self.held), self.held_count, waiting,
+                           self.deferred_seen, due)
 
 
 def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, context: FabricContext,
@@ -396,6 +434,9 @@ def _wait_for_breaker(cycle: _Cycle, component: ComponentId, record: ComponentRe
 
 def _expire_probation(cycle: _Cycle) -> None:
     now, probation = cycle.now, Lifecycle.PROBATION
+    ends = cycle.due.probation_ends  # of the state the cycle began from: nothing has changed it yet
+    if ends is None or now < ends:
+        return
     # Sorted (set order changes with every process), but only the few that are due: many wait every cycle.
     due = [component for component in cycle.waiting
            if (record := cycle.get(component)) is not None and record.lifecycle is probation

@@ -233,10 +233,12 @@ WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Li
 
 
 def run(steps: list[tuple[str, object, str]], config: PolicyConfig, limits: GuardSettings, *,
-        reconsider_every_cycle: bool = False) -> tuple[list[tuple[str, ...]], CapacityGuard, list[PolicyState]]:
+        reconsider_every_cycle: bool = False, derive_every_cycle: bool = False,
+        ) -> tuple[list[tuple[str, ...]], CapacityGuard, list[PolicyState]]:
     """Drive ``decide`` as the engine does, with a model of the ticket system, checking safety every cycle.
     ``reconsider_every_cycle``: the deferred links are asked of the guard again at every cycle, as before ``decide``
-    learnt to skip it while nothing they depend on changed (the reference)."""
+    learnt to skip it while nothing they depend on changed (the reference). ``derive_every_cycle``: the components
+    to revisit and when they are due are derived from the records at every cycle, not carried (the reference)."""
     guard = CapacityGuard(H100, limits)
     state, now, log, states, event = PolicyState(), T0, [], [], 0
     open_tickets: set[ComponentId] = set()
@@ -260,9 +262,14 @@ def run(steps: list[tuple[str, object, str]], config: PolicyConfig, limits: Guar
         repaired = tuple(sorted(c for c in resolved if state.components[c].lifecycle in WAITING))
         if reconsider_every_cycle:
             state = replace(state, deferred_seen=None)
+        if derive_every_cycle:
+            state = replace(state, waiting=None, revisit_due=None)
         decision = decide(state, CycleInput(now, findings, repaired, resume), guard, CONTEXT, config)
         log.extend((a.kind.value, str(a.component), a.rule, a.reason) for a in decision.actions)
         state = decision.state
+        # What is carried from cycle to cycle is what the records say.
+        derived = replace(state, waiting=None, revisit_due=None)
+        assert state.revisit() == derived.revisit() and state.due() == derived.due()
         resolved = {c for c in resolved if state.components[c].lifecycle in WAITING}
         for action in decision.actions:
             if action.component is None:
@@ -312,6 +319,18 @@ def test_deferred_links_asked_again_only_when_something_changed_give_the_decisio
     every_cycle, _, reference = run(steps, config, limits, reconsider_every_cycle=True)
     assert skipping == every_cycle
     assert [replace(s, deferred_seen=None) for s in states] == [replace(s, deferred_seen=None) for s in reference]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(step, min_size=20, max_size=150), st.sampled_from([5, 25, 100_000]), st.sampled_from([3, 20, 100_000]))
+def test_what_is_due_carried_from_cycle_to_cycle_gives_the_decisions_of_deriving_it_every_cycle(
+        steps: list[tuple[str, object, str]], storm: int, hourly: int) -> None:
+    config = PolicyConfig(dry_run=False, storm_components=storm, probation=timedelta(minutes=90))
+    limits = GuardSettings(hourly_limit=hourly)
+    carried, _, states = run(steps, config, limits)
+    derived, _, reference = run(steps, config, limits, derive_every_cycle=True)
+    assert carried == derived
+    assert [s.components for s in states] == [s.components for s in reference]
 
 
 def test_a_link_deferred_by_the_hourly_rate_is_disabled_once_the_hour_lets_a_disable_go() -> None:
