@@ -129,8 +129,7 @@ class DaemonRuntime:
         self._cycling = True
         try:
             # The ticket poll and the outbox are jobs of their own (``jobs``).
-            cycle = self._synced(lambda: self.engine.cycle(poll_tickets=False, send_tickets=False))
-            await self._job(CYCLE_JOB, cycle, self._cycled)
+            await self._job(CYCLE_JOB, lambda: self.engine.cycle(poll_tickets=False, send_tickets=False), self._cycled)
         finally:
             self._cycling = False
         if self._again:
@@ -138,10 +137,10 @@ class DaemonRuntime:
             self.wake()
 
     async def reconcile(self) -> None:
-        await self._job(RECONCILE_JOB, self._synced(self.engine.reconcile), self._reconciled)
+        await self._job(RECONCILE_JOB, self.engine.reconcile, self._reconciled)
 
     async def poll_tickets(self) -> None:
-        await self._job(TICKET_POLL_JOB, self._synced(self.engine.poll_tickets), self._polled)
+        await self._job(TICKET_POLL_JOB, self.engine.poll_tickets, self._polled)
 
     async def send_tickets(self) -> None:
         """The ticket writes due sent, beside whatever job runs on the engine (not ``_alone``: see
@@ -219,10 +218,12 @@ class DaemonRuntime:
 
     async def _job(self, name: str, work: Callable[[], Coroutine[Any, Any, T]],
                    done: Callable[[T, float], None]) -> None:
-        """``work`` on the engine's loop, alone, timed and counted, then ``done`` with what it returned and how many
-        seconds it took (in the job's log context, as everything the job logs). ``done`` runs on the engine's loop
-        too: after a storm it logs a line per decision, thousands, and on the API's loop that would hold every
-        request behind it."""
+        """``work`` on the engine's loop, alone, after the clock is read, timed and counted, then
+        ``done`` with what it returned and how many seconds it took (in the job's log context, as everything the job
+        logs). ``done`` runs on the engine's loop too: after a storm it logs a line per decision, thousands, and on
+        the API's loop that would hold every request behind it. The time is the work's, not the clock's read: the
+        system's clock reads at once, and the simulator's answers only once it has done what it was asked before
+        (raising a storm of 100,000 events takes it seconds), which is no part of the daemon's cycle."""
         if self._stopping:
             return
         async with self._alone() as running:
@@ -232,6 +233,9 @@ class DaemonRuntime:
             started = time.monotonic()
 
             async def work_then_done() -> None:
+                nonlocal started
+                await self._sync()
+                started = time.monotonic()
                 result = await work()
                 seconds = time.monotonic() - started
                 done(result, seconds)
