@@ -179,6 +179,31 @@ def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
             "rss_before_mib": rss_before, "rss_peak_mib": _peak_mib()}
 
 
+def child_parse(path: Path, mode: str) -> dict[str, Any]:
+    """The storm's whole event list, as one body of 43 MB, into ``Event`` objects: ``parse`` the daemon's way
+    (``jsonlist.list_items`` in pieces by pydantic-core's parser, ``parse_list`` with the model's ``EventReader``);
+    ``parse-validated`` with neither (``json.loads``, then every element validated by the model), the way the
+    events were read before; the two alternate, so that their figures share the host's load. The garbage
+    collector runs with the daemon's policy, as in a daemon."""
+    import gc
+
+    from fabric.daemon.gcpolicy import apply_gc_policy
+    from fabric.ufm.jsonlist import list_items
+    from fabric.ufm.models import Event, parse_list
+
+    body = path.read_bytes()
+    apply_gc_policy()
+    gc.collect()
+    started = time.perf_counter()
+    if mode == "parse":
+        events = parse_list(Event, list_items(body))
+    else:
+        events = [Event.model_validate(item, context={"tz": UTC}) for item in json.loads(body)]
+    seconds = time.perf_counter() - started
+    return {"mode": mode, "events": len(events), "seconds": seconds, "events_per_s": len(events) / seconds,
+            "body_mib": len(body) / 2**20, "rss_peak_mib": _peak_mib()}
+
+
 def child_guard() -> dict[str, Any]:
     from topology.generate import PRESETS, fat_tree
     from topology.guard import CapacityGuard, GuardSettings
@@ -268,6 +293,15 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
                  f"step {max(r['slowest_step_s'] for r in runs):.2f} s; RSS before the timed part "
                  f"{last['rss_before_mib']:.0f} MiB",
             output=json.dumps(runs)))
+    parsed = _alternate(storm, ("parse", "parse-validated"), repeat)
+    for mode, title in (("parse", "the storm's event list decoded in pieces, events built by EventReader"),
+                        ("parse-validated", "the same with json.loads and the model's validation")):
+        runs, peak = parsed[mode]
+        results.append(Measurement(
+            f"{title} ({STORM_EVENTS:,} events, one body)", [r["seconds"] for r in runs], peak,
+            note=f"{statistics.median(r['events_per_s'] for r in runs):,.0f} events/s; a body of "
+                 f"{runs[-1]['body_mib']:.0f} MiB; alternated with the other",
+            output=json.dumps(runs)))
     guards = [_child(["guard"]) for _ in range(3)]
     verdicts = [g["verdict"] for g, _ in guards]
     changes = [g["take_out_put_back"] for g, _ in guards]
@@ -290,6 +324,8 @@ if __name__ == "__main__":
         result = child_guard()
     elif mode in ("pipeline", "pipeline-gc", "classify"):
         result = child_pipeline(Path(sys.argv[2]), mode)
+    elif mode in ("parse", "parse-validated"):
+        result = child_parse(Path(sys.argv[2]), mode)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     print(json.dumps(result))
