@@ -30,7 +30,7 @@ from typing import Any
 
 from fabric.ufm.models import Event, UfmTimestamps
 
-__all__ = ["CursorState", "EventCursor", "drop_handed_over"]
+__all__ = ["CursorState", "EventCursor", "drop_handed_over", "raw_id"]
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +63,9 @@ class CursorState:
         if raw_time is not None:
             when = datetime.fromisoformat(str(raw_time))
             when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-        raw_id = data.get("high_water_id")
+        raw_mark = data.get("high_water_id")
         return cls(
-            high_water_id=None if raw_id is None else int(raw_id),
+            high_water_id=None if raw_mark is None else int(raw_mark),
             last_event_time=when,
             restart_count=int(data.get("restart_count", 0)),
         )
@@ -164,7 +164,7 @@ def drop_handed_over(items: Iterable[Any], state: CursorState, tz: tzinfo = UTC)
     top_aside: list[Any] = []
     """The dropped elements whose id is ``top``, the highest seen so far."""
     for item in items:
-        event_id = _raw_id(item)
+        event_id = raw_id(item)
         if event_id is not None and (top is None or event_id > top):
             top, top_aside = event_id, []
         if event_id is None or event_id >= mark:
@@ -182,7 +182,8 @@ def drop_handed_over(items: Iterable[Any], state: CursorState, tz: tzinfo = UTC)
     yield from top_aside
 
 
-def _raw_id(item: Any) -> int | None:
+def raw_id(item: Any) -> int | None:
+    """The id of a raw event as the filter reads it (``None``: none that reads)."""
     raw = item.get("id") if isinstance(item, Mapping) else None
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
