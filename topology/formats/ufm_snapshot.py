@@ -34,6 +34,7 @@ Errors name the document and the JSON field: ``links.json: field '[3].source_gui
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from topology.errors import InputError
+from topology.formats import _json as fast_json
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,
@@ -84,11 +86,17 @@ def read_ufm_snapshot(directory: Path) -> Fabric:
 def load_ufm_json(path: Path) -> Any:
     """Decode one saved UFM response; errors name the file (and the line and column of bad JSON)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError as exc:
         raise InputError("file not found", source=str(path)) from exc
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
+    try:
+        return fast_json.decode(data)
+    except fast_json.Refused:
+        pass
+    try:  # as ``path.read_text`` decodes, newlines included: the line an error names is the same
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig").read()
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from exc
     try:
