@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from topology.errors import InputError
 from topology.formats import _json as fast_json
@@ -151,11 +151,10 @@ class _Document:
                 raise InputError("expected a list", source=name, column="data")
         if not isinstance(value, list):
             raise InputError('expected a JSON list of objects, or an object {"data": [...]}', source=name)
-        self.entries: list[dict[str, Any]] = []
-        for index, entry in enumerate(value):
-            if not isinstance(entry, dict):
-                raise self.error(index, None, f"expected an object, found {type(entry).__name__}")
-            self.entries.append(entry)
+        if not all(isinstance(entry, dict) for entry in value):
+            index, entry = next((i, e) for i, e in enumerate(value) if not isinstance(e, dict))
+            raise self.error(index, None, f"expected an object, found {type(entry).__name__}")
+        self.entries: list[dict[str, Any]] = value
 
     def path(self, index: int, name: str | None) -> str:
         return f"{self.prefix}[{index}]" + (f".{name}" if name else "")
@@ -203,12 +202,30 @@ def _checked_guid(text: str) -> str | None:
     return canonical_guid(value) if _GUID.match(value) else None
 
 
+class _Side(NamedTuple):
+    """The fields of one end of a UFM link."""
+
+    side: str
+    guid: str
+    port: str
+    dname: str
+    description: str
+
+
+_SOURCE, _DESTINATION = _SIDES = tuple(
+    _Side(side, f"{side}_guid", f"{side}_port", f"{side}_port_dname", f"{side}_port_node_description")
+    for side in ("source", "destination")
+)
+
+
 @dataclass(slots=True)
 class _System:
     index: int
     guid: str
     name: str
     switch: bool
+    device: _Device | None = None
+    """A switch's device."""
 
 
 @dataclass(slots=True)
@@ -282,16 +299,20 @@ class _Builder:
             listed = entry.get("ports", [])
             if not isinstance(listed, list):
                 raise doc.error(index, "ports", "expected a list of port names")
+            claimed = {guid}  # a system lists each node GUID once per port: the first claim is the one to check
             for k, port in enumerate(listed):
                 m = _PORT_NAME.match(port) if isinstance(port, str) else None
                 if m is None:
                     raise doc.error(index, f"ports[{k}]",
                                     f"not a UFM port name (<guid>_<port>): {excerpt(str(port))}")
-                self._own(doc, system, canonical_guid(m.group(1)), doc.path(index, f"ports[{k}]"))
+                node_guid = canonical_guid(m.group(1))
+                if node_guid not in claimed:
+                    claimed.add(node_guid)
+                    self._own(doc, system, node_guid, doc.path(index, f"ports[{k}]"))
             if system.switch:
-                device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
-                                      f"{doc.name}:{doc.path(index, None)}")
-                self.switch_by_name.setdefault(name.casefold(), device)
+                system.device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
+                                             f"{doc.name}:{doc.path(index, None)}")
+                self.switch_by_name.setdefault(name.casefold(), system.device)
 
     def _own(self, doc: _Document, system: _System, guid: str, where: str) -> None:
         previous = self.owner.get(guid)
@@ -315,12 +336,12 @@ class _Builder:
 
     def read_links(self, doc: _Document) -> None:
         for index, entry in enumerate(doc.entries):
-            descriptions = [entry.get(f"{side}_port_node_description") for side in ("source", "destination")]
-            if any(isinstance(d, str) and AGGREGATION_NODE in d.casefold() for d in descriptions):
+            if any(isinstance(d := entry.get(side.description), str) and AGGREGATION_NODE in d.casefold()
+                   for side in _SIDES):
                 continue
-            a = self._end(doc, index, "source")
-            b = self._end(doc, index, "destination")
-            port_entries = self._port_entries(doc, index)
+            a = self._end(doc, index, _SOURCE)
+            b = self._end(doc, index, _DESTINATION)
+            port_entries = [found for found in (self.ports.get(a.name), self.ports.get(b.name)) if found is not None]
             width = self._width(doc, index, port_entries)
             name = doc.text(index, "name", required=False)
             origin = name or f"{doc.name}:{doc.path(index, None)}"
@@ -331,16 +352,21 @@ class _Builder:
                                 f"its chassis ({a.device.name!r} - {b.device.name!r})")
             self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin))
 
-    def _end(self, doc: _Document, index: int, side: str) -> _End:
-        guid = doc.guid(index, f"{side}_guid")
-        port = doc.required(index, f"{side}_port")
-        dname = doc.text(index, f"{side}_port_dname", required=False)
-        description = doc.text(index, f"{side}_port_node_description", required=False)
+    def _end(self, doc: _Document, index: int, fields: _Side) -> _End:
+        side = fields.side
+        entry = doc.entries[index]
+        guid = doc.guid(index, fields.guid)
+        # ``doc.text`` inlined for the common case of a string: this runs for every end of every link.
+        port = value.strip() if type(value := entry.get(fields.port)) is str else None
+        port = port or doc.required(index, fields.port)
+        dname = (value.strip() if type(value := entry.get(fields.dname)) is str
+                 else doc.text(index, fields.dname, required=False))
+        description = (value.strip() if type(value := entry.get(fields.description)) is str
+                       else doc.text(index, fields.description, required=False))
         known = self.owner.get(guid)
-        if known is not None and known[0].switch:
-            system = known[0]
-            device = self.devices[f"system:{system.guid}"]
-            return _End(device, self._switch_label(doc, index, side, description, dname, port), f"{guid}_{port}")
+        if known is not None and known[0].device is not None:
+            return _End(known[0].device, self._switch_label(doc, index, side, description, dname, port),
+                        f"{guid}_{port}")
         if known is not None:
             system = known[0]
             name = self._adapter_name(guid, port, description)
@@ -446,17 +472,6 @@ class _Builder:
             if isinstance(value, str) and (rate := lane_gbps(value)) is not None:
                 return rate * width
         return None
-
-    def _port_entries(self, doc: _Document, index: int) -> list[dict[str, Any]]:
-        if not self.ports:
-            return []
-        link = doc.entries[index]
-        found = []
-        for side in ("source", "destination"):
-            key = f"{canonical_guid(str(link[side + '_guid']))}_{str(link[side + '_port']).strip()}"
-            if (entry := self.ports.get(key)) is not None:
-                found.append(entry)
-        return found
 
     # --- the fabric ---------------------------------------------------------------------------------
 
