@@ -30,6 +30,7 @@ def decode(data: bytes) -> Any:
     from pydantic_core import from_json  # 17 ms of imports, only for commands that read a document
 
     try:
-        return from_json(data.removeprefix(_BOM))
+        # Keys only: a snapshot's values are mostly distinct (names, GUIDs), caching them costs more than it saves.
+        return from_json(data.removeprefix(_BOM), cache_strings="keys")
     except ValueError:  # its message is not the standard library's, nor its line and column
         raise Refused from None
