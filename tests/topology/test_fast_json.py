@@ -136,3 +136,64 @@ def test_any_document_decodes_as_the_standard_library_decodes_it(tmp_path_factor
     path = tmp_path_factory.getbasetemp() / "fast-json.json"
     with pytest.MonkeyPatch.context() as monkeypatch:
         assert_as_stdlib(path, data, monkeypatch)
+
+
+# --- a list response decoded for some fields of its objects -------------------------------------------------
+
+FIELDS = ("name", "dname", "n")
+ENTRY_KEYS = st.sampled_from([*FIELDS, "other", "data", "Name", ""])
+
+
+def projected(value: Any) -> Any:
+    """What ``decode_entries`` should make of what json.loads gave: the objects' fields in FIELDS, or Refused."""
+    wrapped = isinstance(value, dict) and "data" in value
+    entries = value["data"] if wrapped else value
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        return fast_json.Refused
+    kept = [{key: entry[key] for key in FIELDS if key in entry} for entry in entries]
+    return {"data": kept} if wrapped else kept
+
+
+@st.composite
+def list_documents(draw: st.DrawFn) -> bytes:
+    """Lists of objects (perhaps wrapped in {"data": ...}, perhaps with an odd entry), written by json.dumps."""
+    entries = draw(st.lists(st.dictionaries(ENTRY_KEYS, JSON_VALUES, max_size=5) | JSON_VALUES, max_size=5))
+    value: Any = entries
+    if draw(st.booleans()):
+        value = {"data": entries, **draw(st.dictionaries(ENTRY_KEYS, JSON_VALUES, max_size=2))}
+    text = json.dumps(value, ensure_ascii=draw(st.booleans()))
+    if draw(st.booleans()):  # a key written twice: the last one counts, as in json.loads
+        text = text.replace('"name": ', '"name": 0, "name": ', 1)
+    return (b"\xef\xbb\xbf" if draw(st.booleans()) else b"") + text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=400, deadline=None)
+@given(list_documents() | documents())
+def test_a_list_response_keeps_the_fields_asked_for(data: bytes) -> None:
+    try:
+        expected = projected(json.loads(data.decode("utf-8-sig")))
+    except ValueError:  # bad JSON, bad UTF-8, a lone surrogate: the fast decoder refuses it too
+        expected = fast_json.Refused
+    try:
+        found = fast_json.decode_entries(data, FIELDS)
+    except fast_json.Refused:
+        found = fast_json.Refused
+    if found is fast_json.Refused:  # it may refuse what the standard library reads: that is decoded whole
+        return
+    assert expected is not fast_json.Refused, data[:120]
+    assert same(sorted_entries(found), sorted_entries(expected)), (data[:120], found, expected)
+
+
+def sorted_entries(value: Any) -> Any:
+    """The entries' keys in one order: a projection's order is its fields', the document's is not kept."""
+    entries = value["data"] if isinstance(value, dict) else value
+    kept = [dict(sorted(entry.items())) for entry in entries]
+    return {"data": kept} if isinstance(value, dict) else kept
+
+
+def test_a_list_response_is_refused_when_it_is_no_list_of_objects() -> None:
+    for text in (b'{"x": []}', b"[1]", b'[{"name": 1}, []]', b'{"data": [1]}', b'{"data": {}}', b"7",
+                 b'[{"name": "\\ud800"}]', b"[" * 300):
+        with pytest.raises(fast_json.Refused):
+            fast_json.decode_entries(text, FIELDS)
+    assert fast_json.decode_entries(b'{"data": [{"name": 1, "x": 2}], "total": 1}', FIELDS) == {"data": [{"name": 1}]}

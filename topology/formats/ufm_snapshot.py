@@ -63,6 +63,8 @@ from topology.rates import NOT_GIVEN, lane_gbps, parse_width
 
 AGGREGATION_NODE = "mellanox technologies aggregation node"
 DOCUMENTS = ("systems", "links", "ports")
+PORT_FIELDS = ("name", "node_description", "active_width", "active_speed", "dname", "number")
+"""The fields of a ports.json entry the builder reads; the reader decodes no other (a port has some thirty)."""
 _GUID = re.compile(r"^(?:0x)?[0-9a-fA-F]{1,16}$")
 _PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,16})_(\S+)$")
 _TRAILING_NUMBER = re.compile(r"(?<!\d)(\d+)$")  # (?<!\d): linear time on a long run of digits
@@ -77,14 +79,17 @@ def read_ufm_snapshot(directory: Path) -> Fabric:
     paths = {name: directory / f"{name}.json" for name in DOCUMENTS}
     systems = load_ufm_json(paths["systems"])
     links = load_ufm_json(paths["links"])
-    ports = load_ufm_json(paths["ports"]) if paths["ports"].exists() else None
+    ports = load_ufm_json(paths["ports"], fields=PORT_FIELDS) if paths["ports"].exists() else None
     return fabric_from_ufm(
         systems, links, ports, str(directory), documents={name: str(path) for name, path in paths.items()}
     )
 
 
-def load_ufm_json(path: Path) -> Any:
-    """Decode one saved UFM response; errors name the file (and the line and column of bad JSON)."""
+def load_ufm_json(path: Path, *, fields: tuple[str, ...] | None = None) -> Any:
+    """Decode one saved UFM response; errors name the file (and the line and column of bad JSON).
+
+    With ``fields``, a list response's objects keep only those fields (when it is a list of objects: else it is
+    decoded whole, for the builder to say what is wrong with it)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError as exc:
@@ -92,7 +97,7 @@ def load_ufm_json(path: Path) -> Any:
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
     try:
-        return fast_json.decode(data)
+        return fast_json.decode(data) if fields is None else fast_json.decode_entries(data, fields)
     except fast_json.Refused:
         pass
     try:  # as ``path.read_text`` decodes, newlines included: the line an error names is the same
