@@ -350,6 +350,14 @@ def test_port_cabled_twice(tmp_path: Path) -> None:
     assert "leaf-1/Port 1 is cabled twice" in error.message and "[0]" in error.message
 
 
+def test_port_cabled_twice_names_the_first_link_though_listed_again(tmp_path: Path) -> None:
+    again = link(HCA0, "1", LEAF, "1", dst_desc="leaf-1:1")  # link [0] from its other end: read once
+    links = [*LINKS, again, link(LEAF, "1", LINE_CARD, "5", src_desc="leaf-1:1", dst_desc="dir-1:L01/U1/5")]
+    error = error_of(snapshot(tmp_path / "snap", links=links))
+    assert error.column == "[7]"
+    assert "is cabled twice (also on link [0] " in error.message
+
+
 def test_internal_spine_asic_linked_outside_its_chassis(tmp_path: Path) -> None:
     links = [*LINKS, link(LEAF, "40", SPINE_ASIC, "2", src_desc="leaf-1:40", dst_desc="dir-1:S01/U1/2")]
     error = error_of(snapshot(tmp_path / "snap", links=links))

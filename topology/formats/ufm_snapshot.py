@@ -490,17 +490,14 @@ class _Builder:
             except InputError as exc:
                 raise InputError(exc.message, source=self.source) from exc
         links_doc = self.names["links"]
-        placed: dict[End, _Link] = {}
-        seen: set[tuple[End, End]] = set()
+        by_end = fabric.by_end  # the cables placed so far, by end: no set or map of its own (a million entries at 32k)
         for link in self.links:
-            assert link.a.port is not None and link.b.port is not None
-            cable = Cable(End(link.a.device.name.casefold(), link.a.port),
-                          End(link.b.device.name.casefold(), link.b.port),
-                          width=link.width, speed_gbps=link.speed, origin=link.origin)
-            if cable.key in seen:
+            cable = self._cable(link)
+            if (placed := by_end.get(cable.a)) is not None and placed.key == cable.key:
                 continue  # the same link listed twice (or from both directions)
             for end in (cable.a, cable.b):
-                if (first := placed.get(end)) is not None:
+                if end in by_end:
+                    first = next(other for other in self.links if end in self._cable(other).key)
                     raise InputError(f"port {fabric.describe(end)} is cabled twice (also on link "
                                      f"[{first.index}] {first.origin})", source=links_doc,
                                      column=f"[{link.index}]")
@@ -508,12 +505,16 @@ class _Builder:
                 fabric.add_cable(cable)
             except InputError as exc:
                 raise InputError(exc.message, source=links_doc, column=f"[{link.index}]") from exc
-            seen.add(cable.key)
-            placed[cable.a] = placed[cable.b] = link
             fabric.port_names[link.a.name] = cable.a
             fabric.port_names[link.b.name] = cable.b
         self._name_switch_ports(fabric)
         return fabric
+
+    @staticmethod
+    def _cable(link: _Link) -> Cable:
+        assert link.a.port is not None and link.b.port is not None
+        return Cable(End(link.a.device.name.casefold(), link.a.port), End(link.b.device.name.casefold(), link.b.port),
+                     width=link.width, speed_gbps=link.speed, origin=link.origin)
 
     def _name_switch_ports(self, fabric: Fabric) -> None:
         """Switch ports with no cable UFM reports (a disabled link leaves /resources/links) keep their UFM
