@@ -348,7 +348,7 @@ class _Builder:
             b = self._end(doc, index, _DESTINATION)
             port_entries = [found for found in (self.ports.get(a.name), self.ports.get(b.name)) if found is not None]
             width = self._width(doc, index, port_entries)
-            name = doc.text(index, "name", required=False)
+            name = value.strip() if type(value := entry.get("name")) is str else doc.text(index, "name", required=False)
             origin = name or f"{doc.name}:{doc.path(index, None)}"
             if a.port is None or b.port is None:
                 if a.device is b.device:
@@ -360,8 +360,9 @@ class _Builder:
     def _end(self, doc: _Document, index: int, fields: _Side) -> _End:
         side = fields.side
         entry = doc.entries[index]
-        guid = doc.guid(index, fields.guid)
-        # ``doc.text`` inlined for the common case of a string: this runs for every end of every link.
+        # ``doc.guid`` and ``doc.text`` inlined for the common case of a string: this runs for every end of every link.
+        guid = _checked_guid(raw) if type(raw := entry.get(fields.guid)) is str else None
+        guid = guid or doc.guid(index, fields.guid)
         port = value.strip() if type(value := entry.get(fields.port)) is str else None
         port = port or doc.required(index, fields.port)
         dname = (value.strip() if type(value := entry.get(fields.dname)) is str
@@ -370,7 +371,7 @@ class _Builder:
                        else doc.text(index, fields.description, required=False))
         known = self.owner.get(guid)
         if known is not None and known[0].device is not None:
-            return _End(known[0].device, self._switch_label(doc, index, side, description, dname, port),
+            return _End(known[0].device, self._switch_label(doc, index, fields, description, dname, port),
                         f"{guid}_{port}")
         if known is not None:
             system = known[0]
@@ -380,11 +381,12 @@ class _Builder:
             device = self._device(f"node:{guid}", name or f"{system.name} {guid}", Kind.ADAPTER, guid, guid,
                                   origin, host)
             return _End(device, self._adapter_port(doc, index, side, port, dname), f"{guid}_{port}")
-        return self._unowned_end(doc, index, side, guid, port, dname, description)
+        return self._unowned_end(doc, index, fields, guid, port, dname, description)
 
-    def _unowned_end(self, doc: _Document, index: int, side: str, guid: str, port: str, dname: str | None,
+    def _unowned_end(self, doc: _Document, index: int, fields: _Side, guid: str, port: str, dname: str | None,
                      description: str | None) -> _End:
         """An end whose GUID no system lists: name it from its own node description."""
+        side = fields.side
         origin = f"{doc.name}:{doc.path(index, side + '_guid')}"
         if not description:
             raise doc.error(index, f"{side}_guid", f"GUID {guid} belongs to no system in "
@@ -404,7 +406,7 @@ class _Builder:
             if device.kind is not Kind.SWITCH:
                 raise doc.error(index, f"{side}_port_node_description", f"GUID {guid} is an adapter "
                                 f"({device.name!r}) at {device.origin}, but this link describes a switch port")
-            return _End(device, self._switch_label(doc, index, side, description, dname, port), f"{guid}_{port}")
+            return _End(device, self._switch_label(doc, index, fields, description, dname, port), f"{guid}_{port}")
         name = self._adapter_name(guid, port, description) or " ".join(description.split())
         device = self._device(f"node:{guid}", name, Kind.ADAPTER, guid, guid, origin, host_of(name))
         if device.kind is not Kind.ADAPTER:
@@ -424,17 +426,18 @@ class _Builder:
                 return name
         return None
 
-    def _switch_label(self, doc: _Document, index: int, side: str, description: str | None,
+    def _switch_label(self, doc: _Document, index: int, fields: _Side, description: str | None,
                       dname: str | None, port: str) -> str | None:
+        side = fields.side
         suffix = description.partition(":")[2] if description and ":" in description else ""
         try:
             parsed = director_asic(suffix.replace(":", "/")) if "/" in suffix else None
         except PortLabelError as exc:
-            raise doc.error(index, f"{side}_port_node_description", str(exc)) from None
+            raise doc.error(index, fields.description, str(exc)) from None
         if parsed is not None and parsed[1] is not None:
             return parsed[0].port_label(parsed[1])
-        for field, text in ((f"{side}_port_dname", dname), (f"{side}_port", port),
-                            (f"{side}_port_node_description", suffix.rpartition(":")[2])):
+        for field, text in ((fields.dname, dname), (fields.port, port),
+                            (fields.description, suffix.rpartition(":")[2])):
             try:
                 if text and (label := checked_switch_port(text)) is not None:
                     return label
