@@ -217,7 +217,7 @@ class _Side(NamedTuple):
     description: str
 
 
-_SOURCE, _DESTINATION = _SIDES = tuple(
+_SOURCE, _DESTINATION = (
     _Side(side, f"{side}_guid", f"{side}_port", f"{side}_port_dname", f"{side}_port_node_description")
     for side in ("source", "destination")
 )
@@ -341,8 +341,8 @@ class _Builder:
 
     def read_links(self, doc: _Document) -> None:
         for index, entry in enumerate(doc.entries):
-            if any(isinstance(d := entry.get(side.description), str) and AGGREGATION_NODE in d.casefold()
-                   for side in _SIDES):
+            if _aggregation_node(entry.get(_SOURCE.description)) or _aggregation_node(
+                    entry.get(_DESTINATION.description)):
                 continue
             a = self._end(doc, index, _SOURCE)
             b = self._end(doc, index, _DESTINATION)
@@ -543,6 +543,10 @@ class _Builder:
                 for device in group:
                     device.name = f"{device.name} ({device.display_guid})"
                     device.host = None
+
+
+def _aggregation_node(description: object) -> bool:
+    return isinstance(description, str) and AGGREGATION_NODE in description.casefold()
 
 
 def _switch_description(description: str) -> tuple[str | None, bool]:
