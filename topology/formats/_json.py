@@ -44,11 +44,9 @@ def decode_entries(data: bytes, fields: tuple[str, ...]) -> Any:
     """A list of objects (or ``{"data": [...]}`` of them, as UFM pages) keeping only ``fields`` of each object:
     what ``json.loads`` gives, less the other fields. ``Refused`` for a document of any other shape."""
     _check_int_limit()
-    from pydantic_core import ValidationError
-
     try:
         return _entries_validator(fields).validate_json(data.removeprefix(_BOM))
-    except ValidationError:  # bad JSON, or not a list of objects: the whole document tells what is wrong
+    except ValueError:  # bad JSON, or not a list of objects (a ValidationError): the whole document tells which
         raise Refused from None
 
 
