@@ -1,12 +1,15 @@
 """This checkout against another one (an earlier commit), side by side in one run, on the same inputs.
 
-    python -m benchmarks.compare /path/to/baseline-checkout [--runs 5] [--workdir DIR]
+    python -m benchmarks.compare /path/to/baseline-checkout [--runs 5] [--workdir DIR] [--only verify] [--cpu]
 
 The baseline is another checkout of the project with its own ``.venv`` (``git worktree add DIR REV`` then
 ``make -C DIR .venv/.installed``). Each benchmark runs both sides' whole processes alternately (ours, theirs,
-ours, ...), so a shared host's noise falls on both, and reports the medians and their ratio:
+ours, ...), so a shared host's noise falls on both, and reports the medians and their ratio. ``--cpu`` reports the
+commands' CPU time (user + system, from ``wait4``) instead of their wall time: on a host busy with other work a
+process waits for a core, and the wait is in its wall time but not in its CPU time (the pipeline's row is its
+child's own timing either way).
 
-- ``verify`` of h100-4k from files (the benchmark's planted faults), JSON report;
+- ``verify`` of h100-4k and h100-32k from files (the benchmark's planted faults), JSON report;
 - ``replay`` of the realistic 1M-line week (``benchmarks.bench_replay``'s generator), JSON report;
 - ``Pipeline.step`` over the 100,000-event storm (``benchmarks.bench_pipeline``'s child, in each checkout).
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -27,14 +31,21 @@ from typing import Any
 from benchmarks import bench_pipeline, bench_replay, bench_verify
 
 HERE = Path(__file__).resolve().parents[1]
+BENCHMARKS = ("verify", "replay", "pipeline")
 
 
-def _wall(argv: list[str], cwd: Path, expect: tuple[int, ...]) -> float:
+def _seconds(argv: list[str], cwd: Path, expect: tuple[int, ...], cpu: bool) -> float:
+    """The command's wall time, or with ``cpu`` its user + system time."""
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    if done.returncode not in expect:
-        raise RuntimeError(f"{' '.join(argv[:3])}… in {cwd}: exit {done.returncode}: {done.stderr[-400:]!r}")
-    return time.perf_counter() - start
+    with tempfile.TemporaryFile() as errors, subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL,
+                                                              stderr=errors) as child:
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        if child.returncode not in expect:
+            errors.seek(0)
+            raise RuntimeError(f"{' '.join(argv[:3])}… in {cwd}: exit {child.returncode}: {errors.read()[-400:]!r}")
+    return usage.ru_utime + usage.ru_stime if cpu else wall
 
 
 def _storm_seconds(checkout: Path, storm: Path) -> float:
@@ -62,37 +73,46 @@ def main(argv: list[str]) -> int:
     parser.add_argument("baseline", type=Path)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--only", choices=BENCHMARKS, action="append", help="Run only these (repeatable).")
+    parser.add_argument("--cpu", action="store_true", help="CPU time (user + system) instead of wall time.")
     args = parser.parse_args(argv)
+    wanted = args.only or BENCHMARKS
     baseline = args.baseline.resolve()
     with tempfile.TemporaryDirectory(prefix="fabric-compare-") as tmp:
         work = args.workdir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         rows = []
-        plan, snapshot = bench_verify.prepare("h100-4k", work)
+        for preset in bench_verify.TARGETS_S if "verify" in wanted else ():
+            plan, snapshot = bench_verify.prepare(preset, work)
 
-        def verify(checkout: Path) -> float:
-            fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
-            return _wall([fabricctl, "verify", "--plan", str(plan), "--as-built", str(snapshot), "--format", "json"],
-                         checkout, (1,))
-        rows.append(side_by_side("verify h100-4k", lambda: verify(HERE), lambda: verify(baseline), args.runs))
-
-        as_built, log, _, _ = bench_replay.prepare(work)
-
-        def replay(checkout: Path) -> float:
-            fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
-            return _wall([fabricctl, "replay", "--as-built", str(as_built), "--events", str(log), "--format", "json"],
-                         checkout, (0, 1))
-        rows.append(side_by_side("replay 1M lines", lambda: replay(HERE), lambda: replay(baseline), args.runs))
-
-        storm = bench_pipeline.prepare(work)
-        rows.append(side_by_side("Pipeline.step, 100k-event storm", lambda: _storm_seconds(HERE, storm),
-                                 lambda: _storm_seconds(baseline, storm), args.runs))
-    print(f"| benchmark | this checkout (s) | {baseline.name} (s) | ratio |")
+            def verify(checkout: Path, plan: Path = plan, snapshot: Path = snapshot) -> float:
+                fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
+                return _seconds([fabricctl, "verify", "--plan", str(plan), "--as-built", str(snapshot), "--format",
+                                 "json"], checkout, (1,), args.cpu)
+            rows.append(side_by_side(f"verify {preset}", lambda: verify(HERE), lambda: verify(baseline), args.runs))
+        if "replay" in wanted:
+            rows.append(_replay(work, baseline, args.runs, args.cpu))
+        if "pipeline" in wanted:
+            storm = bench_pipeline.prepare(work)
+            rows.append(side_by_side("Pipeline.step, 100k-event storm", lambda: _storm_seconds(HERE, storm),
+                                     lambda: _storm_seconds(baseline, storm), args.runs))
+    unit = "CPU s" if args.cpu else "s"
+    print(f"| benchmark | this checkout ({unit}) | {baseline.name} ({unit}) | ratio |")
     print("|---|---|---|---|")
     for row in rows:
         print(f"| {row['benchmark']} | {row['ours_s']:.2f} | {row['baseline_s']:.2f} | {row['ratio']:.2f} |")
     print(json.dumps(rows), file=sys.stderr)
     return 0
+
+
+def _replay(work: Path, baseline: Path, runs: int, cpu: bool) -> dict[str, Any]:
+    as_built, log, _, _ = bench_replay.prepare(work)
+
+    def replay(checkout: Path) -> float:
+        fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
+        return _seconds([fabricctl, "replay", "--as-built", str(as_built), "--events", str(log), "--format", "json"],
+                        checkout, (0, 1), cpu)
+    return side_by_side("replay 1M lines", lambda: replay(HERE), lambda: replay(baseline), runs)
 
 
 if __name__ == "__main__":

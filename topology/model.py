@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import NamedTuple
@@ -68,10 +68,12 @@ class Cable:
     """Total link rate in Gb/s (lanes x per-lane rate)."""
     origin: str | None = None
     """Where the cable was read from, ``file:line`` or a UFM link name."""
+    key: tuple[End, End] = field(init=False, repr=False, compare=False)
+    """The two ends in order: the cable whichever way round it was read. Made once: verify asks for it of
+    every cable of both fabrics, several times."""
 
-    @property
-    def key(self) -> tuple[End, End]:
-        return (self.a, self.b) if self.a <= self.b else (self.b, self.a)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.a, self.b) if self.a <= self.b else (self.b, self.a))
 
     def other(self, end: End) -> End:
         return self.b if end == self.a else self.a

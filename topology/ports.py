@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 
 class Kind(StrEnum):
@@ -70,8 +71,11 @@ def switch_port(text: str) -> str | None:
         return None
 
 
+@lru_cache(maxsize=1 << 14)
 def checked_switch_port(text: str) -> str | None:
-    """``switch_port``, but a label of a switch port's form with a number out of range raises ``PortLabelError``."""
+    """``switch_port``, but a label of a switch port's form with a number out of range raises ``PortLabelError``.
+
+    Cached: a fabric's port labels are a few dozen texts, read for every cable end of a plan or snapshot."""
     label = text.strip()
     if m := _NUMERIC.match(label):
         return str(_number(m.group(1)))
@@ -89,8 +93,11 @@ def display_port(label: str) -> str:
     return label if label.startswith("Blade ") else f"Port {label}"
 
 
+@lru_cache(maxsize=1 << 14)
 def is_adapter_name(device: str) -> bool:
-    """True for a node description of the form ``<host> <adapter>`` (``luna-0001 mlx5_10``)."""
+    """True for a node description of the form ``<host> <adapter>`` (``luna-0001 mlx5_10``).
+
+    Cached: asked of a switch's name for each of its ports."""
     parts = device.split()
     return len(parts) >= 2 and bool(_ADAPTER_PORT.match(" ".join(parts[1:])))
 

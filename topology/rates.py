@@ -54,6 +54,7 @@ def _lanes(digits: str) -> int | None:
     return lanes if 0 < lanes <= MAX_LANES else None
 
 
+@lru_cache(maxsize=64)
 def lane_gbps(speed: str | None) -> float | None:
     if not speed:
         return None

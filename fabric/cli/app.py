@@ -34,11 +34,13 @@ from fabric.cli.common import fail
 
 class _Commands(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
-        from fabric.errors import as_fabric_error
-
         try:
             return super().invoke(ctx)
+        except typer.Exit:  # a command's exit code (verify's 1 for findings), no error: fabric.errors stays unloaded
+            raise
         except Exception as exc:
+            from fabric.errors import as_fabric_error
+
             error = as_fabric_error(exc)  # None for exits, usage errors and bugs: they go on as they are
             if error is None:
                 raise

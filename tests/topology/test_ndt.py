@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topology.errors import InputError
+from topology.formats import ndt
 from topology.formats.ndt import ndt_text, parse_ndt, read_ndt, write_ndt
 from topology.generate import PRESETS, fat_tree
 from topology.model import End, Tier
@@ -277,3 +278,33 @@ def test_any_bytes_are_a_plan_or_an_input_error_naming_the_file(tmp_path_factory
         read_ndt(path)
     except InputError as exc:
         assert str(exc).startswith(str(path))
+
+
+# A switch's device cell, once read, skips parse_end for its other ports: the plan must read as it does without.
+PLAN_DEVICES = st.sampled_from(["leaf-1", "LEAF-1", " leaf-1", "leaf  1", "leaf 1", "spine-1", "node1",
+                                "node1 mlx5_0", "node1 mlx5_1", "", "dir-1"])
+PLAN_PORTS = st.sampled_from(["1", "Port 1", "port  2", " 02 ", "1/3/1", "Port 1/4/2", "Blade 16_Port 2/20",
+                              "Blade 1_Port  1/2", "9999", "Port 1025", "1/2/9999", "mlx5_0", "node1 mlx5_0",
+                              "HCA-1/1", "ibp21s0f0", "x", ""])
+
+
+def outcome_of(text: str, *, lenient: bool) -> object:
+    try:
+        fabric = parse_ndt(io.StringIO(text), "plan.csv", lenient=lenient)
+    except InputError as exc:
+        return str(exc)
+    devices = [(d.name, d.kind, d.host, d.origin, d.tier) for d in fabric.devices.values()]
+    return devices, fabric.cables, [str(c) for c in fabric.conflicts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(PLAN_DEVICES, PLAN_PORTS, PLAN_DEVICES, PLAN_PORTS), min_size=1, max_size=12),
+       st.booleans())
+def test_a_switch_read_before_reads_as_parse_end_reads_it(rows: list[tuple[str, str, str, str]],
+                                                         lenient: bool) -> None:
+    text = "StartDevice,StartPort,EndDevice,EndPort\n" + "".join(",".join(row) + "\n" for row in rows)
+    found = outcome_of(text, lenient=lenient)
+    with pytest.MonkeyPatch.context() as monkeypatch:  # every end through parse_end
+        monkeypatch.setattr(ndt, "checked_switch_port", lambda text: None)
+        expected = outcome_of(text, lenient=lenient)
+    assert found == expected

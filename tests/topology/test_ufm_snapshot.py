@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topology.errors import InputError
+from topology.formats import ufm_snapshot
 from topology.formats.ufm_render import write_ufm_snapshot
 from topology.formats.ufm_snapshot import fabric_from_ufm, read_ufm_snapshot
 from topology.generate import PRESETS, fat_tree
@@ -349,6 +350,14 @@ def test_port_cabled_twice(tmp_path: Path) -> None:
     assert "leaf-1/Port 1 is cabled twice" in error.message and "[0]" in error.message
 
 
+def test_port_cabled_twice_names_the_first_link_though_listed_again(tmp_path: Path) -> None:
+    again = link(HCA0, "1", LEAF, "1", dst_desc="leaf-1:1")  # link [0] from its other end: read once
+    links = [*LINKS, again, link(LEAF, "1", LINE_CARD, "5", src_desc="leaf-1:1", dst_desc="dir-1:L01/U1/5")]
+    error = error_of(snapshot(tmp_path / "snap", links=links))
+    assert error.column == "[7]"
+    assert "is cabled twice (also on link [0] " in error.message
+
+
 def test_internal_spine_asic_linked_outside_its_chassis(tmp_path: Path) -> None:
     links = [*LINKS, link(LEAF, "40", SPINE_ASIC, "2", src_desc="leaf-1:40", dst_desc="dir-1:S01/U1/2")]
     error = error_of(snapshot(tmp_path / "snap", links=links))
@@ -439,6 +448,26 @@ def test_any_documents_are_a_fabric_or_an_input_error_naming_one(documents: dict
         assert "\n" not in str(exc)
 
 
+def built(documents: dict[str, Any]) -> object:
+    try:
+        fabric = fabric_from_ufm(documents["systems"], documents["links"], documents["ports"], "snap")
+    except InputError as exc:
+        return str(exc)
+    devices = [(d.name, d.kind, d.guid, d.host, d.origin, d.tier) for d in fabric.devices.values()]
+    return devices, fabric.cables, fabric.port_names
+
+
+@settings(max_examples=300, deadline=None)
+@given(mutated_documents())
+def test_the_builder_reads_no_port_field_the_reader_leaves_out(documents: dict[str, Any]) -> None:
+    """read_ufm_snapshot decodes only PORT_FIELDS of each port: the fabric must be the one all fields make."""
+    ports = documents["ports"]
+    if not (isinstance(ports, list) and all(isinstance(entry, dict) for entry in ports)):
+        return  # decoded whole by the reader
+    kept = [{key: entry[key] for key in ufm_snapshot.PORT_FIELDS if key in entry} for entry in ports]
+    assert built({**documents, "ports": kept}) == built(documents)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from(["systems", "links", "ports"]),
        st.sampled_from([b"[" * 100_000, b"[" + HUGE.encode() + b"]", b'{"data": ' + b"{" * 50_000])
@@ -503,3 +532,13 @@ def test_ufm_port_names_map_to_ends(tmp_path: Path) -> None:
     fabric = read_ufm_snapshot(tmp_path)
     assert len(fabric.port_names) == 2 * len(plan.cables)
     assert all(fabric.port_names[ref.name] == end for end, ref in view.ports.items())
+
+
+def test_an_uncabled_switch_port_keeps_its_name_from_dname_or_number(tmp_path: Path) -> None:
+    """Read from disk, where ports.json is decoded for PORT_FIELDS only: dname first, then number, then the name."""
+    ports = [*PORTS, {"name": f"{LEAF}_9", "dname": "1/2/1", "number": 9, "system_name": "leaf-1"},
+             {"name": f"{LEAF}_10", "number": 12, "system_name": "leaf-1"}, {"name": f"{LEAF}_11"}]
+    fabric = read_ufm_snapshot(snapshot(tmp_path, ports=ports))
+    assert fabric.port_names[f"{LEAF}_9"] == End("leaf-1", "1/2/1")
+    assert fabric.port_names[f"{LEAF}_10"] == End("leaf-1", "12")
+    assert fabric.port_names[f"{LEAF}_11"] == End("leaf-1", "11")

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from topology.errors import InputError
 from topology.model import Cable, End, Fabric
-from topology.ports import Kind, PortLabelError, display_port, excerpt, parse_end
+from topology.ports import Kind, PortLabelError, checked_switch_port, display_port, excerpt, parse_end
 from topology.rates import MAX_LANES, NOT_GIVEN, parse_total_gbps, parse_width
 
 REQUIRED = ("StartDevice", "StartPort", "EndDevice", "EndPort")
@@ -47,18 +47,21 @@ def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False) -> Fa
     speed_col, width_col = columns.get("Speed"), columns.get("Width")
     needed = max(start_dev, start_port, end_dev, end_port)
     first = min(columns.values())
+    switches: dict[str, str] = {}
     try:
         for row in rows:
             line = rows.line_num
-            if not any(cell.strip() for cell in row) or (len(row) > first and row[first].lstrip().startswith("#")):
+            # Blank: no cell holds more than whitespace (one join, not a strip per cell: this runs for every row).
+            if not "".join(row).strip() or (len(row) > first and row[first].lstrip().startswith("#")):
                 continue
             if len(row) <= needed:
                 missing = next(n for n in REQUIRED if columns[n] >= len(row))
                 raise InputError(f"row has {len(row)} cells, no value for this column", source=source,
                                  line=line, column=missing)
             origin = f"{source}:{line}"
-            a = _end(fabric, row[start_dev], row[start_port], source, line, "StartPort", "StartDevice")
-            b = _end(fabric, row[end_dev], row[end_port], source, line, "EndPort", "EndDevice")
+            a = _end(fabric, switches, row[start_dev], row[start_port], source, line, origin, "StartPort",
+                     "StartDevice")
+            b = _end(fabric, switches, row[end_dev], row[end_port], source, line, origin, "EndPort", "EndDevice")
             width = _width(_cell(row, width_col), source, line) if width_col is not None else None
             speed = _speed(_cell(row, speed_col), width, source, line) if speed_col is not None else None
             fabric.add_cable(Cable(a, b, width, speed, origin), lenient=lenient)
@@ -120,14 +123,26 @@ def _find_header(rows: Iterable[Sequence[str]], source: str) -> tuple[dict[str, 
     )
 
 
-def _end(fabric: Fabric, device: str, port: str, source: str, line: int, port_col: str, device_col: str) -> End:
+def _end(fabric: Fabric, switches: dict[str, str], device: str, port: str, source: str, line: int, origin: str,
+         port_col: str, device_col: str) -> End:
+    """The end a row's device and port cells name; ``switches`` maps device cells already read as a switch to
+    its key, so that a switch's other ports need only their label read (a switch has dozens)."""
+    if (key := switches.get(device)) is not None:
+        try:
+            label = checked_switch_port(" ".join(port.split()))  # as parse_end reads a switch's port
+        except PortLabelError:
+            label = None  # out of range: parse_end says so below
+        if label is not None:
+            return End(key, label)
     if not device.strip():
         raise InputError("empty device name", source=source, line=line, column=device_col)
     try:
         parsed = parse_end(device, port)
     except PortLabelError as exc:
         raise InputError(str(exc), source=source, line=line, column=port_col) from None
-    node = fabric.add_device(parsed.device, parsed.kind, host=parsed.host, origin=f"{source}:{line}")
+    node = fabric.add_device(parsed.device, parsed.kind, host=parsed.host, origin=origin)
+    if parsed.kind is Kind.SWITCH:
+        switches[device] = node.key
     return End(node.key, parsed.port)
 
 

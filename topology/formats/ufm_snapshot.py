@@ -34,6 +34,7 @@ Errors name the document and the JSON field: ``links.json: field '[3].source_gui
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
@@ -41,9 +42,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from topology.errors import InputError
+from topology.formats import _json as fast_json
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,
@@ -61,6 +63,8 @@ from topology.rates import NOT_GIVEN, lane_gbps, parse_width
 
 AGGREGATION_NODE = "mellanox technologies aggregation node"
 DOCUMENTS = ("systems", "links", "ports")
+PORT_FIELDS = ("name", "node_description", "active_width", "active_speed", "dname", "number")
+"""The fields of a ports.json entry the builder reads; the reader decodes no other (a port has some thirty)."""
 _GUID = re.compile(r"^(?:0x)?[0-9a-fA-F]{1,16}$")
 _PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,16})_(\S+)$")
 _TRAILING_NUMBER = re.compile(r"(?<!\d)(\d+)$")  # (?<!\d): linear time on a long run of digits
@@ -75,20 +79,29 @@ def read_ufm_snapshot(directory: Path) -> Fabric:
     paths = {name: directory / f"{name}.json" for name in DOCUMENTS}
     systems = load_ufm_json(paths["systems"])
     links = load_ufm_json(paths["links"])
-    ports = load_ufm_json(paths["ports"]) if paths["ports"].exists() else None
+    ports = load_ufm_json(paths["ports"], fields=PORT_FIELDS) if paths["ports"].exists() else None
     return fabric_from_ufm(
         systems, links, ports, str(directory), documents={name: str(path) for name, path in paths.items()}
     )
 
 
-def load_ufm_json(path: Path) -> Any:
-    """Decode one saved UFM response; errors name the file (and the line and column of bad JSON)."""
+def load_ufm_json(path: Path, *, fields: tuple[str, ...] | None = None) -> Any:
+    """Decode one saved UFM response; errors name the file (and the line and column of bad JSON).
+
+    With ``fields``, a list response's objects keep only those fields (when it is a list of objects: else it is
+    decoded whole, for the builder to say what is wrong with it)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError as exc:
         raise InputError("file not found", source=str(path)) from exc
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
+    try:
+        return fast_json.decode(data) if fields is None else fast_json.decode_entries(data, fields)
+    except fast_json.Refused:
+        pass
+    try:  # as ``path.read_text`` decodes, newlines included: the line an error names is the same
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig").read()
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from exc
     try:
@@ -143,11 +156,10 @@ class _Document:
                 raise InputError("expected a list", source=name, column="data")
         if not isinstance(value, list):
             raise InputError('expected a JSON list of objects, or an object {"data": [...]}', source=name)
-        self.entries: list[dict[str, Any]] = []
-        for index, entry in enumerate(value):
-            if not isinstance(entry, dict):
-                raise self.error(index, None, f"expected an object, found {type(entry).__name__}")
-            self.entries.append(entry)
+        if not all(isinstance(entry, dict) for entry in value):
+            index, entry = next((i, e) for i, e in enumerate(value) if not isinstance(e, dict))
+            raise self.error(index, None, f"expected an object, found {type(entry).__name__}")
+        self.entries: list[dict[str, Any]] = value
 
     def path(self, index: int, name: str | None) -> str:
         return f"{self.prefix}[{index}]" + (f".{name}" if name else "")
@@ -195,12 +207,30 @@ def _checked_guid(text: str) -> str | None:
     return canonical_guid(value) if _GUID.match(value) else None
 
 
+class _Side(NamedTuple):
+    """The fields of one end of a UFM link."""
+
+    side: str
+    guid: str
+    port: str
+    dname: str
+    description: str
+
+
+_SOURCE, _DESTINATION = (
+    _Side(side, f"{side}_guid", f"{side}_port", f"{side}_port_dname", f"{side}_port_node_description")
+    for side in ("source", "destination")
+)
+
+
 @dataclass(slots=True)
 class _System:
     index: int
     guid: str
     name: str
     switch: bool
+    device: _Device | None = None
+    """A switch's device."""
 
 
 @dataclass(slots=True)
@@ -274,16 +304,20 @@ class _Builder:
             listed = entry.get("ports", [])
             if not isinstance(listed, list):
                 raise doc.error(index, "ports", "expected a list of port names")
+            claimed = {guid}  # a system lists each node GUID once per port: the first claim is the one to check
             for k, port in enumerate(listed):
                 m = _PORT_NAME.match(port) if isinstance(port, str) else None
                 if m is None:
                     raise doc.error(index, f"ports[{k}]",
                                     f"not a UFM port name (<guid>_<port>): {excerpt(str(port))}")
-                self._own(doc, system, canonical_guid(m.group(1)), doc.path(index, f"ports[{k}]"))
+                node_guid = canonical_guid(m.group(1))
+                if node_guid not in claimed:
+                    claimed.add(node_guid)
+                    self._own(doc, system, node_guid, doc.path(index, f"ports[{k}]"))
             if system.switch:
-                device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
-                                      f"{doc.name}:{doc.path(index, None)}")
-                self.switch_by_name.setdefault(name.casefold(), device)
+                system.device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
+                                             f"{doc.name}:{doc.path(index, None)}")
+                self.switch_by_name.setdefault(name.casefold(), system.device)
 
     def _own(self, doc: _Document, system: _System, guid: str, where: str) -> None:
         previous = self.owner.get(guid)
@@ -307,14 +341,14 @@ class _Builder:
 
     def read_links(self, doc: _Document) -> None:
         for index, entry in enumerate(doc.entries):
-            descriptions = [entry.get(f"{side}_port_node_description") for side in ("source", "destination")]
-            if any(isinstance(d, str) and AGGREGATION_NODE in d.casefold() for d in descriptions):
+            if _aggregation_node(entry.get(_SOURCE.description)) or _aggregation_node(
+                    entry.get(_DESTINATION.description)):
                 continue
-            a = self._end(doc, index, "source")
-            b = self._end(doc, index, "destination")
-            port_entries = self._port_entries(doc, index)
+            a = self._end(doc, index, _SOURCE)
+            b = self._end(doc, index, _DESTINATION)
+            port_entries = [found for found in (self.ports.get(a.name), self.ports.get(b.name)) if found is not None]
             width = self._width(doc, index, port_entries)
-            name = doc.text(index, "name", required=False)
+            name = value.strip() if type(value := entry.get("name")) is str else doc.text(index, "name", required=False)
             origin = name or f"{doc.name}:{doc.path(index, None)}"
             if a.port is None or b.port is None:
                 if a.device is b.device:
@@ -323,16 +357,22 @@ class _Builder:
                                 f"its chassis ({a.device.name!r} - {b.device.name!r})")
             self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin))
 
-    def _end(self, doc: _Document, index: int, side: str) -> _End:
-        guid = doc.guid(index, f"{side}_guid")
-        port = doc.required(index, f"{side}_port")
-        dname = doc.text(index, f"{side}_port_dname", required=False)
-        description = doc.text(index, f"{side}_port_node_description", required=False)
+    def _end(self, doc: _Document, index: int, fields: _Side) -> _End:
+        side = fields.side
+        entry = doc.entries[index]
+        # ``doc.guid`` and ``doc.text`` inlined for the common case of a string: this runs for every end of every link.
+        guid = _checked_guid(raw) if type(raw := entry.get(fields.guid)) is str else None
+        guid = guid or doc.guid(index, fields.guid)
+        port = value.strip() if type(value := entry.get(fields.port)) is str else None
+        port = port or doc.required(index, fields.port)
+        dname = (value.strip() if type(value := entry.get(fields.dname)) is str
+                 else doc.text(index, fields.dname, required=False))
+        description = (value.strip() if type(value := entry.get(fields.description)) is str
+                       else doc.text(index, fields.description, required=False))
         known = self.owner.get(guid)
-        if known is not None and known[0].switch:
-            system = known[0]
-            device = self.devices[f"system:{system.guid}"]
-            return _End(device, self._switch_label(doc, index, side, description, dname, port), f"{guid}_{port}")
+        if known is not None and known[0].device is not None:
+            return _End(known[0].device, self._switch_label(doc, index, fields, description, dname, port),
+                        f"{guid}_{port}")
         if known is not None:
             system = known[0]
             name = self._adapter_name(guid, port, description)
@@ -341,11 +381,12 @@ class _Builder:
             device = self._device(f"node:{guid}", name or f"{system.name} {guid}", Kind.ADAPTER, guid, guid,
                                   origin, host)
             return _End(device, self._adapter_port(doc, index, side, port, dname), f"{guid}_{port}")
-        return self._unowned_end(doc, index, side, guid, port, dname, description)
+        return self._unowned_end(doc, index, fields, guid, port, dname, description)
 
-    def _unowned_end(self, doc: _Document, index: int, side: str, guid: str, port: str, dname: str | None,
+    def _unowned_end(self, doc: _Document, index: int, fields: _Side, guid: str, port: str, dname: str | None,
                      description: str | None) -> _End:
         """An end whose GUID no system lists: name it from its own node description."""
+        side = fields.side
         origin = f"{doc.name}:{doc.path(index, side + '_guid')}"
         if not description:
             raise doc.error(index, f"{side}_guid", f"GUID {guid} belongs to no system in "
@@ -365,7 +406,7 @@ class _Builder:
             if device.kind is not Kind.SWITCH:
                 raise doc.error(index, f"{side}_port_node_description", f"GUID {guid} is an adapter "
                                 f"({device.name!r}) at {device.origin}, but this link describes a switch port")
-            return _End(device, self._switch_label(doc, index, side, description, dname, port), f"{guid}_{port}")
+            return _End(device, self._switch_label(doc, index, fields, description, dname, port), f"{guid}_{port}")
         name = self._adapter_name(guid, port, description) or " ".join(description.split())
         device = self._device(f"node:{guid}", name, Kind.ADAPTER, guid, guid, origin, host_of(name))
         if device.kind is not Kind.ADAPTER:
@@ -385,17 +426,18 @@ class _Builder:
                 return name
         return None
 
-    def _switch_label(self, doc: _Document, index: int, side: str, description: str | None,
+    def _switch_label(self, doc: _Document, index: int, fields: _Side, description: str | None,
                       dname: str | None, port: str) -> str | None:
+        side = fields.side
         suffix = description.partition(":")[2] if description and ":" in description else ""
         try:
             parsed = director_asic(suffix.replace(":", "/")) if "/" in suffix else None
         except PortLabelError as exc:
-            raise doc.error(index, f"{side}_port_node_description", str(exc)) from None
+            raise doc.error(index, fields.description, str(exc)) from None
         if parsed is not None and parsed[1] is not None:
             return parsed[0].port_label(parsed[1])
-        for field, text in ((f"{side}_port_dname", dname), (f"{side}_port", port),
-                            (f"{side}_port_node_description", suffix.rpartition(":")[2])):
+        for field, text in ((fields.dname, dname), (fields.port, port),
+                            (fields.description, suffix.rpartition(":")[2])):
             try:
                 if text and (label := checked_switch_port(text)) is not None:
                     return label
@@ -439,17 +481,6 @@ class _Builder:
                 return rate * width
         return None
 
-    def _port_entries(self, doc: _Document, index: int) -> list[dict[str, Any]]:
-        if not self.ports:
-            return []
-        link = doc.entries[index]
-        found = []
-        for side in ("source", "destination"):
-            key = f"{canonical_guid(str(link[side + '_guid']))}_{str(link[side + '_port']).strip()}"
-            if (entry := self.ports.get(key)) is not None:
-                found.append(entry)
-        return found
-
     # --- the fabric ---------------------------------------------------------------------------------
 
     def build(self) -> Fabric:
@@ -462,17 +493,14 @@ class _Builder:
             except InputError as exc:
                 raise InputError(exc.message, source=self.source) from exc
         links_doc = self.names["links"]
-        placed: dict[End, _Link] = {}
-        seen: set[tuple[End, End]] = set()
+        by_end = fabric.by_end  # the cables placed so far, by end: no set or map of its own (a million entries at 32k)
         for link in self.links:
-            assert link.a.port is not None and link.b.port is not None
-            cable = Cable(End(link.a.device.name.casefold(), link.a.port),
-                          End(link.b.device.name.casefold(), link.b.port),
-                          width=link.width, speed_gbps=link.speed, origin=link.origin)
-            if cable.key in seen:
+            cable = self._cable(link)
+            if (placed := by_end.get(cable.a)) is not None and placed.key == cable.key:
                 continue  # the same link listed twice (or from both directions)
             for end in (cable.a, cable.b):
-                if (first := placed.get(end)) is not None:
+                if end in by_end:
+                    first = next(other for other in self.links if end in self._cable(other).key)
                     raise InputError(f"port {fabric.describe(end)} is cabled twice (also on link "
                                      f"[{first.index}] {first.origin})", source=links_doc,
                                      column=f"[{link.index}]")
@@ -480,12 +508,16 @@ class _Builder:
                 fabric.add_cable(cable)
             except InputError as exc:
                 raise InputError(exc.message, source=links_doc, column=f"[{link.index}]") from exc
-            seen.add(cable.key)
-            placed[cable.a] = placed[cable.b] = link
             fabric.port_names[link.a.name] = cable.a
             fabric.port_names[link.b.name] = cable.b
         self._name_switch_ports(fabric)
         return fabric
+
+    @staticmethod
+    def _cable(link: _Link) -> Cable:
+        assert link.a.port is not None and link.b.port is not None
+        return Cable(End(link.a.device.name.casefold(), link.a.port), End(link.b.device.name.casefold(), link.b.port),
+                     width=link.width, speed_gbps=link.speed, origin=link.origin)
 
     def _name_switch_ports(self, fabric: Fabric) -> None:
         """Switch ports with no cable UFM reports (a disabled link leaves /resources/links) keep their UFM
@@ -511,6 +543,10 @@ class _Builder:
                 for device in group:
                     device.name = f"{device.name} ({device.display_guid})"
                     device.host = None
+
+
+def _aggregation_node(description: object) -> bool:
+    return isinstance(description, str) and AGGREGATION_NODE in description.casefold()
 
 
 def _switch_description(description: str) -> tuple[str | None, bool]:
