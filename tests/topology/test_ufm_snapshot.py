@@ -257,6 +257,9 @@ def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
     ("links", [LINKS[0], "oops"], "[1]", "expected an object"),
     ("ports", [{"guid": LEAF}], "[0].name", "missing required field"),
     ("ports", [{"name": "leaf-1 port 1"}], "[0].name", "not a UFM port name"),
+    # Sixteen lower-case letters that are not hex, and a port with a space: not taken as already canonical.
+    ("ports", [{"name": "ghijklmnopqrstuv_1"}], "[0].name", "not a UFM port name"),
+    ("ports", [{"name": "0123456789abcdef_1 2"}], "[0].name", "not a UFM port name"),
 ])
 def test_document_shape_errors(tmp_path: Path, document: str, value: Any, column: str | None, text: str) -> None:
     directory = snapshot(tmp_path / "snap", **{document: value})

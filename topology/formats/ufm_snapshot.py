@@ -67,6 +67,8 @@ PORT_FIELDS = ("name", "node_description", "active_width", "active_speed", "dnam
 """The fields of a ports.json entry the builder reads; the reader decodes no other (a port has some thirty)."""
 _GUID = re.compile(r"^(?:0x)?[0-9a-fA-F]{1,16}$")
 _PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,16})_(\S+)$")
+_CANONICAL_PORT_NAME = re.compile(r"[0-9a-f]{16}_\S+")
+"""A port name already in the form ``_PORT_NAME`` reads into (what UFM writes): taken as it is."""
 _TRAILING_NUMBER = re.compile(r"(?<!\d)(\d+)$")  # (?<!\d): linear time on a long run of digits
 _WITH_PORT = re.compile(r"^(.*\S):(\d+)$")
 
@@ -284,7 +286,7 @@ class _Builder:
     def index_ports(self, doc: _Document) -> None:
         for index, entry in enumerate(doc.entries):
             name = entry.get("name")
-            if type(name) is str and len(name) > 17 and name[16] == "_" and name[:16].islower():
+            if type(name) is str and _CANONICAL_PORT_NAME.fullmatch(name) is not None:
                 self.ports[name] = entry  # already <16 lower-case hex>_<port>, as UFM writes it
                 continue
             name = doc.required(index, "name")
