@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fabric.remediation.detectors import Explained
-from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings
@@ -60,7 +60,6 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_INTERVAL = timedelta(seconds=1)
 """The shortest virtual cycle: a daemon does not cycle faster, and a shorter one only multiplies the steps."""
 _TIMESTAMP = attrgetter("timestamp")
-_WAITING = frozenset({Lifecycle.DEFERRED, Lifecycle.PROBATION})
 REPEATED = "event counted already"
 """Why an event delivered again (same id, time, type and object) is skipped: the pipeline counts it once."""
 
@@ -185,7 +184,7 @@ def _idle(pipeline: Pipeline, policy: PolicyConfig) -> bool:
     state = pipeline.state
     if state.breaker.halted and policy.storm_quiet_period is not None:
         return False
-    return not any(record.lifecycle in _WAITING for record in state.components.values())
+    return not state.revisit()  # nothing on probation or deferred
 
 
 def _wake(pipeline: Pipeline, policy: PolicyConfig, now: datetime) -> datetime | None:
@@ -199,12 +198,11 @@ def _wake(pipeline: Pipeline, policy: PolicyConfig, now: datetime) -> datetime |
     if breaker.halted and policy.storm_quiet_period is not None:
         last = max((t for t in (breaker.since, breaker.last_held) if t is not None), default=now)
         times.append(last + policy.storm_quiet_period)
-    for component in state.revisit():
-        record = state.components[component]
-        if record.lifecycle is Lifecycle.PROBATION and record.probation_until is not None:
-            times.append(record.probation_until)
-        elif record.lifecycle is Lifecycle.DEFERRED and not breaker.halted and pipeline.guard.recent:
-            return now  # the guard's hourly rate frees up as its recent disables age: every boundary counts
+    due = state.due()  # kept with the state: no look at each component on probation or deferred, every step
+    if due.deferred and not breaker.halted and pipeline.guard.recent:
+        return now  # the guard's hourly rate frees up as its recent disables age: every boundary counts
+    if due.probation_ends is not None:
+        times.append(due.probation_ends)
     return min(times, default=None)
 
 
