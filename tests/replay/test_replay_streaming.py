@@ -48,7 +48,8 @@ def recorded(combined: Recording) -> tuple[ReplayModel, list[Event]]:
 
 def without_steps(report: ReplayReport) -> dict[str, Any]:
     document = report.to_dict()
-    document["summary"] = {key: value for key, value in report.summary.items() if key != "steps"}  # boundaries jumped while nothing waits are not counted as steps
+    # Boundaries jumped while nothing waits are not counted as steps.
+    document["summary"] = {key: value for key, value in report.summary.items() if key != "steps"}
     return document
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from datetime import UTC, datetime, timedelta, timezone
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
