@@ -5,7 +5,9 @@
 - JSON lines: one such event object per line;
 - UFM's ``event.log`` (``.gz`` accepted), parsed by ``fabric.ufm.eventlog``.
 
-The format is sniffed from the first bytes. A file that cannot be read, or in which not one event can be
+The format is sniffed from the first bytes. ``stream_events`` reads an event.log as its events are asked
+for, nothing of it kept (a JSON file is loaded whole: its document is in memory anyway); ``load_events`` holds
+every event, sorted. A file that cannot be read, or in which not one event can be
 found, is an :class:`~topology.errors.InputError` naming the file (and the line, where there is one). Inside a
 usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first examples are kept,
 each naming the file and the line (or the list index). An event dated more than ``STRAY_DAYS`` from the events

@@ -15,7 +15,16 @@ When nothing waits at all (nothing to settle, no deferred link, no link on proba
 by itself) they are not counted as steps; when something waits but no timer of it can fire before the next
 event (a probation's end, a breaker's quiet period, the guard's sliding hour), the clock jumps to the first
 boundary where one can, and the boundaries jumped over count as steps (a daemon would have cycled through them),
-so that an event years after the others costs nothing. The interval is at least ``MIN_INTERVAL``.
+so that an event years after the others costs nothing (a Hypothesis property holds the decisions to those of
+stepping every boundary). The interval is at least ``MIN_INTERVAL``.
+
+The events stream: an event.log is read as the clock reaches its events (``fabric.replay.events.stream_events``),
+each cycle's events taken when the clock steps at its boundary and sorted among themselves, so that nothing of the
+log is held but the cycle in hand and the one event read ahead. The decisions go as they are taken to a
+``DecisionSink`` (``fabric.replay.report``: a temporary file for the JSON document, or JSON lines). An event.log
+out of time order by more than a cycle (an event of a cycle the clock has passed, or jumped over because the
+event it saw next was later) cannot be streamed: ``OutOfOrder``, and ``run_replay`` starts again from the events
+sorted in memory, all of them held, as long as the sink can take back what it was given.
 
 Every event counts once, as in the engine: an event the input holds more than once (the same id, time, type and
 object: a list saved twice, a line repeated) is dropped by the pipeline after the first (``skipped_events``:
@@ -25,7 +34,8 @@ Always dry: the policy runs with ``dry_run = true`` whatever the configuration s
 anywhere (no database, no UFM, no tickets). The same input always gives the same output.
 
 Output: a ``summary``, every ``decision`` (the policy's actions, ``record`` included) and the link-downs the
-detectors ``explained`` by a reboot, a node down/up or a silence instead of counting them. A cable is shown
+detectors ``explained`` by a reboot, a node down/up or a silence instead of counting them (kept to the end,
+encoded, to be sorted: a few thousand a week). A cable is shown
 as ``{"a", "a_port", "b", "b_port"}`` by device display name; ports read as the plan's ``Port N`` (``Port
 1/3/1`` for split ports, ``Blade B_Port U/P`` for director blades, ``Port 1`` for a host adapter); the lower
 tier's end is ``a`` (host, then leaf, spine, core).
