@@ -93,12 +93,45 @@ class DecisionLines:
         return not self._written
 
 
+class ExplainedLog:
+    """The explained link-downs, encoded, in order, in a temporary file: read again each time it is iterated."""
+
+    def __init__(self) -> None:
+        # Open for the log's lifetime, past any one block: the process's end deletes it.
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self._count = 0
+
+    def add(self, text: str) -> None:
+        self._file.write(text + "\n")
+        self._count += 1
+
+    def take_back(self) -> list[str]:
+        """What was written, removed from the file (to be put in order again with what came too late)."""
+        texts = list(self)
+        self._file.seek(0)
+        self._file.truncate()
+        self._count = 0
+        return texts
+
+    def __iter__(self) -> Iterator[str]:
+        self._file.flush()
+        self._file.seek(0)
+        try:
+            for line in self._file:
+                yield line[:-1]
+        finally:
+            self._file.seek(0, 2)  # to append again where it ends
+
+    def __len__(self) -> int:
+        return self._count
+
+
 @dataclass(slots=True)
 class ReplayReport:
     summary: dict[str, Any]
     decisions: DecisionSink
-    explained_texts: list[str]
-    """The explained link-downs, each encoded (a tenth of the memory of its dict), sorted."""
+    explained_texts: ExplainedLog | list[str]
+    """The explained link-downs, each encoded, sorted."""
     would_act: bool
 
     @property

@@ -34,8 +34,8 @@ Always dry: the policy runs with ``dry_run = true`` whatever the configuration s
 anywhere (no database, no UFM, no tickets). The same input always gives the same output.
 
 Output: a ``summary``, every ``decision`` (the policy's actions, ``record`` included) and the link-downs the
-detectors ``explained`` by a reboot, a node down/up or a silence instead of counting them (kept to the end,
-encoded, to be sorted: a few thousand a week). A cable is shown
+detectors ``explained`` by a reboot, a node down/up or a silence instead of counting them (written to a file
+of their own as the clock leaves them behind, in order). A cable is shown
 as ``{"a", "a_port", "b", "b_port"}`` by device display name; ports read as the plan's ``Port N`` (``Port
 1/3/1`` for split ports, ``Blade B_Port U/P`` for director blades, ``Port 1`` for a host adapter); the lower
 tier's end is ``a`` (host, then leaf, spine, core).
@@ -43,11 +43,13 @@ tier's end is ``a`` (host, then leaf, spine, core).
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from heapq import heappop, heappush
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -60,7 +62,7 @@ from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import FabricView, build_view
 from fabric.replay.events import EventStream, LoadedEvents, load_events, stream_events
-from fabric.replay.report import DecisionSink, KeptDecisions, ReplayReport, encode_entry
+from fabric.replay.report import DecisionSink, ExplainedLog, KeptDecisions, ReplayReport, encode_entry
 from topology.errors import InputError
 from topology.guard import CableKey, GuardSettings
 from topology.model import TIER_RANK, End, Fabric
@@ -267,7 +269,7 @@ def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, pol
         pipeline.guard.mark_down(cable)
     describe = _Describer(replay_model)
     ahead = _InTimeOrder(stream.events)
-    explained = _Explanations(describe)
+    explained = _Explanations(describe, rules.history)
     tally = _Tally()
     try:
         if ahead.next is not None:
@@ -279,7 +281,7 @@ def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, pol
                 tally.add(step, before)
                 for entry in _entries(step.decision.actions, step.findings, describe):
                     sink.add(entry)
-                explained.add(step.explained)
+                explained.add(step.explained, at)
                 upcoming = ahead.next
                 if upcoming is None:  # the stream is over: its last event is known
                     assert ahead.last is not None
@@ -299,7 +301,7 @@ def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, pol
         seen = [when for when in (ahead.first, ahead.last, next_at) if when is not None]
         raise InputError(f"the events run from {iso(min(seen))} to {iso(max(seen))} at least: the virtual clock "
                          "cannot step through them (dates out of range)", source=stream.loaded.source) from None
-    texts = explained.texts()
+    texts = explained.done()
     summary = _summary(replay_model, stream.loaded, pipeline, tally, ahead, len(texts), interval)
     return ReplayReport(summary, sink, texts, bool(summary["would_act"]))
 
@@ -387,15 +389,26 @@ def _entries(actions: Sequence[Action], findings: Sequence[Finding], describe: _
 
 
 class _Explanations:
-    """The link-downs explained, each once (the first time it is), encoded as they come: sorted by time at the
-    end, then component and evidence."""
+    """The link-downs explained, each once (the first time it is), encoded as they come, in the report's order:
+    time, then component and evidence.
 
-    def __init__(self, describe: _Describer) -> None:
-        self._describe = describe
+    An explanation is of a link-down in a component's history, and ``Detectors.evaluate`` prunes a history to the
+    horizon (``RuleSettings.history``) behind the clock before the flap rule reads it; so once the clock is past
+    an explanation's time by the horizon, none can come before it, and it goes to a file (``ExplainedLog``) in its
+    place. Should one come earlier all the same, what went to the file is read back and kept with the rest."""
+
+    def __init__(self, describe: _Describer, horizon: timedelta) -> None:
+        self._describe, self._horizon = describe, horizon
         self._seen: set[tuple[ComponentId, int]] = set()
-        self._entries: list[tuple[datetime, str, int, str]] = []
+        self._waiting: list[tuple[datetime, str, int, int, str]] = []
+        """A heap of (time, component, evidence, arrival, encoded entry): the explanations not written yet."""
+        self.log = ExplainedLog()
+        self._written: tuple[datetime, str, int, int] | None = None
+        """The key of the last one written: one that sorts before it came too late."""
+        self._late = False
 
-    def add(self, explanations: Iterable[Explained]) -> None:
+    def add(self, explanations: Iterable[Explained], now: datetime) -> None:
+        waiting = self._waiting
         for item in explanations:
             key = (item.component, item.evidence)
             if key in self._seen:
@@ -403,11 +416,28 @@ class _Explanations:
             self._seen.add(key)
             entry = {"at": iso(item.at), "component": str(item.component), **self._describe.target(item.component),
                      "reason": item.reason, "evidence": item.evidence}
-            self._entries.append((item.at, str(item.component), item.evidence, encode_entry(entry)))
+            queued = (item.at, str(item.component), item.evidence, len(self._seen), encode_entry(entry))
+            if self._written is not None and queued[:4] < self._written and not self._late:
+                self._late = True
+                for text in self.log.take_back():
+                    read = json.loads(text)
+                    heappush(waiting, (datetime.fromisoformat(read["at"]), read["component"], read["evidence"],
+                                       0, text))  # (sorted already: arrival order is no longer needed among them)
+            heappush(waiting, queued)
+        if self._late:
+            return
+        line = now - self._horizon
+        while waiting and waiting[0][0] < line:
+            at, component, evidence, arrival, text = heappop(waiting)
+            self._written = (at, component, evidence, arrival)
+            self.log.add(text)
 
-    def texts(self) -> list[str]:
-        self._entries.sort(key=lambda e: e[:3])
-        return [text for *_, text in self._entries]
+    def done(self) -> ExplainedLog:
+        """Every explanation, in order (those still waiting written after the others)."""
+        waiting = self._waiting
+        while waiting:
+            self.log.add(heappop(waiting)[-1])
+        return self.log
 
 
 # --- the command -------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import io
 import json
 import random
 from dataclasses import replace as changed
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +142,26 @@ def test_json_lines(combined: Recording) -> None:
     assert [item["decision"] for item in records if "decision" in item] == expected["decisions"]
     assert [item["explained"] for item in records if "explained" in item] == expected["explained"]
     assert records[-1]["summary"] == expected["summary"]
+
+
+def test_explanations_go_to_their_file_in_order_even_one_that_comes_late(combined: Recording) -> None:
+    """Written once the clock is a horizon past them; one that comes before what was written (the detectors
+    prune their histories to the horizon, so none should) is put in its place all the same."""
+    from fabric.remediation.detectors import Explained
+    from fabric.remediation.domain import ComponentId, ComponentKind
+    from fabric.replay.run import _Describer, _Explanations
+
+    start, horizon = datetime(2026, 6, 1, tzinfo=UTC), timedelta(hours=1)
+    explanations = _Explanations(_Describer(load_model(combined.snapshot)), horizon)
+
+    def explained(minutes: int, link: str, evidence: int) -> Explained:
+        at = start + timedelta(minutes=minutes)
+        return Explained(ComponentId(ComponentKind.LINK, link), at, "a reboot", evidence)
+
+    explanations.add([explained(10, "b", 2), explained(5, "a", 1), explained(5, "a", 1)], start + timedelta(minutes=20))
+    assert len(explanations.log) == 0, "within the horizon: waiting"
+    explanations.add([explained(70, "c", 3)], start + timedelta(minutes=75))
+    assert len(explanations.log) == 2, "the first two, a horizon behind the clock"
+    explanations.add([explained(7, "d", 4), explained(1, "e", 5)], start + timedelta(minutes=80))
+    order = [(entry["device"], entry["evidence"]) for entry in map(json.loads, explanations.done())]
+    assert order == [("e", 5), ("a", 1), ("d", 4), ("b", 2), ("c", 3)]
