@@ -130,7 +130,7 @@ class ExplainedLog:
 class ReplayReport:
     summary: dict[str, Any]
     decisions: DecisionSink
-    explained_texts: ExplainedLog | list[str]
+    explained_texts: ExplainedLog
     """The explained link-downs, each encoded, sorted."""
     would_act: bool
 
