@@ -17,6 +17,8 @@ one simulated week of its ``event.log``, every line written by the simulator's e
 
 Timed, each as a whole process, three runs, median: ``fabricctl replay --as-built DIR --events FILE --format
 json`` and ``python -m benchmarks.naive_replay FILE``, stdout to a file; the relevant lines alone once each.
+Replay streams: its peak RSS is at most ``PEAK_TARGET_MIB`` on the week and on the threshold mix, and on a month
+of four such weeks (4,000,000 lines, ``month_log``, replayed once) within ``FLAT_TARGET`` of the week's.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ TARGET_RATIO = 10.0
 START = datetime(2026, 5, 4, 0, 0, tzinfo=UTC)
 ROUTINE = frozenset({64, 65, 66, 67, 134})
 """Routine event types in the mix: no rule uses them."""
+MONTH_WEEKS = 4
+"""The month: the 1M-line week four times, one after the other."""
+PEAK_TARGET_MIB = 300.0
+"""Issue 12: replay streams, its peak RSS at most this on the week and the threshold mix..."""
+FLAT_TARGET = 0.10
+"""...and the month's peak within this share of the week's: nothing that grows with the log is held."""
 THRESHOLD_MIX_LINES = 300_000
 """The second mix: a week in 300,000 lines, a third of them counter-threshold events on random switch ports at
 random times (``_Week.scattered``), so that findings trickle in all week without a storm, the guard defers cables
@@ -103,11 +111,12 @@ class _Week:
     """One simulated week of h100-4k: fault steps on the simulator's clock, periodic and routine events rendered
     by the simulator's own event records (same names, same line format)."""
 
-    def __init__(self, seed: int = 11) -> None:
+    def __init__(self, seed: int = 11, start: datetime = START) -> None:
         from fabric.simulator import SimClock, SimSettings, SimState
         from topology.generate import PRESETS, fat_tree
 
-        self.state = SimState.from_plan(fat_tree(PRESETS[PRESET]), clock=SimClock(START),
+        self.start = start
+        self.state = SimState.from_plan(fat_tree(PRESETS[PRESET]), clock=SimClock(start),
                                         settings=SimSettings(max_events=LINES, seed=seed))
         self.state.events.max_log = 2 * LINES
         self.rng = random.Random(seed)
@@ -120,7 +129,7 @@ class _Week:
     def _record(self, spec: EventSpec, obj: EventObject, description: str, seconds: float) -> None:
         from fabric.simulator.events import EventRecord
 
-        self.records.append(EventRecord(0, spec, obj, description, START + timedelta(seconds=seconds)))
+        self.records.append(EventRecord(0, spec, obj, description, self.start + timedelta(seconds=seconds)))
 
     def _peer_info(self, port: str) -> str:
         peer = self.state.fabric.peer_of(port)
@@ -206,9 +215,9 @@ class _Week:
                 made += 1
 
 
-def prepare(workdir: Path) -> tuple[Path, Path, Path, dict[str, int]]:
-    """The snapshot, the 1M-line event.log and its relevant-only subset, and the threshold mix (``threshold_mix``;
-    written once per workdir)."""
+def prepare(workdir: Path, *, month: bool = False) -> tuple[Path, Path, Path, dict[str, int]]:
+    """The snapshot, the 1M-line event.log and its relevant-only subset, the threshold mix (``threshold_mix``)
+    and, with ``month``, the 4M-line month (``month_log``); each written once per workdir."""
     from topology.formats.ufm_render import write_ufm_snapshot
     from topology.generate import PRESETS, fat_tree
 
@@ -221,6 +230,8 @@ def prepare(workdir: Path) -> tuple[Path, Path, Path, dict[str, int]]:
     mix = threshold_mix(workdir)
     if not mix.exists():
         generate(mix, mix.with_suffix(".relevant"), lines=THRESHOLD_MIX_LINES, scattered=THRESHOLD_MIX_LINES // 3)
+    if month and not month_log(workdir).exists():
+        generate(month_log(workdir), month_log(workdir).with_suffix(".relevant"), weeks=MONTH_WEEKS)
     return snapshot, log, relevant, _count(log, relevant)
 
 
@@ -228,24 +239,38 @@ def threshold_mix(workdir: Path) -> Path:
     return workdir / f"{PRESET}-threshold-mix-event.log"
 
 
-def generate(log: Path, relevant_log: Path, *, lines: int = LINES, scattered: int = 0) -> None:
-    """The week's faults, or (``scattered``) that many threshold events on random ports instead, then routine
-    events filling up to ``lines``; in time order, numbered as UFM numbers them."""
-    week = _Week()
-    if scattered:
-        week.scattered(scattered)
-    else:
-        week.steps(20_000)
-        week.chronic()
-    week.routine(lines - len(week.records))
-    records = sorted(week.records, key=lambda r: r.when)[:lines]
-    with log.open("w", encoding="utf-8") as out, relevant_log.open("w", encoding="utf-8") as relevant:
-        for number, record in enumerate(records, start=1):
-            record.id = number
-            line = record.log_line() + "\n"
-            out.write(line)
-            if record.spec.id not in ROUTINE:
-                relevant.write(line)
+def month_log(workdir: Path) -> Path:
+    return workdir / f"{PRESET}-month-event.log"
+
+
+def generate(log: Path, relevant_log: Path, *, lines: int = LINES, scattered: int = 0, weeks: int = 1) -> None:
+    """``weeks`` weeks one after the other, ``lines`` lines each: the week's faults, or (``scattered``) that many
+    threshold events on random ports instead, then routine events filling up to ``lines``; in time order,
+    numbered as UFM numbers them. Every week is the 1M-line week (seed 11) moved on by a week: a month whose weeks
+    differ peaks with its heaviest week (one of four seeds peaked 37 MiB above the first), and what is measured is
+    whether anything grows with the log's length."""
+    number = 0
+    # Written under other names and renamed when complete: an interrupted run leaves nothing taken as done.
+    partial = log.with_name(f"{log.name}.partial")
+    partial_relevant = relevant_log.with_name(f"{relevant_log.name}.partial")
+    with partial.open("w", encoding="utf-8") as out, partial_relevant.open("w", encoding="utf-8") as relevant:
+        for index in range(weeks):
+            week = _Week(start=START + index * timedelta(days=DAYS))
+            if scattered:
+                week.scattered(scattered)
+            else:
+                week.steps(20_000)
+                week.chronic()
+            week.routine(lines - len(week.records))
+            for record in sorted(week.records, key=lambda r: r.when)[:lines]:
+                number += 1
+                record.id = number
+                line = record.log_line() + "\n"
+                out.write(line)
+                if record.spec.id not in ROUTINE:
+                    relevant.write(line)
+    partial_relevant.replace(relevant_log)
+    partial.replace(log)
 
 
 def _count(log: Path, relevant_log: Path) -> dict[str, int]:
@@ -278,15 +303,21 @@ def timed(name: str, argv: list[str], output: Path, *, repeat: int, expect_codes
     return Measurement(name, runs, peak_kib / 1024)
 
 
+def _peak_verdict(peak_mib: float) -> str:
+    verdict = "ok" if peak_mib <= PEAK_TARGET_MIB else "MISSED"
+    return f"peak {peak_mib:.0f} MiB (target <= {PEAK_TARGET_MIB:g}: {verdict})"
+
+
 def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
     # Generated in a child of its own, so that this process stays small (see ``timed``).
     subprocess.run([sys.executable, "-m", "benchmarks.bench_replay", str(workdir)], check=True)
-    snapshot, log, relevant, counts = prepare(workdir)
+    snapshot, log, relevant, counts = prepare(workdir, month=True)
     fabricctl = str(Path(sys.executable).with_name("fabricctl"))
     results: list[Measurement] = []
     # The realistic mix three times each; its relevant lines alone once each (keeps the suite near 3 minutes).
     mix = threshold_mix(workdir)
     mix_counts = _count(mix, mix.with_suffix(".relevant"))
+    week_peak = 0.0
     for path, lines, used, label, runs in (
             (log, counts["lines"], counts["relevant"], "realistic mix", repeat),
             (relevant, counts["relevant"], counts["relevant"], "relevant lines only", 1),
@@ -296,14 +327,27 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
         replay = timed(f"fabricctl replay: {lines:,}-line event.log, {label}",
                        [fabricctl, "replay", "--as-built", str(snapshot), "--events", str(path), "--format", "json"],
                        workdir / "replay.json", repeat=runs, expect_codes=(0, 1))
+        week_peak = week_peak or replay.peak_rss_mib
         ratio = naive.median_s / replay.median_s
         size = path.stat().st_size / 2**20
         results.append(replace(replay, target_s=naive.median_s / TARGET_RATIO,
                                note=f"{ratio:.2f}x the naive script's speed (target {TARGET_RATIO:g}x); {label}: "
                                     f"{used:,} lines of events the rules use; {size:.0f} MiB; JSON "
-                                    f"report {(workdir / 'replay.json').stat().st_size / 2**20:.0f} MiB"))
+                                    f"report {(workdir / 'replay.json').stat().st_size / 2**20:.0f} MiB; "
+                                    f"{_peak_verdict(replay.peak_rss_mib)}"))
         results.append(replace(naive, note=f"regex + strptime + print per line; {size:.0f} MiB"))
+    # The month once: memory flat in the log's length.
+    month = month_log(workdir)
+    month_lines = _count(month, month.with_suffix(".relevant"))["lines"]
+    replay = timed(f"fabricctl replay: {month_lines:,}-line event.log, {MONTH_WEEKS} weeks of the realistic mix",
+                   [fabricctl, "replay", "--as-built", str(snapshot), "--events", str(month), "--format", "json"],
+                   workdir / "replay.json", repeat=1, expect_codes=(0, 1))
+    growth = replay.peak_rss_mib / week_peak - 1
+    results.append(replace(replay, note=f"{_peak_verdict(replay.peak_rss_mib)}; {growth:+.1%} against the week's "
+                                        f"(target within {FLAT_TARGET:.0%}: "
+                                        f"{'ok' if abs(growth) <= FLAT_TARGET else 'MISSED'})"))
     return results
 
+
 if __name__ == "__main__":
-    prepare(Path(sys.argv[1]))
+    prepare(Path(sys.argv[1]), month=True)

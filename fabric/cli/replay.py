@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import gc
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, FormatOption, OutputFormat, fail
+from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, fail
 from topology.errors import InputError
+
+
+class ReplayFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    JSONL = "jsonl"
+    """JSON lines, written as the replay goes: {"decision": ...} lines, {"explained": ...} lines, {"summary": ...}."""
 
 
 def replay(
@@ -28,7 +36,9 @@ def replay(
     interval: Annotated[str | None, typer.Option(
         help="Virtual cycle length, at least 1s, e.g. 60s (default: the configuration's daemon.interval, "
              "60s).")] = None,
-    output_format: FormatOption = OutputFormat.TABLE,
+    output_format: Annotated[ReplayFormat, typer.Option(
+        "--format", "-f", help="Report format: table, json (one document), jsonl (JSON lines, each decision "
+                               "written as it is taken, the summary last).")] = ReplayFormat.TABLE,
 ) -> None:
     """Replay a recorded UFM event log through the policy, dry: every decision it would have taken, and why.
 
@@ -36,16 +46,22 @@ def replay(
     """
     from fabric.config import ConfigError
     from fabric.replay.render import render_table
+    from fabric.replay.report import DecisionLines, SpooledDecisions
     from fabric.replay.run import run_replay
 
-    gc.disable()  # a one-shot command building up to millions of objects it keeps until exit (see verify)
+    # The model's objects live until exit, and the replay's own are freed as it goes (by reference count: its
+    # objects hold no cycles worth a collector pass over the model's millions; see verify).
+    gc.disable()
+    sink = DecisionLines(sys.stdout) if output_format is ReplayFormat.JSONL else SpooledDecisions()
     try:
-        report = run_replay(as_built, events, plan=plan, config=config, interval=interval)
+        report = run_replay(as_built, events, plan=plan, config=config, interval=interval, decisions=sink)
     except (InputError, ConfigError) as exc:
         fail(str(exc))
     finally:
         gc.enable()
-    if output_format is OutputFormat.JSON:
+    if output_format is ReplayFormat.JSONL:
+        report.write_jsonl_end(sys.stdout)
+    elif output_format is ReplayFormat.JSON:
         report.write_json(sys.stdout)
     else:
         from rich.console import Console

@@ -5,7 +5,9 @@
 - JSON lines: one such event object per line;
 - UFM's ``event.log`` (``.gz`` accepted), parsed by ``fabric.ufm.eventlog``.
 
-The format is sniffed from the first bytes. A file that cannot be read, or in which not one event can be
+The format is sniffed from the first bytes. ``stream_events`` reads an event.log as its events are asked
+for, nothing of it kept (a JSON file is loaded whole: its document is in memory anyway); ``load_events`` holds
+every event, sorted. A file that cannot be read, or in which not one event can be
 found, is an :class:`~topology.errors.InputError` naming the file (and the line, where there is one). Inside a
 usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first examples are kept,
 each naming the file and the line (or the list index). An event dated more than ``STRAY_DAYS`` from the events
@@ -42,6 +44,7 @@ STRAY_DAYS = 30
 """An event further than this from both events next to it in the file is malformed (a wrong clock)."""
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 4096
+_TIMESTAMP = attrgetter("timestamp")
 
 
 @dataclass(slots=True)
@@ -63,17 +66,46 @@ class LoadedEvents:
             self.examples.append(f"{where}: {why}" + (f": {detail[:200]}" if detail else ""))
 
 
-def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents:
-    """Read the events in ``path``; with ``used``, events of other types are counted but not kept."""
+@dataclass(slots=True)
+class EventStream:
+    """The events of a file as they are read: ``loaded`` holds the counts (complete once ``events`` is exhausted;
+    its own ``events`` stays empty for an event.log), ``events`` yields the events."""
+
+    loaded: LoadedEvents
+    events: Iterator[EventLike]
+    in_order: bool
+    """The events come sorted by timestamp (a JSON file, sorted in memory); an event.log comes in file order."""
+
+
+def stream_events(path: Path, used: Collection[int] | None = None) -> EventStream:
+    """Open ``path`` for reading its events as they are needed: an event.log one line at a time (nothing of it
+    kept), a JSON file loaded and sorted (its document is in memory anyway). With ``used``, events of other types
+    are counted but not kept. A file with no usable event raises ``InputError`` when ``events`` ends."""
     head = _head(path)
     if not head:
         raise InputError("the event file is empty", source=str(path))
-    if head[:2] == _GZIP_MAGIC:
-        loaded = _event_log(path, used, gzipped=True)
-    else:
-        first = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1]
-        loaded = _json(path, used) if first in ("[", "{") else _event_log(path, used, gzipped=False)
-    unreadable = loaded.records - len(loaded.events) - loaded.skipped[NOT_USED]
+    gzipped = head[:2] == _GZIP_MAGIC
+    if gzipped or head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
+        loaded = LoadedEvents(str(path), "event.log", [])
+        return EventStream(loaded, _event_log(path, used, loaded, gzipped=gzipped), in_order=False)
+    loaded = _json(path, used)
+    _refuse_unusable(loaded, len(loaded.events), path)
+    loaded.events.sort(key=_TIMESTAMP)
+    return EventStream(loaded, iter(loaded.events), in_order=True)
+
+
+def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents:
+    """Read the events in ``path``, all of them, sorted; with ``used``, events of other types are counted but not
+    kept."""
+    stream = stream_events(path, used)
+    if not stream.in_order:
+        stream.loaded.events = sorted(stream.events, key=_TIMESTAMP)
+    return stream.loaded
+
+
+def _refuse_unusable(loaded: LoadedEvents, kept: int, path: Path) -> None:
+    """Raise ``InputError`` when the file held no event that could be used (``kept``: the events kept)."""
+    unreadable = loaded.records - kept - loaded.skipped[NOT_USED]
     if loaded.records and unreadable == loaded.records:
         example = loaded.examples[0] if loaded.examples else str(path)
         raise InputError(f"not one event could be read ({loaded.format}); first problem: {example}",
@@ -81,8 +113,6 @@ def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents
     if loaded.format == "event.log" and loaded.records == 0:
         raise InputError("no UFM events in the file (expected an event.log, a JSON event list or JSON lines)",
                          source=str(path))
-    loaded.events.sort(key=attrgetter("timestamp"))
-    return loaded
 
 
 def _head(path: Path) -> bytes:
@@ -100,13 +130,17 @@ def _head(path: Path) -> bytes:
 # --- event.log ---------------------------------------------------------------------------------------------
 
 
-def _event_log(path: Path, used: Collection[int] | None, *, gzipped: bool) -> LoadedEvents:
+def _event_log(path: Path, used: Collection[int] | None, loaded: LoadedEvents, *, gzipped: bool
+               ) -> Iterator[EventLike]:
+    """The events of an event.log in file order; ``loaded``'s counts once the last is read."""
     from fabric.ufm.eventlog import EventLogStats, iter_event_log
 
     stats = EventLogStats(keep=KEEP_EXAMPLES)
-    loaded = LoadedEvents(str(path), "event.log", [])
+    kept = 0
     try:
-        loaded.events = list(iter_event_log(path, stats=stats, event_ids=used, stray_days=STRAY_DAYS))
+        for event in iter_event_log(path, stats=stats, event_ids=used, stray_days=STRAY_DAYS):
+            kept += 1
+            yield event
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a corrupt stream, zlib.error
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"cannot read{' (a corrupt or truncated .gz file)' if gzipped else ''}: {reason}",
@@ -117,8 +151,8 @@ def _event_log(path: Path, used: Collection[int] | None, *, gzipped: bool) -> Lo
     for bad in sorted(stats.malformed, key=attrgetter("line_no")):
         loaded.examples.append(f"{bad.source}:{bad.line_no}: {bad.reason}: {bad.text[:160]!r}")
     loaded.skipped.update(stats.kinds)
-    loaded.records = len(loaded.events) + stats.filtered + stats.malformed_count
-    return loaded
+    loaded.records = kept + stats.filtered + stats.malformed_count
+    _refuse_unusable(loaded, kept, path)
 
 
 # --- JSON --------------------------------------------------------------------------------------------------

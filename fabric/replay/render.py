@@ -1,11 +1,11 @@
-"""The replay report as tables for a terminal (the JSON report is ``ReplayReport.write_json``)."""
+"""The replay report as tables for a terminal (the JSON report is ``fabric.replay.report``'s)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from fabric.replay.run import ReplayReport
+from fabric.replay.report import ReplayReport
 
 _STYLE = {"disable": "bold red", "defer": "yellow", "ticket": "cyan", "reopen": "cyan", "halt": "bold magenta",
           "quarantine": "bold red", "enable": "green", "record": "dim"}
@@ -47,11 +47,11 @@ def render_table(report: ReplayReport, console: Any) -> None:
     from rich.table import Table
 
     table = line_table("Decisions (dry run, UTC)", "at", "action", "rule", "component", "why")
-    for entry in report.decisions:
+    for entry in report.decision_entries():
         action = entry["action"]
         table.add_row(_when(entry), f"[{_STYLE.get(action, '')}]{action}[/]", entry["rule"], _target_text(entry),
                       " ".join(str(entry["reason"]).split()))
-    if report.decisions:
+    if report.summary["decisions"]:
         console.print(table)
     else:
         console.print("No decisions: nothing in these events would have made the policy act.")

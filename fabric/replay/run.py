@@ -15,7 +15,16 @@ When nothing waits at all (nothing to settle, no deferred link, no link on proba
 by itself) they are not counted as steps; when something waits but no timer of it can fire before the next
 event (a probation's end, a breaker's quiet period, the guard's sliding hour), the clock jumps to the first
 boundary where one can, and the boundaries jumped over count as steps (a daemon would have cycled through them),
-so that an event years after the others costs nothing. The interval is at least ``MIN_INTERVAL``.
+so that an event years after the others costs nothing (a Hypothesis property holds the decisions to those of
+stepping every boundary). The interval is at least ``MIN_INTERVAL``.
+
+The events stream: an event.log is read as the clock reaches its events (``fabric.replay.events.stream_events``),
+each cycle's events taken when the clock steps at its boundary and sorted among themselves, so that nothing of the
+log is held but the cycle in hand and the one event read ahead. The decisions go as they are taken to a
+``DecisionSink`` (``fabric.replay.report``: a temporary file for the JSON document, or JSON lines). An event.log
+out of time order by more than a cycle (an event of a cycle the clock has passed, or jumped over because the
+event it saw next was later) cannot be streamed: ``OutOfOrder``, and ``run_replay`` starts again from the events
+sorted in memory, all of them held, as long as the sink can take back what it was given.
 
 Every event counts once, as in the engine: an event the input holds more than once (the same id, time, type and
 object: a list saved twice, a line repeated) is dropped by the pipeline after the first (``skipped_events``:
@@ -25,7 +34,8 @@ Always dry: the policy runs with ``dry_run = true`` whatever the configuration s
 anywhere (no database, no UFM, no tickets). The same input always gives the same output.
 
 Output: a ``summary``, every ``decision`` (the policy's actions, ``record`` included) and the link-downs the
-detectors ``explained`` by a reboot, a node down/up or a silence instead of counting them. A cable is shown
+detectors ``explained`` by a reboot, a node down/up or a silence instead of counting them (written to a file
+of their own as the clock leaves them behind, in order). A cable is shown
 as ``{"a", "a_port", "b", "b_port"}`` by device display name; ports read as the plan's ``Port N`` (``Port
 1/3/1`` for split ports, ``Blade B_Port U/P`` for director blades, ``Port 1`` for a host adapter); the lower
 tier's end is ``a`` (host, then leaf, spine, core).
@@ -34,23 +44,25 @@ tier's end is ``a`` (host, then leaf, spine, core).
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
+from heapq import heappop, heappush
 from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding
-from fabric.remediation.pipeline import Pipeline
-from fabric.remediation.policy import PolicyConfig
+from fabric.remediation.pipeline import Pipeline, Step
+from fabric.remediation.policy import PolicyConfig, PolicyState
 from fabric.remediation.rules import RuleSettings
-from fabric.remediation.signals import DEFAULT_EVENT_KINDS
+from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import FabricView, build_view
-from fabric.replay.events import LoadedEvents, load_events
+from fabric.replay.events import EventStream, LoadedEvents, load_events, stream_events
+from fabric.replay.report import DecisionSink, ExplainedLog, KeptDecisions, ReplayReport, encode_entry
 from topology.errors import InputError
 from topology.guard import CableKey, GuardSettings
 from topology.model import TIER_RANK, End, Fabric
@@ -99,29 +111,6 @@ def load_model(as_built: Path, plan: Path | None = None) -> ReplayModel:
 
 
 # --- the report --------------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ReplayReport:
-    summary: dict[str, Any]
-    decisions: list[dict[str, Any]]
-    explained: list[dict[str, Any]]
-    would_act: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary, "decisions": self.decisions, "explained": self.explained}
-
-    def write_json(self, out: IO[str]) -> None:
-        """The JSON document, one decision and one explanation per line (quick to write, easy to grep)."""
-        out.write('{"summary": ')
-        out.write(json.dumps(self.summary, indent=2).replace("\n", "\n "))
-        for name, entries in (("decisions", self.decisions), ("explained", self.explained)):
-            out.write(f',\n "{name}": [')
-            dumps = json.JSONEncoder(separators=(", ", ": ")).encode
-            for index, entry in enumerate(entries):
-                out.write(("\n  " if index == 0 else ",\n  ") + dumps(entry))
-            out.write("\n ]" if entries else "]")
-        out.write("}\n")
 
 
 def iso(when: datetime) -> str:
@@ -213,12 +202,63 @@ def _check_interval(interval: timedelta, source: str) -> None:
                          source=source)
 
 
-def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyConfig | None = None,
+class OutOfOrder(Exception):
+    """An event the file has after events of a later cycle: a replay reading it as it goes has stepped past it."""
+
+    def __init__(self, event: EventLike) -> None:
+        super().__init__(event)
+        self.event = event
+
+
+class _InTimeOrder:
+    """The events of a stream as the virtual clock reaches them, one read ahead; the earliest and the latest
+    timestamps and the number of events taken so far."""
+
+    def __init__(self, events: Iterator[EventLike]) -> None:
+        self._events = events
+        self.next: EventLike | None = next(events, None)
+        """The next event of the stream: the earliest still to come, unless the stream is out of order."""
+        self.taken = 0
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+
+    def take(self, at: datetime, interval: timedelta) -> list[EventLike]:
+        """The events of the cycle ending at ``at`` (stamped after ``at - interval``, up to ``at``), sorted by
+        timestamp, those with the same one in stream order. Raises ``OutOfOrder`` at an event of an earlier cycle:
+        stepped already, or jumped over because the event the clock saw next was later than it."""
+        earliest = at - interval
+        batch: list[EventLike] = []
+        event, events = self.next, self._events
+        first, last = self.first, self.last
+        while event is not None:
+            when = event.timestamp
+            if when > at:
+                break
+            if when <= earliest:
+                raise OutOfOrder(event)
+            if first is None or when < first:
+                first = when
+            if last is None or when > last:
+                last = when
+            batch.append(event)
+            event = next(events, None)
+        self.next, self.first, self.last = event, first, last
+        self.taken += len(batch)
+        batch.sort(key=_TIMESTAMP)  # stable, and linear on a file already in time order
+        return batch
+
+
+def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, policy: PolicyConfig | None = None,
            rules: RuleSettings | None = None, guard: GuardSettings | None = None,
-           interval: timedelta = timedelta(seconds=60), every_boundary: bool = False) -> ReplayReport:
-    """Run ``loaded`` through a dry :class:`Pipeline` on a virtual clock; ``every_boundary`` disables the
-    skipping of idle boundaries (same output, slower: for tests)."""
+           interval: timedelta = timedelta(seconds=60), every_boundary: bool = False,
+           decisions: DecisionSink | None = None) -> ReplayReport:
+    """Run ``events`` through a dry :class:`Pipeline` on a virtual clock, each decision into ``decisions`` (a
+    list, by default) as it is taken; ``every_boundary`` disables the skipping of idle boundaries (same output,
+    slower: for tests). Raises ``OutOfOrder`` when a stream not ``in_order`` turns out not to be."""
     _check_interval(interval, "--interval")
+    stream = events if isinstance(events, EventStream) else EventStream(
+        events, iter(sorted(events.events, key=_TIMESTAMP)), in_order=True)
+    sink = decisions if decisions is not None else KeptDecisions()
     policy = replace(policy or PolicyConfig(), dry_run=True)
     rules = rules or RuleSettings()
     view = replay_model.view
@@ -226,65 +266,92 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
     for cable in sorted(replay_model.down_at_start):
         pipeline.guard.mark_down(cable)
     describe = _Describer(replay_model)
-    events = loaded.events
-    decisions: list[dict[str, Any]] = []
-    explanations: list[Explained] = []
-    kinds: Counter[str] = Counter()
-    findings = held = steps = repeated = switch_faults = folded = 0
+    ahead = _InTimeOrder(stream.events)
+    explained = _Explanations(describe, rules.history)
+    tally = _Tally()
     try:
-        if events:
-            at = _boundary(events[0].timestamp, interval)
-            end = _boundary(events[-1].timestamp + rules.longest_settle, interval)
-            start, count = 0, len(events)
+        if ahead.next is not None:
+            at = _boundary(ahead.next.timestamp, interval)
             while True:
-                stop = bisect_right(events, at, lo=start, key=_TIMESTAMP)
+                batch = ahead.take(at, interval)
                 before = pipeline.state
-                step = pipeline.step(events[start:stop], at)
-                start, steps = stop, steps + 1
-                findings += len(step.findings)
-                repeated += step.repeated
-                switch_faults, folded = switch_faults + step.switch_faults, folded + step.folded
-                held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
-                for action in step.decision.actions:
-                    kinds[action.kind.value] += 1
-                decisions += _entries(step.decision.actions, step.findings, describe)
-                explanations += step.explained
-                if start >= count and at >= end:
-                    break
+                step = pipeline.step(batch, at)
+                tally.add(step, before)
+                for entry in _entries(step.decision.actions, step.findings, describe):
+                    sink.add(entry)
+                explained.add(step.explained, at)
+                upcoming = ahead.next
+                if upcoming is None:  # the stream is over: its last event is known
+                    assert ahead.last is not None
+                    end = _boundary(ahead.last + rules.longest_settle, interval)
+                    if at >= end:
+                        break
                 at += interval
                 if not every_boundary:
-                    upcoming = _boundary(events[start].timestamp if start < count else end, interval)
+                    boundary = _boundary(upcoming.timestamp if upcoming is not None else end, interval)
                     wake = _wake(pipeline, policy, at)
-                    target = max(at, upcoming if wake is None else min(upcoming, _boundary(wake, interval)))
+                    target = max(at, boundary if wake is None else min(boundary, _boundary(wake, interval)))
                     if not _idle(pipeline, policy):
-                        steps += (target - at) // interval  # cycles that change nothing: counted, not run
+                        tally.steps += (target - at) // interval  # cycles that change nothing: counted, not run
                     at = target
     except OverflowError:  # datetime arithmetic near year 1 or 9999 (events of a single far-off date, say)
-        raise InputError(f"the events run from {iso(events[0].timestamp)} to {iso(events[-1].timestamp)}: the "
-                         "virtual clock cannot step through them (dates out of range)", source=loaded.source) from None
-    mapper = pipeline.mapper
-    skipped = loaded.skipped + mapper.skipped + Counter({REPEATED: repeated})
-    summary = {
+        next_at = ahead.next.timestamp if ahead.next is not None else None
+        seen = [when for when in (ahead.first, ahead.last, next_at) if when is not None]
+        raise InputError(f"the events run from {iso(min(seen))} to {iso(max(seen))} at least: the virtual clock "
+                         "cannot step through them (dates out of range)", source=stream.loaded.source) from None
+    texts = explained.done()
+    summary = _summary(replay_model, stream.loaded, pipeline, tally, ahead, len(texts), interval)
+    return ReplayReport(summary, sink, texts, bool(summary["would_act"]))
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What the summary counts, step by step."""
+
+    steps: int = 0
+    findings: int = 0
+    repeated: int = 0
+    switch_faults: int = 0
+    folded: int = 0
+    held: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+
+    def add(self, step: Step, before: PolicyState) -> None:
+        self.steps += 1
+        self.findings += len(step.findings)
+        self.repeated += step.repeated
+        self.switch_faults += step.switch_faults
+        self.folded += step.folded
+        self.held += _newly_held(before.held, step.decision.state.held, step.decision.actions)
+        for action in step.decision.actions:
+            self.kinds[action.kind.value] += 1
+
+
+def _summary(replay_model: ReplayModel, loaded: LoadedEvents, pipeline: Pipeline, tally: _Tally,
+             ahead: _InTimeOrder, explained: int, interval: timedelta) -> dict[str, Any]:
+    mapper, kinds = pipeline.mapper, tally.kinds
+    skipped = loaded.skipped + mapper.skipped + Counter({REPEATED: tally.repeated})
+    return {
         "events": loaded.records,
         "skipped_events": dict(sorted(skipped.items(), key=lambda item: (-item[1], item[0]))),
-        "signals": len(events) - repeated - mapper.skipped.total(),
-        "findings": findings,
-        "decisions": len(decisions),
+        "signals": ahead.taken - tally.repeated - mapper.skipped.total(),
+        "findings": tally.findings,
+        "decisions": kinds.total(),
         "disabled": kinds[ActionKind.DISABLE.value],
         "deferred": kinds[ActionKind.DEFER.value],
         "ticketed": kinds[ActionKind.TICKET.value] + kinds[ActionKind.REOPEN.value],
         "quarantined": kinds[ActionKind.QUARANTINE.value],
-        "switch_faults": switch_faults,
-        "folded": folded,
+        "switch_faults": tally.switch_faults,
+        "folded": tally.folded,
         "halted": kinds[ActionKind.HALT.value],
-        "held": held,
+        "held": tally.held,
         "recorded": kinds[ActionKind.RECORD.value],
-        "explained": 0,
+        "explained": explained,
         "would_act": any(kind != ActionKind.RECORD.value for kind in kinds),
         "halted_at_end": pipeline.state.breaker.halted,
-        "first_event": iso(events[0].timestamp) if events else None,
-        "last_event": iso(events[-1].timestamp) if events else None,
-        "steps": steps,
+        "first_event": iso(ahead.first) if ahead.first is not None else None,
+        "last_event": iso(ahead.last) if ahead.last is not None else None,
+        "steps": tally.steps,
         "interval_seconds": interval.total_seconds(),
         "input": {"file": loaded.source, "format": loaded.format},
         "model": {"source": replay_model.source, "devices": len(replay_model.model.devices),
@@ -292,9 +359,6 @@ def replay(replay_model: ReplayModel, loaded: LoadedEvents, *, policy: PolicyCon
         "dry_run": True,
         "malformed": loaded.examples,
     }
-    explained = _explained(explanations, describe)
-    summary["explained"] = len(explained)
-    return ReplayReport(summary, decisions, explained, bool(summary["would_act"]))
 
 
 def _newly_held(before: Sequence[Finding], after: Sequence[Finding], actions: Iterable[Action]) -> int:
@@ -322,27 +386,69 @@ def _entries(actions: Sequence[Action], findings: Sequence[Finding], describe: _
     return entries
 
 
-def _explained(explanations: Iterable[Explained], describe: _Describer) -> list[dict[str, Any]]:
-    seen: set[tuple[ComponentId, int]] = set()
-    entries: list[tuple[datetime, str, int, dict[str, Any]]] = []
-    for item in explanations:
-        key = (item.component, item.evidence)
-        if key in seen:
-            continue
-        seen.add(key)
-        entry = {"at": iso(item.at), "component": str(item.component), **describe.target(item.component),
-                 "reason": item.reason, "evidence": item.evidence}
-        entries.append((item.at, str(item.component), item.evidence, entry))
-    entries.sort(key=lambda e: e[:3])
-    return [entry for *_, entry in entries]
+class _Explanations:
+    """The link-downs explained, each once (the first time it is), encoded as they come, in the report's order:
+    time, then component and evidence.
+
+    An explanation is of a link-down in a component's history, and ``Detectors.evaluate`` prunes a history to the
+    horizon (``RuleSettings.history``) behind the clock before the flap rule reads it; so once the clock is past
+    an explanation's time by the horizon, none can come before it, and it goes to a file (``ExplainedLog``) in its
+    place. Should one come earlier all the same, what went to the file is read back and kept with the rest."""
+
+    def __init__(self, describe: _Describer, horizon: timedelta) -> None:
+        self._describe, self._horizon = describe, horizon
+        self._seen: set[tuple[ComponentId, int]] = set()
+        self._waiting: list[tuple[datetime, str, int, int, str]] = []
+        """A heap of (time, component, evidence, arrival, encoded entry): the explanations not written yet."""
+        self.log = ExplainedLog()
+        self._written: tuple[datetime, str, int, int] | None = None
+        """The key of the last one written: one that sorts before it came too late."""
+        self._late = False
+
+    def add(self, explanations: Iterable[Explained], now: datetime) -> None:
+        waiting = self._waiting
+        for item in explanations:
+            key = (item.component, item.evidence)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            entry = {"at": iso(item.at), "component": str(item.component), **self._describe.target(item.component),
+                     "reason": item.reason, "evidence": item.evidence}
+            queued = (item.at, str(item.component), item.evidence, len(self._seen), encode_entry(entry))
+            if self._written is not None and queued[:4] < self._written and not self._late:
+                self._late = True
+                for text in self.log.take_back():
+                    read = json.loads(text)
+                    heappush(waiting, (datetime.fromisoformat(read["at"]), read["component"], read["evidence"],
+                                       0, text))  # (sorted already: arrival order is no longer needed among them)
+            heappush(waiting, queued)
+        if self._late:
+            return
+        line = now - self._horizon
+        while waiting and waiting[0][0] < line:
+            at, component, evidence, arrival, text = heappop(waiting)
+            self._written = (at, component, evidence, arrival)
+            self.log.add(text)
+
+    def done(self) -> ExplainedLog:
+        """Every explanation, in order (those still waiting written after the others)."""
+        waiting = self._waiting
+        while waiting:
+            self.log.add(heappop(waiting)[-1])
+        return self.log
 
 
 # --- the command -------------------------------------------------------------------------------------------
 
 
 def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config: Path | None = None,
-               interval: str | None = None) -> ReplayReport:
-    """What ``fabricctl replay`` does. Raises ``InputError`` or ``ConfigError`` (both ``ValueError``) on bad input."""
+               interval: str | None = None, decisions: DecisionSink | None = None) -> ReplayReport:
+    """What ``fabricctl replay`` does, each decision into ``decisions`` as it is taken (a list by default).
+    Raises ``InputError`` or ``ConfigError`` (both ``ValueError``) on bad input.
+
+    An event.log is read as the clock goes, nothing of it kept. One out of time order by more than a cycle is
+    replayed again from its events sorted in memory (and all of them held), if ``decisions`` can take back
+    what it was given; otherwise it is an ``InputError``."""
     from fabric.config import load_config, parse_duration
 
     settings = load_config(config)
@@ -354,6 +460,15 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
             raise InputError(str(exc), source="--interval") from None
     _check_interval(step, "--interval" if interval is not None else f"{config or 'the configuration'}: daemon.interval")
     replay_model = load_model(as_built, plan)
-    loaded = load_events(events, used=frozenset(DEFAULT_EVENT_KINDS))
-    return replay(replay_model, loaded, policy=settings.policy_config(), rules=settings.rule_settings(),
-                  guard=settings.guard_settings(), interval=step)
+    used = frozenset(DEFAULT_EVENT_KINDS)
+    sink = decisions if decisions is not None else KeptDecisions()
+    run = partial(replay, replay_model, policy=settings.policy_config(), rules=settings.rule_settings(),
+                  guard=settings.guard_settings(), interval=step, decisions=sink)
+    try:
+        return run(stream_events(events, used))
+    except OutOfOrder as late:
+        if not sink.restart():
+            raise InputError(f"event {late.event.id} at {iso(late.event.timestamp)} comes after events more than a "
+                             "cycle later: JSON lines are written as the log is read, which needs it in time "
+                             "order (sort it, or use --format json)", source=str(events)) from None
+    return run(load_events(events, used))

@@ -331,7 +331,7 @@ class _Runs:
     whole; without, every event is ready as soon as it is complete.
     """
 
-    __slots__ = ("counters", "far_off", "name", "records", "run", "stray_days", "text", "verdicts")
+    __slots__ = ("counters", "far_off", "flowing", "name", "records", "run", "stray_days", "text", "verdicts")
 
     def __init__(self, name: str, stray_days: int | None, counters: EventLogStats) -> None:
         self.name, self.stray_days, self.counters = name, stray_days, counters
@@ -339,9 +339,15 @@ class _Runs:
         self.text = ""
         """The date of the current run (the first ten characters of a record's line)."""
         self.run: list[_Record] = []
-        """The events of the current run; ``records`` counts its records (events left out or malformed too)."""
+        """The events of the current run not passed on yet; ``records`` counts its records (events left out or
+        malformed too)."""
         self.records = 0
         self.verdicts: list[tuple[list[_Record], bool]] = []
+        self.flowing = False
+        """The current run's events are passed on as they come: a run of two or more records is never far off,
+        and every run before it has had its verdict and its events passed on (a day's events are not held
+        until the next day's first line: a replay reads the file as it goes). ``FarOff`` then judges an
+        empty list for it, with its date and count."""
 
     def add(self, line: str, record: _Record | None) -> bool:
         """A record (None: one that yields no event) whose line is ``line`` is complete; True when events or far-off
@@ -354,12 +360,15 @@ class _Runs:
             self.records += 1
             if record is not None:
                 self.run.append(record)
-            return False
+            if self.records == 2:
+                self.flowing = not self.verdicts and not any(self.far_off.waiting)
+            return self.flowing and bool(self.run)
         ready = self._close()
         self.text, self.run, self.records = line[:10], [] if record is None else [record], 1
         return ready
 
     def _close(self) -> bool:
+        self.flowing = False  # what is left of the run is judged with it (the last record of the file, say)
         if self.far_off is not None and self.records:
             self.verdicts += self.far_off.push(_ordinal(self.text), self.run, self.records)
             self.records = 0
@@ -376,6 +385,11 @@ class _Runs:
                 else:
                     self.counters.parsed += 1
                     yield event
+        if self.flowing:
+            run, self.run = self.run, []
+            self.counters.parsed += len(run)
+            for event, _, _ in run:
+                yield event
 
     def end(self) -> Iterator[Event]:
         """The events still held, at the end of the file."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -377,6 +378,48 @@ def test_a_run_of_records_of_one_day_gets_the_verdict_of_its_records(runs: list[
     records = reference_verdicts([day for day, count in runs for _ in range(count)], gap)
     first = [sum(count for _, count in runs[:index]) for index in range(len(runs))]
     assert [far for _, far in verdicts] == [records[start] for start in first]
+
+
+DAYS = ["2024-05-01", "2024-05-02", "2024-05-03", "2024-09-01", "2099-01-01", "2024-13-01"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(DAYS), st.booleans()), max_size=14))
+def test_days_stream_and_keep_the_verdicts_of_the_whole_file(lines: list[tuple[str, bool]]) -> None:
+    """The events come out as soon as their day's run cannot be far off and nothing before it waits, and they
+    are the records ``FarOff``'s rule keeps, knowing the whole file, in file order (``used``: lines of type 66
+    are neighbours but not events)."""
+    text = [at(day, event_id=603 if used else 66).replace("[97220]", f"[{number}]")
+            for number, (day, used) in enumerate(lines, start=1)]
+    stats = EventLogStats()
+    events = [event.id for event in iter_event_log(text, stats=stats, event_ids={603}, stray_days=30)]
+    days: list[int | None] = []
+    for day, _ in lines:
+        try:
+            days.append(datetime.fromisoformat(day).toordinal())
+        except ValueError:  # month 13: a record of no readable date, near every other
+            days.append(None)
+    far = reference_verdicts(days, 30)
+    kept = [number for number, ((_, used), day, is_far) in enumerate(zip(lines, days, far, strict=True), start=1)
+            if used and day is not None and not is_far]
+    assert events == kept
+    assert stats.parsed == len(kept)
+
+
+def test_a_day_of_records_is_passed_on_before_the_next_day_is_read() -> None:
+    """A replay reads an event.log as it goes: a run of one day is not held until the next day's first line."""
+    read: list[int] = []
+
+    def lines() -> Iterator[str]:
+        for number, day in enumerate(["2024-05-01"] * 3 + ["2024-05-02"] * 3, start=1):
+            read.append(number)
+            yield at(day).replace("[97220]", f"[{number}]")
+
+    seen = [(event.id, len(read)) for event in iter_event_log(lines(), stray_days=30)]
+    assert [event_id for event_id, _ in seen] == [1, 2, 3, 4, 5, 6]
+    # A line is complete once the next is read. The first day's first two events come out as soon as the second is
+    # complete (its run cannot be far off then), the second day's likewise: no day waits for the next.
+    assert [lines_read for _, lines_read in seen] == [3, 3, 4, 6, 6, 6]
 
 
 # --- fuzzing: every line is accounted for, nothing raises -------------------------------------------------------
