@@ -146,7 +146,8 @@ def drop_handed_over(items: Iterable[Any], state: CursorState, tz: tzinfo = UTC)
     """The raw events of a fetched list (JSON objects) that ``advance`` could take as new under ``state``, found
     before they are validated into ``Event`` objects: UFM returns its whole history every time, and validating it
     all each cycle costs time and memory that grow with that history. One pass, one element at a time: what is
-    dropped is never held (``jsonlist.list_items`` decodes the list as it is read).
+    dropped is never held (``jsonlist.list_items`` decodes the list a piece at a time as it is read, and
+    ``appended`` does not decode again what the last answer held).
 
     Dropped: an event whose id is below the mark and whose timestamp is no newer than the newest seen, which
     ``advance`` never returns (not even after a restart, where it judges by time). Kept whatever they hold: the
