@@ -44,7 +44,8 @@ STRAY_DAYS = 30
 """An event further than this from both events next to it in the file is malformed (a wrong clock)."""
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 4096
-_TIMESTAMP = attrgetter("timestamp")
+BY_TIME = attrgetter("timestamp")
+"""An event's sort key: its time (events of one time keep their order, the sorts being stable)."""
 
 
 @dataclass(slots=True)
@@ -90,7 +91,7 @@ def stream_events(path: Path, used: Collection[int] | None = None) -> EventStrea
         return EventStream(loaded, _event_log(path, used, loaded, gzipped=gzipped), in_order=False)
     loaded = _json(path, used)
     _refuse_unusable(loaded, len(loaded.events), path)
-    loaded.events.sort(key=_TIMESTAMP)
+    loaded.events.sort(key=BY_TIME)
     return EventStream(loaded, iter(loaded.events), in_order=True)
 
 
@@ -99,7 +100,7 @@ def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents
     kept."""
     stream = stream_events(path, used)
     if not stream.in_order:
-        stream.loaded.events = sorted(stream.events, key=_TIMESTAMP)
+        stream.loaded.events = sorted(stream.events, key=BY_TIME)
     return stream.loaded
 
 

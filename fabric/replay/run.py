@@ -50,7 +50,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from heapq import heappop, heappush
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +60,7 @@ from fabric.remediation.policy import PolicyConfig, PolicyState
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import FabricView, build_view
-from fabric.replay.events import EventStream, LoadedEvents, load_events, stream_events
+from fabric.replay.events import BY_TIME, EventStream, LoadedEvents, load_events, stream_events
 from fabric.replay.report import DecisionSink, ExplainedLog, KeptDecisions, ReplayReport, encode_entry
 from topology.errors import InputError
 from topology.guard import CableKey, GuardSettings
@@ -71,7 +70,6 @@ from topology.ports import display_port
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_INTERVAL = timedelta(seconds=1)
 """The shortest virtual cycle: a daemon does not cycle faster, and a shorter one only multiplies the steps."""
-_TIMESTAMP = attrgetter("timestamp")
 REPEATED = "event counted already"
 """Why an event delivered again (same id, time, type and object) is skipped: the pipeline counts it once."""
 
@@ -244,7 +242,7 @@ class _InTimeOrder:
             event = next(events, None)
         self.next, self.first, self.last = event, first, last
         self.taken += len(batch)
-        batch.sort(key=_TIMESTAMP)  # stable, and linear on a file already in time order
+        batch.sort(key=BY_TIME)  # stable, and linear on a file already in time order
         return batch
 
 
@@ -257,7 +255,7 @@ def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, pol
     slower: for tests). Raises ``OutOfOrder`` when a stream not ``in_order`` turns out not to be."""
     _check_interval(interval, "--interval")
     stream = events if isinstance(events, EventStream) else EventStream(
-        events, iter(sorted(events.events, key=_TIMESTAMP)), in_order=True)
+        events, iter(sorted(events.events, key=BY_TIME)), in_order=True)
     sink = decisions if decisions is not None else KeptDecisions()
     policy = replace(policy or PolicyConfig(), dry_run=True)
     rules = rules or RuleSettings()

@@ -20,19 +20,16 @@ else, an answer of other bytes, a state the cursor did not reach, a wrapped or n
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
 from fabric.ufm.cursor import CursorState, raw_id
-from fabric.ufm.jsonlist import list_items
+from fabric.ufm.jsonlist import JSON_SPACE, bare_list_bounds, list_items
 from fabric.ufm.models import UfmTimestamps
 
 __all__ = ["EventListMemory"]
-
-_SPACE = b" \t\n\r"
 
 
 @dataclass(slots=True)
@@ -51,15 +48,6 @@ class _Answer:
     cursor's state)."""
 
 
-def _closing(body: bytes) -> int | None:
-    """The offset of the closing ``]`` of a bare UTF-8 list, or ``None`` for any other body."""
-    start = len(body) - len(body.lstrip(_SPACE))
-    end = len(body.rstrip(_SPACE)) - 1
-    if end <= start or body[start] != ord("[") or body[end] != ord("]") or json.detect_encoding(body) != "utf-8":
-        return None
-    return end
-
-
 class EventListMemory:
     """The last event list answered, for ``UfmClient.events``: ``elements`` of each new answer, ``settle`` once
     it was read without fault (an answer that failed is not remembered: the next is decoded whole)."""
@@ -74,15 +62,16 @@ class EventListMemory:
         the last answer it could still keep followed by the new ones, when ``body`` begins as the last answer did
         and the cursor has advanced past it."""
         self._reading = None
-        end = _closing(body)
-        if end is None:
+        bounds = bare_list_bounds(body)
+        if bounds is None:
             return list_items(body)
+        end = bounds[1]
         view = memoryview(body)
         last = self._last
         if last is not None and last.end <= end and self._past(last, state):
             digest = hashlib.blake2b(view[:last.end], digest_size=16)
             if digest.digest() == last.digest:
-                after = body[last.end:end + 1].lstrip(_SPACE)
+                after = body[last.end:end + 1].lstrip(JSON_SPACE)
                 if after == b"]" or after.startswith(b","):
                     digest.update(view[last.end:end])
                     answer = _Answer(end, digest.digest(), last.top_id, list(last.top_items), last.newest,

@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from enum import StrEnum
@@ -266,21 +266,12 @@ class UfmClient:
         """``GET /app/events`` (documented filters: object_name, type, category, severity, group).
         ``handed_over``: a cursor's state; the events it would not return are dropped before validation
         (``cursor.drop_handed_over``)."""
+        keep = None if handed_over is None else (lambda items: drop_handed_over(items, handed_over, self._tz))
         if filters:
-            keep = None if handed_over is None else (lambda items: drop_handed_over(items, handed_over, self._tz))
             return await self._get_list("/app/events", Event, dict(filters), keep=keep)
         # The whole history: what the last answer held already is not decoded again (``ufm.appended``).
-        path = "/app/events"
-        body, status = await self._http.get_body(path)
-        try:
-            items = self._answered.elements(body, handed_over)
-            if handed_over is not None:
-                items = drop_handed_over(items, handed_over, self._tz)
-            events = parse_list(Event, items, tz=self._tz)
-        except ShapeError as exc:
-            raise self._http.malformed("GET", path, status, body, exc) from exc
-        except ValueError as exc:
-            raise self._http.not_json("GET", path, status, body) from exc
+        events = await self._get_list("/app/events", Event, keep=keep,
+                                      elements=lambda body: self._answered.elements(body, handed_over))
         self._answered.settle()
         return events
 
@@ -588,10 +579,12 @@ class UfmClient:
     # ---------------------------------------------------------------------------------- helpers
 
     async def _get_list(self, path: str, model: type[M], params: Mapping[str, str] | None = None,
-                        keep: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> list[M]:
+                        keep: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+                        elements: Callable[[bytes], Iterator[Any]] = list_items) -> list[M]:
+        """``elements``: how the body becomes the list's elements (all of them, decoded a piece at a time)."""
         body, status = await self._http.get_body(path, params)
         try:
-            return parse_list(model, list_items(body), tz=self._tz, keep=keep)
+            return parse_list(model, elements(body), tz=self._tz, keep=keep)
         except ShapeError as exc:
             raise self._http.malformed("GET", path, status, body, exc, params) from exc
         except ValueError as exc:

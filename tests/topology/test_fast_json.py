@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topology.errors import InputError
-from topology.formats import _json as fast_json
+from topology.formats import fastjson as fast_json
 from topology.formats.ufm_snapshot import load_ufm_json
 
 

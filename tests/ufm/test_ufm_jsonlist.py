@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -106,3 +107,16 @@ def test_the_elements_come_in_order_and_a_fault_surfaces_when_reached(piece_byte
     assert next(items) == {"id": 3}
     with pytest.raises(json.JSONDecodeError, match="Expecting ','"):
         next(items)
+
+
+@pytest.mark.parametrize("piece_bytes", [1, PIECE_BYTES])
+def test_an_integer_longer_than_pythons_limit_is_refused_as_json_loads_refuses_it(piece_bytes: int) -> None:
+    """pydantic-core reads integers of up to 4,300 digits whatever ``sys.set_int_max_str_digits`` says."""
+    body = b'[{"id": 1}, {"id": ' + b"7" * 1000 + b"}]"
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        assert _expected(body) == ("error", ValueError)
+        assert _decoded(body, piece_bytes) == ("error", ValueError)
+    finally:
+        sys.set_int_max_str_digits(limit)

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from topology.errors import InputError
-from topology.formats import _json as fast_json
+from topology.formats import fastjson as fast_json
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,

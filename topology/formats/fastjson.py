@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from pydantic_core import SchemaValidator
@@ -28,14 +28,15 @@ class Refused(Exception):
     """pydantic-core does not decode this document exactly as ``json.loads`` would: decode it with that."""
 
 
-def decode(data: bytes) -> Any:
-    """The document ``data`` holds (UTF-8, an optional BOM), or ``Refused``."""
+def decode(data: bytes, *, cache_strings: Literal["all", "keys"] = "keys") -> Any:
+    """The document ``data`` holds (UTF-8, an optional BOM), or ``Refused``. ``cache_strings``: which strings the
+    parser makes once for all their repeats; keys only by default, as a snapshot's values are mostly distinct
+    (names, GUIDs) and caching them costs more than it saves; all of them for UFM's events, which repeat theirs."""
     _check_int_limit()
     from pydantic_core import from_json  # 17 ms of imports, only for commands that read a document
 
     try:
-        # Keys only: a snapshot's values are mostly distinct (names, GUIDs), caching them costs more than it saves.
-        return from_json(data.removeprefix(_BOM), cache_strings="keys")
+        return from_json(data.removeprefix(_BOM), cache_strings=cache_strings)
     except ValueError:  # its message is not the standard library's, nor its line and column
         raise Refused from None
 
