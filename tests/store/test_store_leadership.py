@@ -123,7 +123,9 @@ def test_taking_an_epoch_waits_for_every_transaction_that_checked_the_old_one(db
         waiting = sa.text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                           "AND query LIKE '%leadership%FOR UPDATE%'")
         deadline = time.monotonic() + 10
-        with db.raw_engine().connect() as watcher:
+        # Autocommit: PostgreSQL shows pg_stat_activity as it was at a transaction's first read until the
+        # transaction ends, so polling inside one transaction would never see the taker start waiting.
+        with db.raw_engine().connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
             while not watcher.scalar(waiting) and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert watcher.scalar(waiting) == 1, "take_epoch did not wait for the open fenced transaction"
