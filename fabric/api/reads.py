@@ -41,16 +41,18 @@ router = APIRouter(tags=["read"], responses={422: {"model": Problem}})
 @router.get("/status", response_model=Status, summary="Dry run, the breaker, the last cycle, the guard, counts")
 def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
     live = runtime.status()
-    held = store.state_scope()
-    breaker = held.breaker_state()
+    with store.snapshot() as snapshot:  # one read: a cycle's writes meanwhile would hold each of several behind them
+        held = snapshot.state_scope()
+        breaker, counts = held.breaker_state(), held.lifecycle_counts()
+        pending = snapshot.pending_requests()
     return Status(
         fabric=store.fabric, dry_run=live.dry_run, would_be=held.would_be, halted=breaker.halted,
         halt_reason=breaker.reason, halted_since=breaker.since, started_at=live.started_at, starting=live.starting,
         interval_seconds=live.interval_seconds,
         last_poll_at=live.last_poll_at, last_cycle_at=live.last_cycle_at, last_cycle_error=live.last_cycle_error,
         ufm_reachable=live.ufm_reachable, view_refused_since=live.view_refused_since, guard=Guard.of(live.guard),
-        components={lifecycle.value: count for lifecycle, count in held.lifecycle_counts().items()},
-        pending_requests=[RequestOut.of(request) for request in store.pending_requests()],
+        components={lifecycle.value: count for lifecycle, count in counts.items()},
+        pending_requests=[RequestOut.of(request) for request in pending],
         counters=dict(live.counters), leadership=Leader.of(live.leadership) if live.leadership else None)
 
 
@@ -74,10 +76,12 @@ def list_components(
     wanted_host = host.casefold() if host is not None else None
     if wanted_host is not None and wanted_host not in index.hosts:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"host: no host {host!r} in the fabric plan")
-    held = store.state_scope()
+    with store.snapshot() as snapshot:  # which scope is kept, and its rows, of one moment
+        held = snapshot.state_scope()
+        records = held.components(state)
     matching = [
         Component.of(component, record, dry_run=held.would_be)
-        for component, record in held.components(state).items()
+        for component, record in records.items()
         if (rule is None or record.rule == rule)
         and (wanted_switch is None or wanted_switch in index.devices_of(component))
         and (wanted_host is None or wanted_host in index.hosts_of(component))
@@ -88,7 +92,7 @@ def list_components(
 @router.get("/components/{component_id:path}", response_model=ComponentDetail, responses={404: {"model": Problem}},
             summary="One component: its state and history (findings, decisions, intents, tickets)")
 def get_component(component: ComponentDep, store: StoreDep, index: PlanIndexDep) -> ComponentDetail:
-    with store.transaction() as tx:  # one snapshot: the state and the history that led to it agree
+    with store.snapshot() as tx:  # the state and the history that led to it agree
         held = tx.state_scope()
         record = held.get_component(component)
         findings = tx.findings(component=component, limit=HISTORY)

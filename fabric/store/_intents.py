@@ -156,7 +156,7 @@ class IntentOps(OpsBase):
         query = sa.select(intents).where(intents.c.fabric == self.fabric).order_by(intents.c.id.desc()).limit(limit)
         if component is not None:
             query = query.where(intents.c.component == str(component))
-        with self._conn() as conn:
+        with self._read() as conn:
             return [_intent(row) for row in conn.execute(query).mappings()]
 
     def port_writes_since(self, since: datetime) -> list[IntentRecord]:

@@ -160,7 +160,7 @@ class OutboxOps(OpsBase):
         """How many ticket writes wait, and how long the oldest has."""
         query = sa.select(sa.func.count(), sa.func.min(ticket_outbox.c.created_at)).where(
             ticket_outbox.c.fabric == self.fabric)
-        with self._conn() as conn:
+        with self._read() as conn:
             count, oldest = conn.execute(query).one()
         if not count or oldest is None:
             return OutboxFigures(0, 0.0)

@@ -107,8 +107,19 @@ class Transaction(_Operations):
     def dry_run_scope(self) -> Transaction:
         if self.would_be:
             return self
-        return Transaction(self._connection, fabric=dry_run_key(self.fabric), clock=self._clock, would_be=True,
-                           fence=self.fence)
+        return type(self)(self._connection, fabric=dry_run_key(self.fabric), clock=self._clock, would_be=True,
+                          fence=self.fence)
+
+
+class Snapshot(Transaction):
+    """The store's reads inside one transaction that only reads (from ``Store.snapshot()``): what they return is of
+    one moment, and on SQLite they never wait behind a writer. A write in it is a bug, refused."""
+
+    def _conn(self) -> AbstractContextManager[Connection]:
+        raise TypeError("a store snapshot only reads: write in Store.transaction()")
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        return nullcontext(self._connection)
 
 
 class ScopedStore(_Operations):
@@ -249,6 +260,13 @@ class Store(_Operations):
         """One transaction for several operations: committed when the block ends, rolled back if it raises."""
         with _begin(self._engine, self.fence) as conn:
             yield Transaction(conn, fabric=self.fabric, clock=self._clock, fence=self.fence)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Snapshot]:
+        """One transaction for several reads (an API answer's figures agree with one another): it takes no write
+        lock and is not fenced, so a standby reads too."""
+        with reading(self._engine) as conn:
+            yield Snapshot(conn, fabric=self.fabric, clock=self._clock)
 
     def ping(self) -> bool:
         """Whether the database answers (for ``/readyz``)."""

@@ -6,6 +6,7 @@ Every writing transaction on SQLite begins ``IMMEDIATE`` (the write lock up fron
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -27,15 +28,33 @@ def _reads(store: Store) -> list[object]:
             held.components(), store.tickets(), store.load_cursor()]
 
 
-def test_the_reads_the_api_serves_go_on_while_a_write_transaction_is_open(db: Db) -> None:
+def _snapshot_reads(store: Store) -> list[object]:
+    """The same, and a component's history, in one snapshot (``GET /api/v1/status``, ``/components/{id}``)."""
+    with store.snapshot() as snapshot:
+        held = snapshot.state_scope()
+        return [held.breaker_state(), held.lifecycle_counts(), snapshot.pending_requests(), snapshot.silences(),
+                held.components(), snapshot.tickets(), snapshot.load_cursor(), snapshot.findings(limit=10),
+                snapshot.decisions(limit=10), snapshot.intents(limit=10)]
+
+
+@pytest.mark.parametrize("reads", [_reads, _snapshot_reads], ids=["one-by-one", "snapshot"])
+def test_the_reads_the_api_serves_go_on_while_a_write_transaction_is_open(
+        db: Db, reads: Callable[[Store], list[object]]) -> None:
     writer, reader = db.open(), db.open()
     component = ComponentId(ComponentKind.PORT, "leaf01/1")
     with ThreadPoolExecutor(1) as pool, writer.transaction() as open_write:
         open_write.put_component(component, ComponentRecord(Lifecycle.DISABLED, NOW, "ber_critical", "a test"))
-        answered = pool.submit(_reads, reader)
+        answered = pool.submit(reads, reader)
         results = answered.result(timeout=READ_BOUND_S)  # raises TimeoutError if the read waits for the lock
     assert component not in results[4]  # it saw the last committed state
     assert writer.get_component(component) is not None
+
+
+def test_a_snapshot_refuses_to_write(store: Store) -> None:
+    component = ComponentId(ComponentKind.PORT, "leaf01/1")
+    with store.snapshot() as snapshot, pytest.raises(TypeError, match="only reads"):
+        snapshot.dry_run_scope().put_component(component, ComponentRecord(Lifecycle.DISABLED, NOW, "r", "a test"))
+    assert store.components() == {}
 
 
 def test_a_write_still_waits_for_the_lock_rather_than_failing_halfway(db: Db) -> None:
