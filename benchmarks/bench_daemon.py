@@ -19,9 +19,8 @@ Measured, per run (a fresh simulator and daemon each):
   probes, when they ran on a thread here, counted as the daemon's;
 - the daemon's peak resident memory (``VmHWM``) at the end.
 
-Today the engine's cycle runs on the same asyncio loop as the API, so a request that arrives during the cycle waits
-for the cycle's next ``await``; this benchmark measures whatever the checkout does, so it is re-run unchanged when
-the engine moves off the API's loop.
+The engine's cycle runs on a loop and thread of its own (``fabric.daemon.worker``); the API's requests share the
+GIL with it. This benchmark measures whatever the checkout does, so it runs unchanged against an earlier commit.
 """
 
 from __future__ import annotations

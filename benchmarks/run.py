@@ -30,6 +30,13 @@ def main(argv: list[str]) -> int:
         name, workdir, report = argv[1], Path(argv[2]), Path(argv[3])
         report.write_text(json.dumps([m.__dict__ for m in SUITES[name](workdir)]))
         return 0
+    if argv[:1] in (["-h"], ["--help"]):
+        print(f"usage: python -m benchmarks.run [SUITE ...]  (suites: {', '.join(SUITES)}; all when none is named)")
+        return 0
+    unknown = [name for name in argv if name not in SUITES]
+    if unknown:
+        print(f"benchmarks.run: no suite {unknown[0]!r} (suites: {', '.join(SUITES)})", file=sys.stderr)
+        return 2
     wanted = argv or list(SUITES)
     results: list[Measurement] = []
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as tmp:
