@@ -36,7 +36,7 @@ from fabric.store._requests import RequestOps
 from fabric.store._scopes import ScopeOps, dry_run_key
 from fabric.store._state import StateOps
 from fabric.store._tickets import TicketOps
-from fabric.store.engine import create_store_engine, normalise_url, reading
+from fabric.store.engine import create_store_engine, normalise_url, reading, reading_one_moment
 from fabric.store.migrations import (
     LEGACY_FABRIC,
     OPENING_FABRIC,
@@ -265,7 +265,7 @@ class Store(_Operations):
     def snapshot(self) -> Iterator[Snapshot]:
         """One transaction for several reads (an API answer's figures agree with one another): it takes no write
         lock and is not fenced, so a standby reads too."""
-        with reading(self._engine) as conn:
+        with reading_one_moment(self._engine) as conn:
             yield Snapshot(conn, fabric=self.fabric, clock=self._clock)
 
     def ping(self) -> bool:

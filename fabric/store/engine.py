@@ -28,7 +28,8 @@ from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from fabric.store.records import StoreError
 
-__all__ = ["READS_ONLY", "SCHEMA_NAME_RE", "create_store_engine", "normalise_url", "reading"]
+__all__ = ["READS_ONLY", "SCHEMA_NAME_RE", "create_store_engine", "normalise_url", "reading",
+           "reading_one_moment"]
 
 SCHEMA_NAME_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -67,6 +68,18 @@ def reading(engine: Engine) -> Iterator[sa.Connection]:
     "database is locked" instead of waiting: only reads go here."""
     with engine.connect() as conn, conn.execution_options(**{READS_ONLY: True}).begin():
         yield conn
+
+
+@contextmanager
+def reading_one_moment(engine: Engine) -> Iterator[sa.Connection]:
+    """A transaction that only reads and whose every query sees the database as of its first: SQLite's read
+    transactions already do; PostgreSQL's default (read committed) gives each statement a snapshot of its own, so it
+    runs this one ``REPEATABLE READ`` (a transaction that only reads is never refused there)."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ")
+        with conn.execution_options(**{READS_ONLY: True}).begin():
+            yield conn
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"

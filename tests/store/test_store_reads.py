@@ -70,3 +70,14 @@ def test_a_write_still_waits_for_the_lock_rather_than_failing_halfway(db: Db) ->
                 waiting.result(timeout=0.5)
             released.set()
         assert waiting.result(timeout=READ_BOUND_S)[1]
+
+
+def test_a_snapshot_sees_the_store_as_of_its_first_read(db: Db) -> None:
+    """Its answers agree with one another: a commit between two of its reads shows in neither."""
+    reader, writer = db.open(), db.open()
+    component = ComponentId(ComponentKind.PORT, "leaf01/1")
+    with reader.snapshot() as snapshot:
+        assert snapshot.components() == {}
+        writer.put_component(component, ComponentRecord(Lifecycle.DISABLED, NOW, "ber_critical", "a test"))
+        assert snapshot.components() == {} and snapshot.lifecycle_counts()[Lifecycle.DISABLED] == 0
+    assert component in reader.components()
