@@ -157,15 +157,24 @@ def storm_once(workdir: Path) -> dict[str, Any]:
         raise RuntimeError("no /status sample overlapped the storm cycle")
     return {"events": events, "cycle_s": seconds, "events_per_s": events / seconds,
             "status_samples": len(during), "status_p50_s": statistics.median(during),
-            "status_p99_s": during[min(len(during) - 1, int(len(during) * 0.99))], "status_max_s": during[-1],
-            "status_errors": errors, "simulator_raise_s": float(raised.json()["seconds"]),
+            "status_p99_s": _percentile(during, 0.99), "status_max_s": during[-1],
+            "status_latencies_s": during, "status_errors": errors,
+            "simulator_raise_s": float(raised.json()["seconds"]),
             "rss_before_mib": rss_before, "rss_peak_mib": peak}
+
+
+def _percentile(ordered: list[float], share: float) -> float:
+    """The value ``share`` of ``ordered`` (ascending) are at or below, nearest rank."""
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
     runs = [storm_once(workdir) for _ in range(repeat)]
     peak = max(r["rss_peak_mib"] for r in runs)
     median_rate = statistics.median(r["events_per_s"] for r in runs)
+    # A run has some 80 probes in its cycle, so its p99 is its slowest probe; all runs' probes together estimate
+    # the p99 of a request during a storm's cycle as such.
+    pooled = _percentile(sorted(latency for r in runs for latency in r["status_latencies_s"]), 0.99)
     return [
         Measurement(
             f"the daemon's cycle on a {STORM_EVENTS:,}-event storm in one poll ({PRESET}, fabricctl run)",
@@ -179,7 +188,8 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
             TARGET_STATUS_P99_S,
             note=f"p50 {statistics.median(r['status_p50_s'] for r in runs) * 1000:.1f} ms, p99 "
                  f"{statistics.median(r['status_p99_s'] for r in runs) * 1000:.0f} ms, longest "
-                 f"{max(r['status_max_s'] for r in runs) * 1000:.0f} ms; "
+                 f"{max(r['status_max_s'] for r in runs) * 1000:.0f} ms; p99 of all runs' probes together "
+                 f"{pooled * 1000:.0f} ms; "
                  f"{statistics.median(r['status_samples'] for r in runs):.0f} requests overlapping the cycle, "
                  f"{PROBES_PER_S:g} a second, open loop",
             output=json.dumps(runs)),
