@@ -41,7 +41,7 @@ router = APIRouter(tags=["read"], responses={422: {"model": Problem}})
 @router.get("/status", response_model=Status, summary="Dry run, the breaker, the last cycle, the guard, counts")
 def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
     live = runtime.status()
-    with store.snapshot() as snapshot:  # one read: a cycle's writes meanwhile would hold each of several behind them
+    with store.snapshot() as snapshot:  # one read transaction: the figures agree with one another
         held = snapshot.state_scope()
         breaker, counts = held.breaker_state(), held.lifecycle_counts()
         pending = snapshot.pending_requests()
