@@ -43,39 +43,65 @@ class KeptDecisions(list[dict[str, Any]]):
         return True
 
 
-class SpooledDecisions:
-    """The decisions in a temporary file (deleted when closed), one encoded entry a line."""
+class TextSpool:
+    """Texts of one line each, in order, in a temporary file: read again each time it is iterated, deleted when
+    closed (or at the process's end)."""
 
     def __init__(self) -> None:
-        # Open for the sink's lifetime, past any one block: ``close`` (or the process's end) deletes it.
+        # Open for the spool's lifetime, past any one block.
         self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         self._count = 0
 
-    def add(self, entry: dict[str, Any]) -> None:
-        self._file.write(encode_entry(entry) + "\n")
+    def add(self, text: str) -> None:
+        self._file.write(text + "\n")
         self._count += 1
 
-    def restart(self) -> bool:
+    def clear(self) -> None:
         self._file.seek(0)
         self._file.truncate()
         self._count = 0
-        return True
 
-    def texts(self) -> Iterator[str]:
-        """The encoded entries, in order."""
+    def __iter__(self) -> Iterator[str]:
         self._file.flush()
         self._file.seek(0)
-        for line in self._file:
-            yield line[:-1]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (json.loads(text) for text in self.texts())
+        try:
+            for line in self._file:
+                yield line[:-1]
+        finally:
+            self._file.seek(0, 2)  # to append again where it ends
 
     def __len__(self) -> int:
         return self._count
 
     def close(self) -> None:
         self._file.close()
+
+
+class SpooledDecisions:
+    """The decisions in a temporary file (deleted when closed), one encoded entry a line."""
+
+    def __init__(self) -> None:
+        self._lines = TextSpool()
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self._lines.add(encode_entry(entry))
+
+    def restart(self) -> bool:
+        self._lines.clear()
+        return True
+
+    def texts(self) -> Iterator[str]:
+        """The encoded entries, in order."""
+        return iter(self._lines)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (json.loads(text) for text in self.texts())
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def close(self) -> None:
+        self._lines.close()
 
 
 class DecisionLines:
@@ -93,37 +119,14 @@ class DecisionLines:
         return not self._written
 
 
-class ExplainedLog:
-    """The explained link-downs, encoded, in order, in a temporary file: read again each time it is iterated."""
-
-    def __init__(self) -> None:
-        # Open for the log's lifetime, past any one block: the process's end deletes it.
-        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
-        self._count = 0
-
-    def add(self, text: str) -> None:
-        self._file.write(text + "\n")
-        self._count += 1
+class ExplainedLog(TextSpool):
+    """The explained link-downs, encoded, in order."""
 
     def take_back(self) -> list[str]:
         """What was written, removed from the file (to be put in order again with what came too late)."""
         texts = list(self)
-        self._file.seek(0)
-        self._file.truncate()
-        self._count = 0
+        self.clear()
         return texts
-
-    def __iter__(self) -> Iterator[str]:
-        self._file.flush()
-        self._file.seek(0)
-        try:
-            for line in self._file:
-                yield line[:-1]
-        finally:
-            self._file.seek(0, 2)  # to append again where it ends
-
-    def __len__(self) -> int:
-        return self._count
 
 
 @dataclass(slots=True)
