@@ -5,17 +5,17 @@
 - JSON lines: one such event object per line;
 - UFM's ``event.log`` (``.gz`` accepted), parsed by ``fabric.ufm.eventlog``.
 
-The format is sniffed from the first bytes. ``stream_events`` reads an event.log as its events are asked
-for, nothing of it kept (a JSON file is loaded whole: its document is in memory anyway); ``load_events`` holds
-every event, sorted. A file that cannot be read, or in which not one event can be
-found, is an :class:`~topology.errors.InputError` naming the file (and the line, where there is one). Inside a
-usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first examples are kept,
-each naming the file and the line (or the list index). An event dated more than ``STRAY_DAYS`` from the events
-on either side of it in the file is such a bad entry (``timestamp far from its neighbours``): one line with a
-clock set wrong must not stretch the replay over years. Event types no rule uses are left out (in an
-``event.log`` by the line's head, before the line is fully parsed; in JSON after the event is validated, since
-the two payload shapes name the type differently) and counted as ``event type not used``, as the signal mapper
-would count them.
+The format is sniffed from the first bytes. ``stream_events`` reads an event.log as its events are asked for,
+nothing of it kept, or sorted in bounded memory when asked to (``fabric.replay.timesort``); a JSON file is loaded
+whole (its document is in memory anyway); ``load_events`` holds every event, sorted. A file that cannot be read, or
+in which not one event can be found, is an :class:`~topology.errors.InputError` naming the file (and the line, where
+there is one). Inside a usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first
+examples are kept, each naming the file and the line (or the list index). An event dated more than ``STRAY_DAYS``
+from the events on either side of it in the file is such a bad entry (``timestamp far from its neighbours``): one
+line with a clock set wrong must not stretch the replay over years. Event types no rule uses are left out (in an
+``event.log`` by the line's head, before the line is fully parsed; in JSON after the event is validated, since the
+two payload shapes name the type differently) and counted as ``event type not used``, as the signal mapper would
+count them.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fabric.remediation.signals import EventLike
+from fabric.replay.timesort import in_time_order
 from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, FarOff
 from fabric.ufm.models import Event, TimestampRangeError
 from topology.errors import InputError
@@ -78,17 +79,22 @@ class EventStream:
     """The events come sorted by timestamp (a JSON file, sorted in memory); an event.log comes in file order."""
 
 
-def stream_events(path: Path, used: Collection[int] | None = None) -> EventStream:
+def stream_events(path: Path, used: Collection[int] | None = None, *, sort: bool = False) -> EventStream:
     """Open ``path`` for reading its events as they are needed: an event.log one line at a time (nothing of it
     kept), a JSON file loaded and sorted (its document is in memory anyway). With ``used``, events of other types
-    are counted but not kept. A file with no usable event raises ``InputError`` when ``events`` ends."""
+    are counted but not kept. With ``sort``, an event.log's events come in time order too, sorted in bounded
+    memory (``fabric.replay.timesort``: runs spilled to temporary files and merged). A file with no usable event
+    raises ``InputError`` when ``events`` ends (with ``sort``, when the first event is asked for)."""
     head = _head(path)
     if not head:
         raise InputError("the event file is empty", source=str(path))
     gzipped = head[:2] == _GZIP_MAGIC
     if gzipped or head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
         loaded = LoadedEvents(str(path), "event.log", [])
-        return EventStream(loaded, _event_log(path, used, loaded, gzipped=gzipped), in_order=False)
+        in_file_order = _event_log(path, used, loaded, gzipped=gzipped)
+        if sort:
+            return EventStream(loaded, in_time_order(in_file_order, BY_TIME), in_order=True)
+        return EventStream(loaded, in_file_order, in_order=False)
     loaded = _json(path, used)
     _refuse_unusable(loaded, len(loaded.events), path)
     loaded.events.sort(key=BY_TIME)

@@ -24,7 +24,8 @@ log is held but the cycle in hand and the one event read ahead. The decisions go
 ``DecisionSink`` (``fabric.replay.report``: a temporary file for the JSON document, or JSON lines). An event.log
 out of time order by more than a cycle (an event of a cycle the clock has passed, or jumped over because the
 event it saw next was later) cannot be streamed: ``OutOfOrder``, and ``run_replay`` starts again from the events
-sorted in memory, all of them held, as long as the sink can take back what it was given.
+sorted in bounded memory (``fabric.replay.timesort``: sorted runs spilled to temporary files, merged as the clock
+reads them), as long as the sink can take back what it was given.
 
 Every event counts once, as in the engine: an event the input holds more than once (the same id, time, type and
 object: a list saved twice, a line repeated) is dropped by the pipeline after the first (``skipped_events``:
@@ -60,7 +61,7 @@ from fabric.remediation.policy import PolicyConfig, PolicyState
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import FabricView, build_view
-from fabric.replay.events import BY_TIME, EventStream, LoadedEvents, load_events, stream_events
+from fabric.replay.events import BY_TIME, EventStream, LoadedEvents, stream_events
 from fabric.replay.report import DecisionSink, ExplainedLog, KeptDecisions, ReplayReport, encode_entry
 from topology.errors import InputError
 from topology.guard import CableKey, GuardSettings
@@ -445,8 +446,8 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
     Raises ``InputError`` or ``ConfigError`` (both ``ValueError``) on bad input.
 
     An event.log is read as the clock goes, nothing of it kept. One out of time order by more than a cycle is
-    replayed again from its events sorted in memory (and all of them held), if ``decisions`` can take back
-    what it was given; otherwise it is an ``InputError``."""
+    replayed again from its events sorted in bounded memory, if ``decisions`` can take back what it was given;
+    otherwise it is an ``InputError``."""
     from fabric.config import load_config, parse_duration
 
     settings = load_config(config)
@@ -469,4 +470,4 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
             raise InputError(f"event {late.event.id} at {iso(late.event.timestamp)} comes after events more than a "
                              "cycle later: JSON lines are written as the log is read, which needs it in time "
                              "order (sort it, or use --format json)", source=str(events)) from None
-    return run(load_events(events, used))
+    return run(stream_events(events, used, sort=True))
