@@ -6,8 +6,9 @@
 - UFM's ``event.log`` (``.gz`` accepted), parsed by ``fabric.ufm.eventlog``.
 
 The format is sniffed from the first bytes. ``stream_events`` reads an event.log as its events are asked for,
-nothing of it kept, or sorted in bounded memory when asked to (``fabric.replay.timesort``); a JSON file is loaded
-whole (its document is in memory anyway); ``load_events`` holds every event, sorted. A file that cannot be read, or
+nothing of it kept, or sorted in bounded memory when asked to (``fabric.replay.timesort``); JSON lines whose first
+line is an event a line at a time, always sorted in bounded memory; any other JSON file is decoded whole (its
+document is in memory anyway); ``load_events`` holds every event, sorted. A file that cannot be read, or
 in which not one event can be found, is an :class:`~topology.errors.InputError` naming the file (and the line, where
 there is one). Inside a usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first
 examples are kept, each naming the file and the line (or the list index). An event dated more than ``STRAY_DAYS``
@@ -24,17 +25,17 @@ import json
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
 from fabric.remediation.signals import EventLike
 from fabric.replay.timesort import in_time_order
-from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, FarOff
+from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, NOT_TEXT, FarOff
 from fabric.ufm.models import Event, TimestampRangeError
 from topology.errors import InputError
 
@@ -44,6 +45,7 @@ KEEP_EXAMPLES = 20
 STRAY_DAYS = 30
 """An event further than this from both events next to it in the file is malformed (a wrong clock)."""
 _GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
 _SNIFF_BYTES = 4096
 BY_TIME = attrgetter("timestamp")
 """An event's sort key: its time (events of one time keep their order, the sorts being stable)."""
@@ -71,12 +73,14 @@ class LoadedEvents:
 @dataclass(slots=True)
 class EventStream:
     """The events of a file as they are read: ``loaded`` holds the counts (complete once ``events`` is exhausted;
-    its own ``events`` stays empty for an event.log), ``events`` yields the events."""
+    its own ``events`` stays empty for an event.log and JSON lines, read as they go), ``events`` yields the
+    events."""
 
     loaded: LoadedEvents
     events: Iterator[EventLike]
     in_order: bool
-    """The events come sorted by timestamp (a JSON file, sorted in memory); an event.log comes in file order."""
+    """The events come sorted by timestamp (a JSON document sorted in memory; JSON lines, or an event.log asked
+    to be sorted, in bounded memory); an event.log comes in file order otherwise."""
 
 
 def stream_events(path: Path, used: Collection[int] | None = None, *, sort: bool = False) -> EventStream:
@@ -95,6 +99,10 @@ def stream_events(path: Path, used: Collection[int] | None = None, *, sort: bool
         if sort:
             return EventStream(loaded, in_time_order(in_file_order, BY_TIME), in_order=True)
         return EventStream(loaded, in_file_order, in_order=False)
+    if _opens_with_an_event_line(head):
+        loaded = LoadedEvents(str(path), "jsonl", [])
+        # Sorted always (in memory up to a run, spilled beyond): JSON lines come in whatever order a script wrote.
+        return EventStream(loaded, in_time_order(_json_lines_file(path, used, loaded), BY_TIME), in_order=True)
     loaded = _json(path, used)
     _refuse_unusable(loaded, len(loaded.events), path)
     loaded.events.sort(key=BY_TIME)
@@ -105,8 +113,7 @@ def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents
     """Read the events in ``path``, all of them, sorted; with ``used``, events of other types are counted but not
     kept."""
     stream = stream_events(path, used)
-    if not stream.in_order:
-        stream.loaded.events = sorted(stream.events, key=BY_TIME)
+    stream.loaded.events = list(stream.events) if stream.in_order else sorted(stream.events, key=BY_TIME)
     return stream.loaded
 
 
@@ -222,11 +229,52 @@ def _looks_like_event(document: Mapping[str, Any]) -> bool:
     return "id" in document and ("type" in document or "event_type" in document or "event_id" in document)
 
 
+def _opens_with_an_event_line(head: bytes) -> bool:
+    """The file's first line (within its first bytes) is an event object alone: JSON lines, read as a stream.
+    Anything else that begins with ``{`` or ``[`` is decoded whole (a document, or lines after all)."""
+    text = head.removeprefix(_UTF8_BOM).lstrip(b" \t\r\n")
+    line, newline, _ = text.partition(b"\n")
+    if not newline:
+        return False
+    try:
+        first = json.loads(line)
+    except (RecursionError, ValueError):  # not JSON alone, not UTF-8, nested or a number too deep or long to read
+        return False
+    return isinstance(first, Mapping) and "data" not in first and _looks_like_event(first)
+
+
 def _json_lines(path: Path, text: str, used: Collection[int] | None) -> LoadedEvents:
+    """JSON lines found when decoding a file whole (its first line no event alone): held, as the text is."""
     loaded = LoadedEvents(str(path), "jsonl", [])
-    found: list[tuple[str, Event]] = []
-    for line_no, line in _numbered(text):
+    loaded.events.extend(_json_line_events(path, _numbered(text), used, loaded))
+    return loaded
+
+
+def _json_lines_file(path: Path, used: Collection[int] | None, loaded: LoadedEvents) -> Iterator[EventLike]:
+    """The events of a JSON lines file in file order, read a line at a time; ``loaded``'s counts once the last is
+    read. A line that is not UTF-8 is counted (``not UTF-8 text``), as in an event.log."""
+    kept = 0
+    try:
+        with path.open("rb") as handle:
+            for event in _json_line_events(path, _numbered_lines(handle), used, loaded):
+                kept += 1
+                yield event
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    _refuse_unusable(loaded, kept, path)
+
+
+def _json_line_events(path: Path, lines: Iterable[tuple[int, str | None]], used: Collection[int] | None,
+                      loaded: LoadedEvents) -> Iterator[Event]:
+    """The events of numbered JSON lines (``None``: a line that is not UTF-8), counted into ``loaded``: those of
+    a used type not dated far from their neighbours, in file order."""
+    verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
+    for line_no, line in lines:
         where = f"{path}:{line_no}"
+        if line is None:
+            loaded.records += 1
+            loaded.skip(NOT_TEXT, where)
+            continue
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -238,13 +286,26 @@ def _json_lines(path: Path, text: str, used: Collection[int] | None) -> LoadedEv
             loaded.skip("invalid JSON", where, _unreadable(exc))
             continue
         if (event := _validated(loaded, item, where)) is not None:
-            found.append((where, event))
-    _keep(loaded, found, used)
-    return loaded
+            yield from _kept(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used)
+    yield from _kept(loaded, verdicts.end(), used)
 
 
 def _numbered(text: str) -> Iterator[tuple[int, str]]:
     for line_no, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield line_no, line
+
+
+def _numbered_lines(handle: IO[bytes]) -> Iterator[tuple[int, str | None]]:
+    """A file's non-blank lines, numbered, decoded from UTF-8 (a byte-order mark before the first is dropped);
+    ``None`` for a line that is not UTF-8."""
+    for line_no, raw in enumerate(handle, start=1):
+        data = raw.removeprefix(_UTF8_BOM) if line_no == 1 else raw
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError:
+            yield line_no, None
+            continue
         if line.strip():
             yield line_no, line
 
@@ -270,12 +331,13 @@ def _keep(loaded: LoadedEvents, found: list[tuple[str, Event]], used: Collection
     """Keep the events of a used type that are not dated far from their neighbours (all events, in file order)."""
     verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
     for where, event in found:
-        _verdicts(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used)
-    _verdicts(loaded, verdicts.end(), used)
+        loaded.events.extend(_kept(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used))
+    loaded.events.extend(_kept(loaded, verdicts.end(), used))
 
 
-def _verdicts(loaded: LoadedEvents, verdicts: Sequence[tuple[tuple[str, Event], bool]],
-              used: Collection[int] | None) -> None:
+def _kept(loaded: LoadedEvents, verdicts: Sequence[tuple[tuple[str, Event], bool]],
+          used: Collection[int] | None) -> Iterator[Event]:
+    """The events of ``verdicts`` to keep; the others counted into ``loaded``."""
     for (where, event), far in verdicts:
         if used is not None and event.event_id not in used:
             loaded.skipped[NOT_USED] += 1
@@ -283,4 +345,4 @@ def _verdicts(loaded: LoadedEvents, verdicts: Sequence[tuple[tuple[str, Event], 
             loaded.skip(FAR_OFF, where, f"{event.timestamp.isoformat()}, more than {STRAY_DAYS} days from the "
                                         "events on either side")
         else:
-            loaded.events.append(event)
+            yield event

@@ -13,7 +13,8 @@ from replay_support import Recording, record
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
-from fabric.replay.events import NOT_USED, load_events
+from fabric.replay import timesort
+from fabric.replay.events import NOT_USED, load_events, stream_events
 from fabric.replay.run import run_replay
 from topology.errors import InputError
 
@@ -107,6 +108,32 @@ def test_malformed_json_list_entries(flap: Recording, tmp_path: Path) -> None:
         f"{path}: data[3]: invalid event: timestamp: Value error, not a UFM timestamp: 'yesterday'",
         f"{path}: data[4]: invalid event: id: Field required",
     ]
+
+
+def test_json_lines_are_read_a_line_at_a_time_and_sorted_in_runs(flap: Recording, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """JSON lines in any order (a script's export) come out in time order, sorted in runs spilled to disk once
+    they outnumber a run: the same events as the REST list, not one of them held in a list of the whole file."""
+    lines = flap.files["events.jsonl"].read_text().splitlines()
+    path = events_file(tmp_path, "shuffled.jsonl", "\n".join(lines[::-1]) + "\n")
+    monkeypatch.setattr(timesort, "RUN_EVENTS", 3)
+    spilled: list[int] = []
+    real = timesort._spill
+    monkeypatch.setattr(timesort, "_spill", lambda run, block: spilled.append(len(run)) or real(run, block))
+    stream = stream_events(path)
+    assert stream.in_order and stream.loaded.events == [], "nothing read before it is asked for"
+    events = list(stream.events)
+    assert spilled == [3, 3, 3]
+    expected = load_events(flap.files["rest-6.17.json"]).events
+    assert events == expected and stream.loaded.records == flap.events and stream.loaded.format == "jsonl"
+
+
+def test_a_json_line_that_is_not_utf8_is_counted_as_in_an_event_log(flap: Recording, tmp_path: Path) -> None:
+    lines = flap.files["events.jsonl"].read_bytes().splitlines(keepends=True)
+    path = events_file(tmp_path, "events.jsonl", b"".join([lines[0], b'{"id": "\xff"}\n', *lines[1:]]))
+    loaded = load_events(path)
+    assert len(loaded.events) == flap.events and loaded.skipped == {"not UTF-8 text": 1}
+    assert loaded.examples == [f"{path}:2: not UTF-8 text"]
 
 
 def test_malformed_json_lines(flap: Recording, tmp_path: Path) -> None:
