@@ -20,7 +20,8 @@ json`` and ``python -m benchmarks.naive_replay FILE``, stdout to a file; the rel
 Replay streams: its peak RSS is at most ``PEAK_TARGET_MIB`` on the week and on the threshold mix, and on a month
 of four such weeks (4,000,000 lines, ``month_log``, replayed once) within ``FLAT_TARGET`` of the week's. The week
 with its halves swapped (``swapped_log``: not in time order, so sorted in runs spilled to disk) is replayed once:
-its peak against the same target, and its decisions and explanations against the week's in order.
+its peak against the same target, and its decisions and explanations against the week's in order; so are the
+week's relevant events written as JSON lines (``jsonl_log``).
 """
 
 from __future__ import annotations
@@ -220,8 +221,8 @@ class _Week:
 
 def prepare(workdir: Path, *, month: bool = False) -> tuple[Path, Path, Path, dict[str, int]]:
     """The snapshot, the 1M-line event.log and its relevant-only subset, the threshold mix (``threshold_mix``),
-    the week out of order (``swapped_log``) and, with ``month``, the 4M-line month (``month_log``); each written
-    once per workdir."""
+    the week out of order (``swapped_log``), its relevant events as JSON lines (``jsonl_log``) and, with
+    ``month``, the 4M-line month (``month_log``); each written once per workdir."""
     from topology.formats.ufm_render import write_ufm_snapshot
     from topology.generate import PRESETS, fat_tree
 
@@ -236,6 +237,8 @@ def prepare(workdir: Path, *, month: bool = False) -> tuple[Path, Path, Path, di
         generate(mix, mix.with_suffix(".relevant"), lines=THRESHOLD_MIX_LINES, scattered=THRESHOLD_MIX_LINES // 3)
     if not swapped_log(workdir).exists():
         write_swapped(log, swapped_log(workdir))
+    if not jsonl_log(workdir).exists():
+        write_jsonl(relevant, jsonl_log(workdir))
     if month and not month_log(workdir).exists():
         generate(month_log(workdir), month_log(workdir).with_suffix(".relevant"), weeks=MONTH_WEEKS)
     return snapshot, log, relevant, _count(log, relevant)
@@ -253,6 +256,20 @@ def swapped_log(workdir: Path) -> Path:
     """The week with its second half first, as rotated files joined the wrong way round: not in time order, so
     replay sorts its events (in runs spilled to disk) before the clock reads them."""
     return workdir / f"{PRESET}-swapped-event.log"
+
+
+def jsonl_log(workdir: Path) -> Path:
+    """The week's relevant events as JSON lines (one REST event object a line), as a script exporting them
+    would write: read a line at a time and sorted in runs, the way an event.log out of order is."""
+    return workdir / f"{PRESET}-relevant-events.jsonl"
+
+
+def write_jsonl(relevant_log: Path, jsonl: Path) -> None:
+    from fabric.ufm.eventlog import iter_event_log
+
+    with jsonl.open("w") as out:
+        for event in iter_event_log(relevant_log):
+            out.write(json.dumps(event.model_dump(mode="json", by_alias=True), separators=(",", ":")) + "\n")
 
 
 def write_swapped(log: Path, swapped: Path) -> None:
@@ -368,17 +385,19 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
     results.append(replace(replay, note=f"{_peak_verdict(replay.peak_rss_mib)}; {growth:+.1%} against the week's "
                                         f"(target within {FLAT_TARGET:.0%}: "
                                         f"{'ok' if abs(growth) <= FLAT_TARGET else 'MISSED'})"))
-    # The week out of time order once: sorted in bounded memory, decided as the week in order.
+    # The week out of time order, and its events as JSON lines, once each: sorted in bounded memory, decided as
+    # the week in order.
     week_report = json.loads((workdir / "replay-week.json").read_text())
-    swapped = swapped_log(workdir)
-    replay = timed(f"fabricctl replay: the {counts['lines']:,}-line week with its halves swapped (out of order)",
-                   [fabricctl, "replay", "--as-built", str(snapshot), "--events", str(swapped), "--format", "json"],
-                   workdir / "replay.json", repeat=1, expect_codes=(0, 1))
-    swapped_report = json.loads((workdir / "replay.json").read_text())
-    same = {key: value for key, value in swapped_report.items() if key != "summary"} == {
-        key: value for key, value in week_report.items() if key != "summary"}
-    results.append(replace(replay, note=f"{_peak_verdict(replay.peak_rss_mib)}; decisions and explanations "
-                                        f"{'identical to' if same else 'DIFFERENT from'} the week's in order"))
+    for path, label in ((swapped_log(workdir), f"the {counts['lines']:,}-line week with its halves swapped"),
+                        (jsonl_log(workdir), f"the week's {counts['relevant']:,} relevant events as JSON lines")):
+        replay = timed(f"fabricctl replay: {label}",
+                       [fabricctl, "replay", "--as-built", str(snapshot), "--events", str(path), "--format", "json"],
+                       workdir / "replay.json", repeat=1, expect_codes=(0, 1))
+        report = json.loads((workdir / "replay.json").read_text())
+        same = {key: value for key, value in report.items() if key != "summary"} == {
+            key: value for key, value in week_report.items() if key != "summary"}
+        results.append(replace(replay, note=f"{_peak_verdict(replay.peak_rss_mib)}; decisions and explanations "
+                                            f"{'identical to' if same else 'DIFFERENT from'} the week's in order"))
     return results
 
 
