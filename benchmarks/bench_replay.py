@@ -21,7 +21,7 @@ Replay streams: its peak RSS is at most ``PEAK_TARGET_MIB`` on the week and on t
 of four such weeks (4,000,000 lines, ``month_log``, replayed once) within ``FLAT_TARGET`` of the week's. The week
 with its halves swapped (``swapped_log``: not in time order, so sorted in runs spilled to disk) is replayed once:
 its peak against the same target, and its decisions and explanations against the week's in order; so are the
-week's relevant events written as JSON lines (``jsonl_log``).
+week's relevant events written as JSON lines and as a JSON list (``rest_logs``).
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ class _Week:
 
 def prepare(workdir: Path, *, month: bool = False) -> tuple[Path, Path, Path, dict[str, int]]:
     """The snapshot, the 1M-line event.log and its relevant-only subset, the threshold mix (``threshold_mix``),
-    the week out of order (``swapped_log``), its relevant events as JSON lines (``jsonl_log``) and, with
+    the week out of order (``swapped_log``), its relevant events as JSON lines and a JSON list (``rest_logs``) and, with
     ``month``, the 4M-line month (``month_log``); each written once per workdir."""
     from topology.formats.ufm_render import write_ufm_snapshot
     from topology.generate import PRESETS, fat_tree
@@ -237,8 +237,8 @@ def prepare(workdir: Path, *, month: bool = False) -> tuple[Path, Path, Path, di
         generate(mix, mix.with_suffix(".relevant"), lines=THRESHOLD_MIX_LINES, scattered=THRESHOLD_MIX_LINES // 3)
     if not swapped_log(workdir).exists():
         write_swapped(log, swapped_log(workdir))
-    if not jsonl_log(workdir).exists():
-        write_jsonl(relevant, jsonl_log(workdir))
+    if not all(path.exists() for path in rest_logs(workdir)):
+        write_rest(relevant, *rest_logs(workdir))
     if month and not month_log(workdir).exists():
         generate(month_log(workdir), month_log(workdir).with_suffix(".relevant"), weeks=MONTH_WEEKS)
     return snapshot, log, relevant, _count(log, relevant)
@@ -258,18 +258,22 @@ def swapped_log(workdir: Path) -> Path:
     return workdir / f"{PRESET}-swapped-event.log"
 
 
-def jsonl_log(workdir: Path) -> Path:
-    """The week's relevant events as JSON lines (one REST event object a line), as a script exporting them
-    would write: read a line at a time and sorted in runs, the way an event.log out of order is."""
-    return workdir / f"{PRESET}-relevant-events.jsonl"
+def rest_logs(workdir: Path) -> tuple[Path, Path]:
+    """The week's relevant events as JSON lines and as one JSON list (REST event objects), as a script exporting
+    them would write: read a line or a piece at a time and sorted in runs, the way an event.log out of order is."""
+    return workdir / f"{PRESET}-relevant-events.jsonl", workdir / f"{PRESET}-relevant-events.json"
 
 
-def write_jsonl(relevant_log: Path, jsonl: Path) -> None:
+def write_rest(relevant_log: Path, jsonl: Path, json_list: Path) -> None:
     from fabric.ufm.eventlog import iter_event_log
 
-    with jsonl.open("w") as out:
-        for event in iter_event_log(relevant_log):
-            out.write(json.dumps(event.model_dump(mode="json", by_alias=True), separators=(",", ":")) + "\n")
+    with jsonl.open("w") as lines, json_list.open("w") as listed:
+        listed.write("[")
+        for index, event in enumerate(iter_event_log(relevant_log)):
+            text = json.dumps(event.model_dump(mode="json", by_alias=True), separators=(",", ":"))
+            lines.write(text + "\n")
+            listed.write(("," if index else "") + text)
+        listed.write("]")
 
 
 def write_swapped(log: Path, swapped: Path) -> None:
@@ -385,11 +389,13 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
     results.append(replace(replay, note=f"{_peak_verdict(replay.peak_rss_mib)}; {growth:+.1%} against the week's "
                                         f"(target within {FLAT_TARGET:.0%}: "
                                         f"{'ok' if abs(growth) <= FLAT_TARGET else 'MISSED'})"))
-    # The week out of time order, and its events as JSON lines, once each: sorted in bounded memory, decided as
-    # the week in order.
+    # The week out of time order, and its events as JSON lines and as a JSON list, once each: sorted in bounded
+    # memory, decided as the week in order.
     week_report = json.loads((workdir / "replay-week.json").read_text())
+    jsonl, json_list = rest_logs(workdir)
     for path, label in ((swapped_log(workdir), f"the {counts['lines']:,}-line week with its halves swapped"),
-                        (jsonl_log(workdir), f"the week's {counts['relevant']:,} relevant events as JSON lines")):
+                        (jsonl, f"the week's {counts['relevant']:,} relevant events as JSON lines"),
+                        (json_list, f"the week's {counts['relevant']:,} relevant events as a JSON list")):
         replay = timed(f"fabricctl replay: {label}",
                        [fabricctl, "replay", "--as-built", str(snapshot), "--events", str(path), "--format", "json"],
                        workdir / "replay.json", repeat=1, expect_codes=(0, 1))

@@ -7,16 +7,16 @@
 
 The format is sniffed from the first bytes. ``stream_events`` reads an event.log as its events are asked for,
 nothing of it kept, or sorted in bounded memory when asked to (``fabric.replay.timesort``); JSON lines whose first
-line is an event a line at a time, always sorted in bounded memory; any other JSON file is decoded whole (its
-document is in memory anyway); ``load_events`` holds every event, sorted. A file that cannot be read, or
-in which not one event can be found, is an :class:`~topology.errors.InputError` naming the file (and the line, where
-there is one). Inside a usable file a bad entry is never fatal: it is counted by kind in ``skipped`` and the first
-examples are kept, each naming the file and the line (or the list index). An event dated more than ``STRAY_DAYS``
-from the events on either side of it in the file is such a bad entry (``timestamp far from its neighbours``): one
-line with a clock set wrong must not stretch the replay over years. Event types no rule uses are left out (in an
-``event.log`` by the line's head, before the line is fully parsed; in JSON after the event is validated, since the
-two payload shapes name the type differently) and counted as ``event type not used``, as the signal mapper would
-count them.
+line is an event a line at a time, and a bare JSON list a piece at a time (``fabric.ufm.jsonlist.file_items``), both
+always sorted in bounded memory; any other JSON file (``{"data": [...]}``) is decoded whole; ``load_events`` holds
+every event, sorted. A file that cannot be read, or in which not one event can be found, is an
+:class:`~topology.errors.InputError` naming the file (and the line, where there is one). Inside a usable file a bad
+entry is never fatal: it is counted by kind in ``skipped`` and the first examples are kept, each naming the file and
+the line (or the list index). An event dated more than ``STRAY_DAYS`` from the events on either side of it in the
+file is such a bad entry (``timestamp far from its neighbours``): one line with a clock set wrong must not stretch
+the replay over years. Event types no rule uses are left out (in an ``event.log`` by the line's head, before the
+line is fully parsed; in JSON after the event is validated, since the two payload shapes name the type differently)
+and counted as ``event type not used``, as the signal mapper would count them.
 """
 
 from __future__ import annotations
@@ -99,6 +99,10 @@ def stream_events(path: Path, used: Collection[int] | None = None, *, sort: bool
         if sort:
             return EventStream(loaded, in_time_order(in_file_order, BY_TIME), in_order=True)
         return EventStream(loaded, in_file_order, in_order=False)
+    if head.lstrip(b" \t\r\n")[:1] == b"[":
+        loaded = LoadedEvents(str(path), "json", [])
+        # Sorted always: UFM lists its events by id, which is not always time order.
+        return EventStream(loaded, in_time_order(_json_list_file(path, used, loaded), BY_TIME), in_order=True)
     if _opens_with_an_event_line(head):
         loaded = LoadedEvents(str(path), "jsonl", [])
         # Sorted always (in memory up to a run, spilled beyond): JSON lines come in whatever order a script wrote.
@@ -208,6 +212,35 @@ def _json(path: Path, used: Collection[int] | None) -> LoadedEvents:
             found.append((where, event))
     _keep(loaded, found, used)
     return loaded
+
+
+def _json_list_file(path: Path, used: Collection[int] | None, loaded: LoadedEvents) -> Iterator[EventLike]:
+    """The events of a file holding a JSON list, in list order, decoded a piece at a time as they are asked for
+    (``fabric.ufm.jsonlist.file_items``); ``loaded``'s counts once the last is read. The same events, counts and
+    errors as the list decoded whole; an error is raised when the reading reaches it."""
+    from fabric.ufm.jsonlist import file_items
+
+    verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
+    kept = 0
+    try:
+        for index, item in enumerate(file_items(path)):
+            where = f"{path}: [{index}]"
+            if (event := _validated(loaded, item, where)) is not None:
+                for found in _kept(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used):
+                    kept += 1
+                    yield found
+        for found in _kept(loaded, verdicts.end(), used):
+            kept += 1
+            yield found
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path), line=exc.lineno) from None
+    except (RecursionError, ValueError) as exc:
+        raise InputError(f"invalid JSON: {_unreadable(exc)}", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    _refuse_unusable(loaded, kept, path)
 
 
 def _unreadable(exc: RecursionError | ValueError) -> str:

@@ -30,14 +30,16 @@ unwrapped.
 from __future__ import annotations
 
 import json
+import mmap
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 from fabric.ufm.models import unwrap_list
 from topology.formats import fastjson
 
-__all__ = ["JSON_SPACE", "PIECE_BYTES", "bare_list_bounds", "list_items"]
+__all__ = ["JSON_SPACE", "PIECE_BYTES", "bare_list_bounds", "file_items", "list_items"]
 
 PIECE_BYTES = 256 * 1024
 """How much of the body one call of the fast parser decodes: about 600 of UFM's events, a millisecond or two."""
@@ -75,9 +77,82 @@ def bare_list_bounds(body: bytes) -> tuple[int, int] | None:
     return start, end
 
 
-def _by_pieces(body: bytes, bounds: tuple[int, int], piece_bytes: int) -> Generator[Any, None, int | None]:
+def file_items(path: Path, *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
+    """The elements of the JSON list in the file at ``path``, exactly as ``list_items`` gives those of its bytes,
+    read a piece at a time: the file is mapped, not read, and the pages behind the last piece are given back as
+    it goes, so memory stays at a piece or two whatever the file's size. Only a file the fast way cannot decode
+    to its end (a piece it refuses, not a bare UTF-8 list) is held whole, from where that way stopped. A
+    ``json.JSONDecodeError`` names the line and column in the file, a ``UnicodeDecodeError`` the byte; ``OSError``
+    when it cannot be read."""
+    with path.open("rb") as handle:
+        if handle.seek(0, 2) == 0:
+            yield from list_items(b"")
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as body:
+            bounds = _mapped_list_bounds(body)
+            if bounds is None:
+                yield from list_items(body[:])
+                return
+            resume_at = yield from _by_pieces(body, bounds, piece_bytes, _releaser(body))
+            if resume_at is None:
+                return
+            if resume_at == 0:
+                yield from list_items(body[:])
+                return
+            # Pieces from ``resume_at`` on, one element at a time; an error's place counted from the file's start.
+            try:
+                rest = body[resume_at:].decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError as exc:
+                exc.start, exc.end = exc.start + resume_at, exc.end + resume_at
+                raise
+            try:
+                yield from _by_elements("[" + rest, 1)
+            except json.JSONDecodeError as exc:
+                raise _placed(exc, body, resume_at) from None
+
+
+def _mapped_list_bounds(body: mmap.mmap) -> tuple[int, int] | None:
+    """``bare_list_bounds`` of a mapped file, without copying it: whitespace is looked for only at its ends (a
+    tail of whitespace longer than a page is taken for no list, and the file is decoded whole)."""
+    found = re.compile(rb"[ \t\n\r]*").match(body)
+    start = found.end() if found else 0
+    tail_from = max(start, len(body) - mmap.PAGESIZE)
+    end = tail_from + len(body[tail_from:].rstrip(JSON_SPACE)) - 1
+    if end <= start or body[start] != ord("[") or body[end] != ord("]") or json.detect_encoding(body[:4]) != "utf-8":
+        return None
+    return start, end
+
+
+def _releaser(body: mmap.mmap) -> Callable[[int], None] | None:
+    """Give back the mapped pages before an offset: clean pages of a file, read again should they be needed."""
+    if not hasattr(mmap, "MADV_DONTNEED"):  # not on every platform; memory then follows the file's size
+        return None
+
+    def release(before: int) -> None:
+        whole_pages = before - before % mmap.PAGESIZE
+        if whole_pages:
+            body.madvise(mmap.MADV_DONTNEED, 0, whole_pages)
+
+    return release
+
+
+def _placed(exc: json.JSONDecodeError, body: mmap.mmap, offset: int) -> json.JSONDecodeError:
+    """``exc``, raised on the text from byte ``offset`` of ``body`` behind a ``[``, with the line and column it
+    has in the whole file."""
+    lines_before = sum(body[at:min(at + (1 << 20), offset)].count(b"\n") for at in range(0, offset, 1 << 20))
+    line_start = body.rfind(b"\n", 0, offset) + 1
+    placed = json.JSONDecodeError(exc.msg, exc.doc, exc.pos)
+    placed.lineno = exc.lineno + lines_before
+    if exc.lineno == 1:  # on the line the text began in: the characters before it on that line count, not its '['
+        placed.colno = exc.colno - 1 + len(body[line_start:offset].decode("utf-8", "surrogatepass"))
+    return placed
+
+
+def _by_pieces(body: bytes | mmap.mmap, bounds: tuple[int, int], piece_bytes: int,
+               release: Callable[[int], None] | None = None) -> Generator[Any, None, int | None]:
     """The list's elements, piece by piece; ``None`` once all are out, or the byte offset of the first element
-    not given (``0``: none given) when the rest must be decoded the other way."""
+    not given (``0``: none given) when the rest must be decoded the other way. ``release`` is told, after each
+    piece, the offset before which the body will not be read again."""
     start, end = bounds
     at = start + 1
     while True:
@@ -92,6 +167,8 @@ def _by_pieces(body: bytes, bounds: tuple[int, int], piece_bytes: int) -> Genera
         if cut is None:
             return None
         at = cut.end()
+        if release is not None:
+            release(at)
 
 
 def _skip_space(text: str, at: int) -> int:

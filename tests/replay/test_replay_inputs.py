@@ -110,12 +110,18 @@ def test_malformed_json_list_entries(flap: Recording, tmp_path: Path) -> None:
     ]
 
 
-def test_json_lines_are_read_a_line_at_a_time_and_sorted_in_runs(flap: Recording, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """JSON lines in any order (a script's export) come out in time order, sorted in runs spilled to disk once
-    they outnumber a run: the same events as the REST list, not one of them held in a list of the whole file."""
-    lines = flap.files["events.jsonl"].read_text().splitlines()
-    path = events_file(tmp_path, "shuffled.jsonl", "\n".join(lines[::-1]) + "\n")
+@pytest.mark.parametrize("form", ["jsonl", "json"])
+def test_json_lines_and_lists_are_read_as_they_go_and_sorted_in_runs(flap: Recording, tmp_path: Path, form: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """JSON lines or a JSON list in any order (a script's export) come out in time order, sorted in runs spilled
+    to disk once they outnumber a run: the same events as the REST list decoded whole, none of them held in a list
+    of the whole file."""
+    if form == "jsonl":
+        lines = flap.files["events.jsonl"].read_text().splitlines()
+        path = events_file(tmp_path, "shuffled.jsonl", "\n".join(lines[::-1]) + "\n")
+    else:
+        items = json.loads(flap.files["rest-6.17.json"].read_text())
+        path = events_file(tmp_path, "shuffled.json", json.dumps(items[::-1], indent=1))
     monkeypatch.setattr(timesort, "RUN_EVENTS", 3)
     spilled: list[int] = []
     real = timesort._spill
@@ -125,7 +131,21 @@ def test_json_lines_are_read_a_line_at_a_time_and_sorted_in_runs(flap: Recording
     events = list(stream.events)
     assert spilled == [3, 3, 3]
     expected = load_events(flap.files["rest-6.17.json"]).events
-    assert events == expected and stream.loaded.records == flap.events and stream.loaded.format == "jsonl"
+    assert events == expected and stream.loaded.records == flap.events and stream.loaded.format == form
+
+
+def test_a_json_list_broken_far_into_the_file_names_its_line(flap: Recording, tmp_path: Path) -> None:
+    items = json.loads(flap.files["rest-6.17.json"].read_text()) * 400  # over a megabyte: many pieces
+    text = json.dumps(items, indent=1)
+    at = text.rfind('"id":')  # in the last event: a comma where its first field's name should be
+    broken = text[:at] + "," + text[at:]
+    path = events_file(tmp_path, "broken.json", broken)
+    with pytest.raises(json.JSONDecodeError) as whole:
+        json.loads(broken)
+    code, _, err = invoke("-a", flap.snapshot, "-e", path)
+    assert code == 2
+    assert err == (f"fabricctl: error: {path}:{whole.value.lineno}: invalid JSON: {whole.value.msg} "
+                   f"(column {whole.value.colno})\n")
 
 
 def test_a_json_line_that_is_not_utf8_is_counted_as_in_an_event_log(flap: Recording, tmp_path: Path) -> None:

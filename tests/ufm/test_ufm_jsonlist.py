@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabric.ufm.jsonlist import PIECE_BYTES, list_items
+from fabric.ufm.jsonlist import PIECE_BYTES, file_items, list_items
 from fabric.ufm.models import ShapeError
 
 # Strings that look like the place between two objects, to put cuts where they must not be.
@@ -120,3 +122,76 @@ def test_an_integer_longer_than_pythons_limit_is_refused_as_json_loads_refuses_i
         assert _decoded(body, piece_bytes) == ("error", ValueError)
     finally:
         sys.set_int_max_str_digits(limit)
+
+
+# --- a file, mapped and read a piece at a time ----------------------------------------------------------------
+
+
+def _outcome(elements: Callable[[], Iterator[Any]]) -> tuple[str, Any]:
+    """("ok", elements), or the error's class with, for a ``JSONDecodeError``, its line and column."""
+    try:
+        return "ok", list(elements())
+    except ShapeError:
+        return "error", ShapeError
+    except json.JSONDecodeError as exc:
+        return "error", (exc.msg, exc.lineno, exc.colno)
+    except ValueError:
+        return "error", ValueError
+
+
+@st.composite
+def list_texts_refused_midway(draw: st.DrawFn) -> str:
+    """A JSON list, most often with an element the fast parser refuses (a lone surrogate) among the others, and
+    line breaks between them: decoded in pieces up to it, then one element at a time."""
+    items = [json.dumps(item) for item in draw(st.lists(VALUES, max_size=8))]
+    if draw(st.booleans()):
+        items.insert(draw(st.integers(0, len(items))), '"\\ud800"')
+    space = st.text(alphabet=" \n", max_size=2)
+    return "[" + ",".join(draw(space) + item + draw(space) for item in items) + "]"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=list_texts() | list_texts_refused_midway(), cut=st.integers(0, 200),
+       junk=st.text(alphabet='[]{},:" 0a\n\\\u00e9', max_size=4), where=st.integers(0, 200), piece_bytes=PIECES)
+def test_a_file_gives_what_its_bytes_give_errors_placed_alike(tmp_path: Path, text: str, cut: int, junk: str,
+                                                              where: int, piece_bytes: int) -> None:
+    """Whole or damaged, with a piece the fast parser refuses midway or not: the file's elements, or its error
+    at the same line and column, are those of ``list_items`` on its bytes."""
+    damaged = text[:min(cut, len(text))] if cut < len(text) else text
+    at = min(where, len(damaged))
+    body = (damaged[:at] + junk + damaged[at:]).encode()
+    path = tmp_path / "list.json"
+    path.write_bytes(body)
+    assert _outcome(lambda: file_items(path, piece_bytes=piece_bytes)) == _outcome(
+        lambda: list_items(body, piece_bytes=piece_bytes))
+
+
+def test_a_file_refused_midway_names_the_line_and_column_in_the_file(tmp_path: Path) -> None:
+    elements = ",\n".join(json.dumps({"id": n, "text": "x" * 40}) for n in range(200))
+    path = tmp_path / "list.json"
+    path.write_text("[" + elements + ',\n{"id": "\\ud800"},\n  {"id": 1,, "b": 2}]')
+    items = file_items(path, piece_bytes=1000)
+    assert [next(items)["id"] for _ in range(200)] == list(range(200))
+    assert next(items) == {"id": "\ud800"}
+    with pytest.raises(json.JSONDecodeError) as raised:
+        next(items)
+    with pytest.raises(json.JSONDecodeError) as whole:
+        json.loads(path.read_text())
+    assert (raised.value.lineno, raised.value.colno) == (whole.value.lineno, whole.value.colno) == (202, 12)
+
+
+def test_an_empty_or_missing_file(tmp_path: Path) -> None:
+    (tmp_path / "empty.json").write_bytes(b"")
+    with pytest.raises(ValueError):
+        list(file_items(tmp_path / "empty.json"))
+    with pytest.raises(FileNotFoundError):
+        list(file_items(tmp_path / "missing.json"))
+
+
+def test_bytes_that_are_not_utf8_midway_are_named_by_their_offset_in_the_file(tmp_path: Path) -> None:
+    head = "[" + ",".join(json.dumps({"id": n}) for n in range(100)) + ',"\\ud800",'
+    path = tmp_path / "list.json"
+    path.write_bytes(head.encode() + b'"\xff"]')
+    with pytest.raises(UnicodeDecodeError) as raised:
+        list(file_items(path, piece_bytes=64))
+    assert raised.value.start == len(head.encode()) + 1
