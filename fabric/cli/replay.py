@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import sys
+import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -49,22 +51,30 @@ def replay(
     from fabric.replay.report import DecisionLines, SpooledDecisions
     from fabric.replay.run import run_replay
 
-    # The model's objects live until exit, and the replay's own are freed as it goes (by reference count: its
-    # objects hold no cycles worth a collector pass over the model's millions; see verify).
-    gc.disable()
-    sink = DecisionLines(sys.stdout) if output_format is ReplayFormat.JSONL else SpooledDecisions()
     try:
-        report = run_replay(as_built, events, plan=plan, config=config, interval=interval, decisions=sink)
-    except (InputError, ConfigError) as exc:
-        fail(str(exc))
-    finally:
-        gc.enable()
-    if output_format is ReplayFormat.JSONL:
-        report.write_jsonl_end(sys.stdout)
-    elif output_format is ReplayFormat.JSON:
-        report.write_json(sys.stdout)
-    else:
-        from rich.console import Console
+        sink = DecisionLines(sys.stdout) if output_format is ReplayFormat.JSONL else SpooledDecisions()
+        # The model's objects live until exit, and the replay's own are freed as it goes (by reference count: its
+        # objects hold no cycles worth a collector pass over the model's millions; see verify).
+        gc.disable()
+        try:
+            report = run_replay(as_built, events, plan=plan, config=config, interval=interval, decisions=sink)
+        except (InputError, ConfigError) as exc:
+            fail(str(exc))
+        finally:
+            gc.enable()
+        if output_format is ReplayFormat.JSONL:
+            report.write_jsonl_end(sys.stdout)
+        elif output_format is ReplayFormat.JSON:
+            report.write_json(sys.stdout)
+        else:
+            from rich.console import Console
 
-        render_table(report, Console())
+            render_table(report, Console())
+    except OSError as exc:
+        # A disk that filled: the likeliest the temporary files' (the decisions, a log's events sorted out of
+        # order: hundreds of MB for a month), so they are named. Anything else is no operator's to fix here.
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        fail(f"{exc.strerror} while replaying; its temporary files (the decisions, and the events of a log out of "
+             f"time order) are written to {tempfile.gettempdir()}: set TMPDIR to a directory with room")
     raise typer.Exit(EXIT_FINDINGS if report.would_act else EXIT_OK)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -205,6 +207,23 @@ def test_bad_inputs_exit_2(flap: Recording, tmp_path: Path) -> None:
         code, _, err = invoke(*args)
         assert code == 2, (args, err)
         assert err.startswith(f"fabricctl: error: {message}"), (message, err)
+
+
+def test_a_full_disk_for_the_temporary_files_is_one_line(flap: Recording, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decisions' spool (``--format json``) or the runs of a sort (JSON lines, ``--format jsonl``) find no
+    room: exit 2, the directory named, no traceback."""
+    def full(*args: object, **kwargs: object) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(timesort, "RUN_EVENTS", 3)
+    monkeypatch.setattr(tempfile, "TemporaryFile", full)
+    for output in ("json", "jsonl"):
+        code, _, err = invoke("-a", flap.snapshot, "-e", flap.files["events.jsonl"], "--format", output)
+        assert code == 2, err
+        assert err == (f"fabricctl: error: No space left on device while replaying; its temporary files (the "
+                       "decisions, and the events of a log out of time order) are written to "
+                       f"{tempfile.gettempdir()}: set TMPDIR to a directory with room\n")
 
 
 def test_the_loader_raises_input_errors(tmp_path: Path) -> None:
