@@ -5,18 +5,18 @@
 - JSON lines: one such event object per line;
 - UFM's ``event.log`` (``.gz`` accepted), parsed by ``fabric.ufm.eventlog``.
 
-The format is sniffed from the first bytes. ``stream_events`` reads an event.log as its events are asked for,
-nothing of it kept, or sorted in bounded memory when asked to (``fabric.replay.timesort``); JSON lines whose first
-line is an event a line at a time, and a bare JSON list a piece at a time (``fabric.ufm.jsonlist.file_items``), both
-always sorted in bounded memory; any other JSON file (``{"data": [...]}``) is decoded whole; ``load_events`` holds
-every event, sorted. A file that cannot be read, or in which not one event can be found, is an
-:class:`~topology.errors.InputError` naming the file (and the line, where there is one). Inside a usable file a bad
-entry is never fatal: it is counted by kind in ``skipped`` and the first examples are kept, each naming the file and
-the line (or the list index). An event dated more than ``STRAY_DAYS`` from the events on either side of it in the
-file is such a bad entry (``timestamp far from its neighbours``): one line with a clock set wrong must not stretch
-the replay over years. Event types no rule uses are left out (in an ``event.log`` by the line's head, before the
-line is fully parsed; in JSON after the event is validated, since the two payload shapes name the type differently)
-and counted as ``event type not used``, as the signal mapper would count them.
+The format is sniffed from the first bytes. ``stream_events`` reads an event.log and JSON lines a line at a time and
+a bare JSON list a piece at a time (``fabric.ufm.jsonlist.file_items``), as their events are asked for, nothing of
+them kept, in file order or, when asked to, in time order, sorted in bounded memory (``fabric.replay.timesort``);
+any other JSON file (``{"data": [...]}``) is decoded whole; ``load_events`` holds every event, sorted. A file that
+cannot be read, or in which not one event can be found, is an :class:`~topology.errors.InputError` naming the file
+(and the line, where there is one). Inside a usable file a bad entry is never fatal: it is counted by kind in
+``skipped`` and the first examples are kept, each naming the file and the line (or the list index). An event dated
+more than ``STRAY_DAYS`` from the events on either side of it in the file is such a bad entry (``timestamp far from
+its neighbours``): one line with a clock set wrong must not stretch the replay over years. Event types no rule uses
+are left out (in an ``event.log`` by the line's head, before the line is fully parsed; in JSON after the event is
+validated, since the two payload shapes name the type differently) and counted as ``event type not used``, as the
+signal mapper would count them.
 """
 
 from __future__ import annotations
@@ -79,38 +79,40 @@ class EventStream:
     loaded: LoadedEvents
     events: Iterator[EventLike]
     in_order: bool
-    """The events come sorted by timestamp (a JSON document sorted in memory; JSON lines, or an event.log asked
-    to be sorted, in bounded memory); an event.log comes in file order otherwise."""
+    """The events come sorted by timestamp (a ``{"data": [...]}`` document sorted in memory, or a file streamed
+    with ``sort``, in bounded memory); otherwise in file order."""
 
 
 def stream_events(path: Path, used: Collection[int] | None = None, *, sort: bool = False) -> EventStream:
-    """Open ``path`` for reading its events as they are needed: an event.log one line at a time (nothing of it
-    kept), a JSON file loaded and sorted (its document is in memory anyway). With ``used``, events of other types
-    are counted but not kept. With ``sort``, an event.log's events come in time order too, sorted in bounded
-    memory (``fabric.replay.timesort``: runs spilled to temporary files and merged). A file with no usable event
-    raises ``InputError`` when ``events`` ends (with ``sort``, when the first event is asked for)."""
+    """Open ``path`` for reading its events as they are needed, in file order: an event.log a line at a time,
+    JSON lines a line at a time, a bare JSON list a piece at a time, nothing of them kept; with ``sort``, in time
+    order, sorted in bounded memory (``fabric.replay.timesort``: runs spilled to temporary files and merged).
+    Any other JSON document (``{"data": [...]}``) is decoded whole and sorted in memory. With ``used``, events of
+    other types are counted but not kept. A file with no usable event raises ``InputError`` when ``events`` ends
+    (with ``sort``, when the first event is asked for)."""
     head = _head(path)
     if not head:
         raise InputError("the event file is empty", source=str(path))
     gzipped = head[:2] == _GZIP_MAGIC
     if gzipped or head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
         loaded = LoadedEvents(str(path), "event.log", [])
-        in_file_order = _event_log(path, used, loaded, gzipped=gzipped)
-        if sort:
-            return EventStream(loaded, in_time_order(in_file_order, BY_TIME), in_order=True)
-        return EventStream(loaded, in_file_order, in_order=False)
+        return _streamed(loaded, _event_log(path, used, loaded, gzipped=gzipped), sort=sort)
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         loaded = LoadedEvents(str(path), "json", [])
-        # Sorted always: UFM lists its events by id, which is not always time order.
-        return EventStream(loaded, in_time_order(_json_list_file(path, used, loaded), BY_TIME), in_order=True)
+        return _streamed(loaded, _json_list_file(path, used, loaded), sort=sort)
     if _opens_with_an_event_line(head):
         loaded = LoadedEvents(str(path), "jsonl", [])
-        # Sorted always (in memory up to a run, spilled beyond): JSON lines come in whatever order a script wrote.
-        return EventStream(loaded, in_time_order(_json_lines_file(path, used, loaded), BY_TIME), in_order=True)
+        return _streamed(loaded, _json_lines_file(path, used, loaded), sort=sort)
     loaded = _json(path, used)
     _refuse_unusable(loaded, len(loaded.events), path)
     loaded.events.sort(key=BY_TIME)
     return EventStream(loaded, iter(loaded.events), in_order=True)
+
+
+def _streamed(loaded: LoadedEvents, in_file_order: Iterator[EventLike], *, sort: bool) -> EventStream:
+    if sort:
+        return EventStream(loaded, in_time_order(in_file_order, BY_TIME), in_order=True)
+    return EventStream(loaded, in_file_order, in_order=False)
 
 
 def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents:

@@ -18,14 +18,14 @@ boundary where one can, and the boundaries jumped over count as steps (a daemon 
 so that an event years after the others costs nothing (a Hypothesis property holds the decisions to those of
 stepping every boundary). The interval is at least ``MIN_INTERVAL``.
 
-The events stream: an event.log is read as the clock reaches its events (``fabric.replay.events.stream_events``),
-each cycle's events taken when the clock steps at its boundary and sorted among themselves, so that nothing of the
-log is held but the cycle in hand and the one event read ahead. The decisions go as they are taken to a
-``DecisionSink`` (``fabric.replay.report``: a temporary file for the JSON document, or JSON lines). An event.log
-out of time order by more than a cycle (an event of a cycle the clock has passed, or jumped over because the
-event it saw next was later) cannot be streamed: ``OutOfOrder``, and ``run_replay`` starts again from the events
-sorted in bounded memory (``fabric.replay.timesort``: sorted runs spilled to temporary files, merged as the clock
-reads them), as long as the sink can take back what it was given.
+The events stream: an event file (an event.log, JSON lines, a JSON list) is read as the clock reaches its events
+(``fabric.replay.events.stream_events``), each cycle's events taken when the clock steps at its boundary and sorted
+among themselves, so that nothing of the log is held but the cycle in hand and the one event read ahead. The
+decisions go as they are taken to a ``DecisionSink`` (``fabric.replay.report``: a temporary file for the JSON
+document, or JSON lines). A file out of time order by more than a cycle (an event of a cycle the clock has passed,
+or jumped over because the event it saw next was later) cannot be streamed: ``OutOfOrder``, and ``run_replay``
+starts again from the events sorted in bounded memory (``fabric.replay.timesort``: sorted runs spilled to temporary
+files, merged as the clock reads them), as long as the sink can take back what it was given.
 
 Every event counts once, as in the engine: an event the input holds more than once (the same id, time, type and
 object: a list saved twice, a line repeated) is dropped by the pipeline after the first (``skipped_events``:
@@ -445,7 +445,7 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
     """What ``fabricctl replay`` does, each decision into ``decisions`` as it is taken (a list by default).
     Raises ``InputError`` or ``ConfigError`` (both ``ValueError``) on bad input.
 
-    An event.log is read as the clock goes, nothing of it kept. One out of time order by more than a cycle is
+    An event file is read as the clock goes, nothing of it kept. One out of time order by more than a cycle is
     replayed again from its events sorted in bounded memory, if ``decisions`` can take back what it was given;
     otherwise it is an ``InputError``."""
     from fabric.config import load_config, parse_duration

@@ -128,12 +128,32 @@ def test_json_lines_and_lists_are_read_as_they_go_and_sorted_in_runs(flap: Recor
     spilled: list[int] = []
     real = timesort._spill
     monkeypatch.setattr(timesort, "_spill", lambda run, block: spilled.append(len(run)) or real(run, block))
-    stream = stream_events(path)
+    stream = stream_events(path, sort=True)
     assert stream.in_order and stream.loaded.events == [], "nothing read before it is asked for"
     events = list(stream.events)
     assert spilled == [3, 3, 3]
     expected = load_events(flap.files["rest-6.17.json"]).events
     assert events == expected and stream.loaded.records == flap.events and stream.loaded.format == form
+
+
+@pytest.mark.parametrize("form", ["events.jsonl", "rest-6.17.json"])
+def test_json_out_of_time_order_is_replayed_sorted_or_refused_for_lines_already_written(
+        flap: Recording, tmp_path: Path, form: str) -> None:
+    """Read in file order as the clock goes, like an event.log: an event hours before those it follows (after the
+    flap's decision) makes the replay start again from the events sorted, which JSON lines already written cannot
+    (before any was written, they can: see test_replay_streaming)."""
+    items = [json.loads(line) for line in flap.files["events.jsonl"].read_text().splitlines()]
+    items += [{**items[0], "id": 900, "timestamp": "2026-06-01 09:00:00"},
+              {**items[1], "id": 901, "timestamp": "2026-06-01 04:00:00"}]
+    if form == "events.jsonl":
+        path = events_file(tmp_path, "late.jsonl", "".join(json.dumps(item) + "\n" for item in items))
+    else:
+        path = events_file(tmp_path, "late.json", json.dumps(items))
+    report = run_replay(flap.snapshot, path)
+    assert report.summary["events"] == flap.events + 2
+    assert report.summary["first_event"].startswith("2026-06-01T04:00")
+    code, out, err = invoke("-a", flap.snapshot, "-e", path, "--format", "jsonl")
+    assert code == 2 and "comes after events more than a cycle later" in err and "time order" in err, (code, out, err)
 
 
 def test_a_json_list_broken_far_into_the_file_names_its_line(flap: Recording, tmp_path: Path) -> None:
