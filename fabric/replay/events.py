@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -207,12 +207,8 @@ def _json(path: Path, used: Collection[int] | None) -> LoadedEvents:
     wrapped = isinstance(document, Mapping)
     loaded = LoadedEvents(str(path), "json-data" if wrapped else "json", [])
     prefix = "data" if wrapped else ""
-    found: list[tuple[str, Event]] = []
-    for index, item in enumerate(items):
-        where = f"{path}: {prefix}[{index}]"
-        if (event := _validated(loaded, item, where)) is not None:
-            found.append((where, event))
-    _keep(loaded, found, used)
+    loaded.events.extend(_events_of(((f"{path}: {prefix}[{index}]", item) for index, item in enumerate(items)),
+                                    used, loaded))
     return loaded
 
 
@@ -220,20 +216,16 @@ def _json_list_file(path: Path, used: Collection[int] | None, loaded: LoadedEven
     """The events of a file holding a JSON list, in list order, decoded a piece at a time as they are asked for
     (``fabric.ufm.jsonlist.file_items``); ``loaded``'s counts once the last is read. The same events, counts and
     errors as the list decoded whole; an error is raised when the reading reaches it."""
+    return _checked(path, loaded, _events_of(_json_list_items(path), used, loaded))
+
+
+def _json_list_items(path: Path) -> Iterator[tuple[str, Any]]:
+    """The elements of the JSON list in ``path`` and where each is; a fault as an ``InputError`` naming it."""
     from fabric.ufm.jsonlist import file_items
 
-    verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
-    kept = 0
     try:
         for index, item in enumerate(file_items(path)):
-            where = f"{path}: [{index}]"
-            if (event := _validated(loaded, item, where)) is not None:
-                for found in _kept(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used):
-                    kept += 1
-                    yield found
-        for found in _kept(loaded, verdicts.end(), used):
-            kept += 1
-            yield found
+            yield f"{path}: [{index}]", item
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from None
     except json.JSONDecodeError as exc:
@@ -242,7 +234,6 @@ def _json_list_file(path: Path, used: Collection[int] | None, loaded: LoadedEven
         raise InputError(f"invalid JSON: {_unreadable(exc)}", source=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
-    _refuse_unusable(loaded, kept, path)
 
 
 def _unreadable(exc: RecursionError | ValueError) -> str:
@@ -281,29 +272,20 @@ def _opens_with_an_event_line(head: bytes) -> bool:
 def _json_lines(path: Path, text: str, used: Collection[int] | None) -> LoadedEvents:
     """JSON lines found when decoding a file whole (its first line no event alone): held, as the text is."""
     loaded = LoadedEvents(str(path), "jsonl", [])
-    loaded.events.extend(_json_line_events(path, _numbered(text), used, loaded))
+    loaded.events.extend(_events_of(_json_line_items(path, _numbered(text), loaded), used, loaded))
     return loaded
 
 
 def _json_lines_file(path: Path, used: Collection[int] | None, loaded: LoadedEvents) -> Iterator[EventLike]:
     """The events of a JSON lines file in file order, read a line at a time; ``loaded``'s counts once the last is
     read. A line that is not UTF-8 is counted (``not UTF-8 text``), as in an event.log."""
-    kept = 0
-    try:
-        with path.open("rb") as handle:
-            for event in _json_line_events(path, _numbered_lines(handle), used, loaded):
-                kept += 1
-                yield event
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
-    _refuse_unusable(loaded, kept, path)
+    return _checked(path, loaded, _events_of(_json_line_items(path, _numbered_lines(path), loaded), used, loaded))
 
 
-def _json_line_events(path: Path, lines: Iterable[tuple[int, str | None]], used: Collection[int] | None,
-                      loaded: LoadedEvents) -> Iterator[Event]:
-    """The events of numbered JSON lines (``None``: a line that is not UTF-8), counted into ``loaded``: those of
-    a used type not dated far from their neighbours, in file order."""
-    verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
+def _json_line_items(path: Path, lines: Iterable[tuple[int, str | None]], loaded: LoadedEvents
+                     ) -> Iterator[tuple[str, Any]]:
+    """The values of numbered JSON lines (``None``: a line that is not UTF-8) and where each is; a line that is
+    no JSON is counted into ``loaded`` instead."""
     for line_no, line in lines:
         where = f"{path}:{line_no}"
         if line is None:
@@ -320,9 +302,7 @@ def _json_line_events(path: Path, lines: Iterable[tuple[int, str | None]], used:
             loaded.records += 1
             loaded.skip("invalid JSON", where, _unreadable(exc))
             continue
-        if (event := _validated(loaded, item, where)) is not None:
-            yield from _kept(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used)
-    yield from _kept(loaded, verdicts.end(), used)
+        yield where, item
 
 
 def _numbered(text: str) -> Iterator[tuple[int, str]]:
@@ -331,18 +311,22 @@ def _numbered(text: str) -> Iterator[tuple[int, str]]:
             yield line_no, line
 
 
-def _numbered_lines(handle: IO[bytes]) -> Iterator[tuple[int, str | None]]:
+def _numbered_lines(path: Path) -> Iterator[tuple[int, str | None]]:
     """A file's non-blank lines, numbered, decoded from UTF-8 (a byte-order mark before the first is dropped);
-    ``None`` for a line that is not UTF-8."""
-    for line_no, raw in enumerate(handle, start=1):
-        data = raw.removeprefix(_UTF8_BOM) if line_no == 1 else raw
-        try:
-            line = data.decode("utf-8")
-        except UnicodeDecodeError:
-            yield line_no, None
-            continue
-        if line.strip():
-            yield line_no, line
+    ``None`` for a line that is not UTF-8. ``InputError`` when the file cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            for line_no, raw in enumerate(handle, start=1):
+                data = raw.removeprefix(_UTF8_BOM) if line_no == 1 else raw
+                try:
+                    line = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    yield line_no, None
+                    continue
+                if line.strip():
+                    yield line_no, line
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
 
 
 def _validated(loaded: LoadedEvents, item: object, where: str) -> Event | None:
@@ -362,12 +346,24 @@ def _validated(loaded: LoadedEvents, item: object, where: str) -> Event | None:
     return None
 
 
-def _keep(loaded: LoadedEvents, found: list[tuple[str, Event]], used: Collection[int] | None) -> None:
-    """Keep the events of a used type that are not dated far from their neighbours (all events, in file order)."""
+def _events_of(items: Iterable[tuple[str, object]], used: Collection[int] | None, loaded: LoadedEvents
+               ) -> Iterator[Event]:
+    """The events among ``items`` (each with where it is), in their order: those that are events, of a used type,
+    not dated far from their neighbours; the others counted into ``loaded``."""
     verdicts = FarOff[tuple[str, Event]](STRAY_DAYS)
-    for where, event in found:
-        loaded.events.extend(_kept(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used))
-    loaded.events.extend(_kept(loaded, verdicts.end(), used))
+    for where, item in items:
+        if (event := _validated(loaded, item, where)) is not None:
+            yield from _kept(loaded, verdicts.push(event.timestamp.toordinal(), (where, event)), used)
+    yield from _kept(loaded, verdicts.end(), used)
+
+
+def _checked(path: Path, loaded: LoadedEvents, events: Iterator[Event]) -> Iterator[Event]:
+    """``events``, then ``InputError`` if not one of the file's records was a usable event."""
+    kept = 0
+    for event in events:
+        kept += 1
+        yield event
+    _refuse_unusable(loaded, kept, path)
 
 
 def _kept(loaded: LoadedEvents, verdicts: Sequence[tuple[tuple[str, Event], bool]],
