@@ -181,21 +181,15 @@ def _event_log(path: Path, used: Collection[int] | None, loaded: LoadedEvents, *
 def _json(path: Path, used: Collection[int] | None) -> LoadedEvents:
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _json_fault(path, exc) from None
     try:
         document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data" or _first_line_is_an_object(text):
-            return _json_lines(path, text, used)
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path),
-                         line=exc.lineno) from None
     except (RecursionError, ValueError) as exc:
-        if _first_line_is_an_object(text):
+        extra = isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data"
+        if extra or _first_line_is_an_object(text):
             return _json_lines(path, text, used)
-        raise InputError(f"invalid JSON: {_unreadable(exc)}", source=str(path)) from None
+        raise _json_fault(path, exc) from None
     if isinstance(document, Mapping) and "data" not in document and _looks_like_event(document):
         return _json_lines(path, text, used)  # a JSON lines file of one event
     from fabric.ufm.models import ShapeError, unwrap_list
@@ -226,14 +220,19 @@ def _json_list_items(path: Path) -> Iterator[tuple[str, Any]]:
     try:
         for index, item in enumerate(file_items(path)):
             yield f"{path}: [{index}]", item
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path), line=exc.lineno) from None
-    except (RecursionError, ValueError) as exc:
-        raise InputError(f"invalid JSON: {_unreadable(exc)}", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    except (OSError, RecursionError, ValueError) as exc:  # UnicodeDecodeError, JSONDecodeError: ValueErrors
+        raise _json_fault(path, exc) from None
+
+
+def _json_fault(path: Path, exc: OSError | RecursionError | ValueError) -> InputError:
+    """The one line for a JSON file that could not be read (``OSError``), is not UTF-8, or is not JSON."""
+    if isinstance(exc, OSError):
+        return InputError(f"cannot read: {exc.strerror or exc}", source=str(path))
+    if isinstance(exc, UnicodeDecodeError):
+        return InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path))
+    if isinstance(exc, json.JSONDecodeError):
+        return InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path), line=exc.lineno)
+    return InputError(f"invalid JSON: {_unreadable(exc)}", source=str(path))
 
 
 def _unreadable(exc: RecursionError | ValueError) -> str:
@@ -326,7 +325,7 @@ def _numbered_lines(path: Path) -> Iterator[tuple[int, str | None]]:
                 if line.strip():
                     yield line_no, line
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+        raise _json_fault(path, exc) from None
 
 
 def _validated(loaded: LoadedEvents, item: object, where: str) -> Event | None:

@@ -50,6 +50,7 @@ JSON_SPACE = b" \t\n\r"
 _BETWEEN_OBJECTS = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*(?=\{)")
 """Where a piece may end: the ``}`` of an object, then the comma before the next one (only possibly a boundary
 of the list's elements: the decoding of the pieces tells)."""
+_LEADING_SPACE = re.compile(rb"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
@@ -67,12 +68,16 @@ def list_items(body: bytes, *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
     yield from _by_elements(text, at)
 
 
-def bare_list_bounds(body: bytes) -> tuple[int, int] | None:
-    """The offsets of the ``[`` that opens and the ``]`` that closes a body that is a bare JSON list in UTF-8 (no
-    byte-order mark), whitespace around it allowed; ``None`` for any other body."""
-    start = len(body) - len(body.lstrip(JSON_SPACE))
-    end = len(body.rstrip(JSON_SPACE)) - 1
-    if end <= start or body[start] != ord("[") or body[end] != ord("]") or json.detect_encoding(body) != "utf-8":
+def bare_list_bounds(body: bytes | mmap.mmap) -> tuple[int, int] | None:
+    """The offsets of the ``[`` that opens and the ``]`` that closes a body (bytes, or a mapped file: nothing of it
+    copied) that is a bare JSON list in UTF-8 (no byte-order mark), whitespace around it allowed; ``None`` for any
+    other body."""
+    found = _LEADING_SPACE.match(body)
+    start = found.end() if found is not None else 0
+    end = len(body) - 1
+    while end > start and body[end] in JSON_SPACE:
+        end -= 1
+    if end <= start or body[start] != ord("[") or body[end] != ord("]") or json.detect_encoding(body[:4]) != "utf-8":
         return None
     return start, end
 
@@ -89,7 +94,7 @@ def file_items(path: Path, *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
             yield from list_items(b"")
             return
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as body:
-            bounds = _mapped_list_bounds(body)
+            bounds = bare_list_bounds(body)
             if bounds is None:
                 yield from list_items(body[:])
                 return
@@ -109,18 +114,6 @@ def file_items(path: Path, *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
                 yield from _by_elements("[" + rest, 1)
             except json.JSONDecodeError as exc:
                 raise _placed(exc, body, resume_at) from None
-
-
-def _mapped_list_bounds(body: mmap.mmap) -> tuple[int, int] | None:
-    """``bare_list_bounds`` of a mapped file, without copying it: whitespace is looked for only at its ends (a
-    tail of whitespace longer than a page is taken for no list, and the file is decoded whole)."""
-    found = re.compile(rb"[ \t\n\r]*").match(body)
-    start = found.end() if found else 0
-    tail_from = max(start, len(body) - mmap.PAGESIZE)
-    end = tail_from + len(body[tail_from:].rstrip(JSON_SPACE)) - 1
-    if end <= start or body[start] != ord("[") or body[end] != ord("]") or json.detect_encoding(body[:4]) != "utf-8":
-        return None
-    return start, end
 
 
 def _releaser(body: mmap.mmap) -> Callable[[int], None] | None:
