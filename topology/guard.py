@@ -128,8 +128,10 @@ class CapacityGuard:
 
     # --- decisions -----------------------------------------------------------------------------------
 
-    def verdict(self, cable: CableKey, now: datetime) -> Verdict:
-        """May automation disable ``cable`` at ``now``? Nothing changes until ``take_out``."""
+    def verdict(self, cable: CableKey, now: datetime, *, rate_counted: bool = False) -> Verdict:
+        """May automation disable ``cable`` at ``now``? Nothing changes until ``take_out``. ``rate_counted``: the
+        disable is one the sliding hour already counts (after a restart, taking out again a cable decided within
+        the hour), so the hourly rate cannot refuse it; capacity and the blast radius still can."""
         if cable in self.disabled:
             return Verdict(True, None, "already disabled by automation: nothing changes")
         self._forget_before(now - RATE_WINDOW)
@@ -140,13 +142,13 @@ class CapacityGuard:
         if not self.guards(cable):
             # A host link (when policy lets automation disable them): no path to core depends on it, but a GPU
             # node loses a rail, so it counts against the blast radius and the hourly rate like any other.
-            return self._limits(figures) or Verdict(
+            return self._limits(figures, rate_counted) or Verdict(
                 True, None, "not a switch-switch cable: no path to core depends on it", figures)
         if cable in self.out:
             # Down already (UFM shows it so): no path is lost, but disabling it still counts against the blast
             # radius and the hourly rate like any other disable (``take_out`` adds it to both).
-            return self._limits(figures) or Verdict(True, None, "already out of service: capacity unchanged",
-                                                    figures)
+            return self._limits(figures, rate_counted) or Verdict(
+                True, None, "already out of service: capacity unchanged", figures)
         _, deltas = self._effect(cable, -1)
         worst = min(deltas, key=lambda leaf: (self.paths[leaf] + deltas[leaf] - self.minimum[leaf], leaf))
         after = self.paths[worst] + deltas[worst]
@@ -159,16 +161,16 @@ class CapacityGuard:
             return Verdict(False, "capacity", (
                 f"{figures['worst_leaf']} would keep {after} of {self.planned[worst]} planned paths to core, "
                 f"below the guard's {self.minimum[worst]} (c = {self.settings.c:g})"), figures)
-        return self._limits(figures) or Verdict(True, None, (
+        return self._limits(figures, rate_counted) or Verdict(True, None, (
             f"every affected leaf keeps at least its guard ({figures['worst_leaf']}: {after} paths, "
             f"minimum {self.minimum[worst]})"), figures)
 
-    def _limits(self, figures: dict[str, Any]) -> Verdict | None:
+    def _limits(self, figures: dict[str, Any], rate_counted: bool) -> Verdict | None:
         """The refusal of one more disable by the blast-radius cap or the hourly rate, if either is reached."""
         if len(self.disabled) >= self.cap:
             return Verdict(False, "blast_radius", (
                 f"{len(self.disabled)} cables already disabled by automation, the cap is {self.cap}"), figures)
-        if len(self.recent) >= self.settings.hourly_limit:
+        if not rate_counted and len(self.recent) >= self.settings.hourly_limit:
             return Verdict(False, "rate", (
                 f"{len(self.recent)} disables in the last hour, the limit is {self.settings.hourly_limit}"),
                 figures)

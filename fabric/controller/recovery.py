@@ -33,16 +33,18 @@ def rebuild_guard(state: PolicyState, view: FabricView, context: FabricContext, 
     changed.
 
     The hourly rate is rebuilt from the decision log, not from what is still out: a cable disabled and repaired
-    within the hour still counts, as it did before the restart. A cable UFM already shows disabled is simply
-    counted, all of them first. One UFM shows up (the action was cut short by a crash, or someone enabled it by
-    hand) will be disabled again by reconciliation, so it must then pass the guard, against today's capacity and
-    what is already counted: if it does, the decision is logged (a new disable unless one of the last hour already
-    counts it); if not, it is kept up, deferred like any finding the guard refuses, or still quarantined (only an
-    operator releases a quarantine).
+    within the hour still counts, as it did before the restart. A cable UFM already shows disabled, or whose
+    disable is still in flight (its intent pending after ``settle_intents``: a job UFM may still be running), is
+    simply counted, all of them first. One UFM shows up (the action was cut short by a crash, or someone enabled
+    it by hand) will be disabled again by reconciliation, so it must then pass the guard, against today's capacity
+    and what is already counted (the hourly rate cannot refuse a disable it already counts): if it does, the
+    decision is logged (a new disable unless one of the last hour already counts it); if not, it is kept up,
+    deferred like any finding the guard refuses, or still quarantined (only an operator releases a quarantine).
     """
     decided = store.disables_since(now - RATE_WINDOW)
     guard.remember_disables(at for at, _ in decided)
     counted = {component for _, component in decided}
+    in_flight = {i.component for i in store.unfinished_intents() if i.kind is ActionKind.DISABLE}
     changed: dict[ComponentId, ComponentRecord] = {}
     recheck: list[tuple[ComponentId, ComponentRecord, CableKey]] = []
     for component, record in sorted(state.components.items()):
@@ -50,12 +52,12 @@ def rebuild_guard(state: PolicyState, view: FabricView, context: FabricContext, 
         if cable is None or record.lifecycle not in OUT_OF_SERVICE:
             continue
         port = view.port_to_act_on(component)
-        if port is not None and port in disabled_ports:
+        if (port is not None and port in disabled_ports) or component in in_flight:
             guard.restore(cable)
         else:
             recheck.append((component, record, cable))
     for component, record, cable in recheck:
-        verdict = guard.verdict(cable, now)
+        verdict = guard.verdict(cable, now, rate_counted=component in counted)
         if verdict.allowed:
             if component in counted:
                 guard.restore(cable)

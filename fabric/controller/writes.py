@@ -111,8 +111,14 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
     The port decides: in the wanted state, the write is done, whatever the job says. Otherwise the write fails
     once nothing can make it happen any more (the job ended, UFM has no such job, or ``deadline`` passed since
     the intent was written); until then it stays pending. ``final`` (at start-up, after waiting for the jobs)
-    settles what may still happen as failed. An intent whose POST was never answered nor noted (a crash came
-    first) is rolled back when UFM does not show it: no attempt reached UFM that can be counted.
+    settles a job still running as failed.
+
+    Without a job id the outcome is unknown whatever ``final`` says, so the intent stays pending until
+    ``deadline``: a POST that got no answer, or one whose answer was never noted because a crash came first, may
+    have started a job that is still running, and settling it early rolled back a disable UFM then carried out
+    (the component deferred while UFM showed its port disabled), or let reconciliation post it a second time.
+    At the deadline, an unanswered POST is an attempt UFM did not confirm; one never noted is rolled back (a
+    crash before the POST left the service nothing it can count as an attempt).
     """
     name = intent.payload.get("port", "?")
     if isinstance(port, UfmError):
@@ -122,22 +128,26 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
     job_id = intent.payload.get(JOB)
     if port.is_disabled == want_disabled:
         return Settlement(IntentState.DONE, shown)
-    if job_id is None and NO_ANSWER not in intent.payload:
-        return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown}")
     if isinstance(job, Job) and job.failed:
         return Settlement(IntentState.FAILED, f"UFM job {job_id} ended {job.Status!r} ({job.Summary!r}); {shown}")
     if job_id is not None and isinstance(job, UfmNotFoundError):
         return Settlement(IntentState.FAILED, f"UFM has no job {job_id} any more; {shown}")
+    age = _age(now - intent.created_at)
+    expired = now - intent.created_at >= deadline
+    if job_id is None and NO_ANSWER not in intent.payload:
+        if not expired:
+            return Settlement(None, f"the {intent.kind.value} was sent {age} ago, no answer was noted (a restart "
+                                    f"came first) and {shown}: a job UFM started may still carry it out")
+        return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown} {age} after it was sent")
     if job_id is None:
         waiting = f"the {intent.kind.value} got no answer ({intent.payload[NO_ANSWER]}) and {shown}"
     elif isinstance(job, Job):
         waiting = f"UFM job {job_id} is {job.Status!r} and {shown}"
     else:
         waiting = f"UFM job {job_id} cannot be read ({job.summary if job else 'not read'}) and {shown}"
-    if not final and now - intent.created_at < deadline:
+    if not expired and (not final or job_id is None):
         return Settlement(None, waiting)
-    return Settlement(IntentState.FAILED, f"UFM has not confirmed it: {waiting} "
-                                          f"{_age(now - intent.created_at)} after it was sent")
+    return Settlement(IntentState.FAILED, f"UFM has not confirmed it: {waiting} {age} after it was sent")
 
 
 def _age(age: timedelta) -> str:
@@ -218,7 +228,8 @@ class PortWrites:
     async def recover(self, now: datetime, records: Mapping[ComponentId, ComponentRecord],
                       disabled_ports: set[str]) -> None:
         """At start-up: wait for the jobs a previous run posted, each until its deadline, and settle every
-        pending write for good (unless its port cannot be read)."""
+        pending write for good, unless its port cannot be read or no job id was noted for it (``judge``: those
+        stay in flight until their deadline, settled by the cycles)."""
         pending = self._pending()
         wait = max((self.settings.job_deadline - (now - i.created_at) for i in pending if JOB in i.payload),
                    default=timedelta())
@@ -253,7 +264,7 @@ class PortWrites:
             if settled.state is None:
                 report.writes_pending += 1
                 if final:
-                    log.warning("cannot settle intent %s yet: %s", intent.id, settled.outcome)
+                    log.warning("intent %s stays in flight: %s", intent.id, settled.outcome)
                 continue
             self.store.finish_intent(intent.id, settled.state, settled.outcome)
             if settled.state is IntentState.DONE:

@@ -11,7 +11,7 @@ import pytest
 from engine_support import restart, rig
 
 from fabric.controller.engine import Engine
-from fabric.remediation.domain import ActionKind, ComponentRecord, Lifecycle
+from fabric.remediation.domain import CONVERGE_RULE, ActionKind, ComponentRecord, Lifecycle
 from fabric.store import TicketWriteKind
 from fabric.store.records import IntentState
 from tickets.base import Ticket, TicketStatus
@@ -80,6 +80,18 @@ def test_crash_then_restart_converges_with_one_ticket(tmp_path: Path, when: str)
             assert [e.kind for e in r.store.pending_ticket_writes()] == [TicketWriteKind.OPEN]
 
         engine = restart(r)
+        if when == "before_ufm":
+            # No answer was noted: for all the restart can tell, UFM took the POST and its job still runs. The
+            # intent stays in flight (nothing is sent again) until the write's deadline, then is rolled back and
+            # reconciliation sends the disable.
+            assert [p.id for p in r.store.unfinished_intents()] == [pending[0].id]
+            r.advance(30)
+            assert [a.kind for a in r.cycle().actions] == []
+            assert [p.id for p in r.store.unfinished_intents()] == [pending[0].id]
+            r.advance(engine.settings.writes.job_deadline.total_seconds())
+            assert [a.kind for a in r.cycle().actions] == []  # settled at the end of the cycle: rolled back
+            r.advance(30)
+            assert [(a.kind, a.rule) for a in r.cycle().actions] == [(ActionKind.DISABLE, CONVERGE_RULE)]
         assert r.store.unfinished_intents() == []
         if pending:
             settled = r.store.get_intent(pending[0].id)

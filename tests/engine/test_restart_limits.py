@@ -82,3 +82,27 @@ def test_a_restart_mid_storm_trips_the_breaker_when_an_uninterrupted_run_would(t
         r.advance(120)
         r.cycle()
         assert not r.store.breaker_state().halted
+
+
+def test_a_cable_enabled_by_hand_with_the_hour_full_is_taken_out_again_after_a_restart(tmp_path: Path) -> None:
+    """Its disable is one the sliding hour already counts, so the rate cannot refuse taking it out again (it used to
+    be deferred, as if a new disable were asked for): capacity and the blast radius are still checked."""
+    with rig(TINY, tmp_path, guard=RATE_OF_TWO) as r:
+        first = _ber(r, LEAF_SPINE[0])
+        _repair(r, first)  # the tiny fabric's cap is one cable: the first makes room, and still counts in the hour
+        second = _ber(r, LEAF_SPINE[1])
+        assert r.engine.view is not None
+        port = r.engine.view.port_to_act_on(second)
+        assert port is not None
+        r.runner.run(r.client.post_port_action(port, "enable"))  # an operator puts it back by hand
+        r.advance(30)
+        assert r.port_state(port) != "Disabled"
+        restart(r)
+        record = r.store.get_component(second)
+        assert record is not None and record.lifecycle is Lifecycle.AWAITING_REPAIR, record
+        assert r.engine.guard.disables_within_hour(r.state.now()) == 2
+        r.advance(30)
+        assert [(a.kind, a.component) for a in r.cycle().actions] == [(ActionKind.DISABLE, second)]
+        r.advance(30)
+        r.cycle()
+        assert r.port_state(port) == "Disabled"

@@ -132,14 +132,20 @@ def test_an_unanswered_post_is_read_again_never_resent() -> None:
     assert late.state is IntentState.FAILED and "got no answer" in late.outcome
 
 
-def test_at_start_up_what_may_still_happen_is_settled_for_good() -> None:
+def test_at_start_up_what_may_still_happen_is_settled_for_good_unless_its_outcome_is_unknown() -> None:
     running = intent(state=IntentState.PENDING, **{JOB: "17"})
     assert judge(running, port("Link Up"), job("Running"), NOW, SETTINGS.job_deadline,
                  final=True).state is IntentState.FAILED
-    # Never noted: the crash came before UFM answered the POST; nothing that reached UFM can be counted.
+    # Never noted: a crash came before UFM's answer (or before the POST). UFM may have taken it and be running
+    # its job, so even at start-up it stays in flight until the deadline; then nothing that reached UFM can be
+    # counted as an attempt, and it is rolled back.
     unsent = intent(state=IntentState.PENDING)
-    assert judge(unsent, port("Link Up"), None, NOW, SETTINGS.job_deadline,
-                 final=True).state is IntentState.ROLLED_BACK
+    for final in (True, False):
+        assert judge(unsent, port("Link Up"), None, NOW, SETTINGS.job_deadline, final=final).state is None
+        assert judge(unsent, port("Disabled"), None, NOW, SETTINGS.job_deadline,
+                     final=final).state is IntentState.DONE
+        late = judge(unsent, port("Link Up"), None, LATE, SETTINGS.job_deadline, final=final)
+        assert late.state is IntentState.ROLLED_BACK and "not carried out" in late.outcome
 
 
 def test_an_unreadable_port_settles_nothing() -> None:

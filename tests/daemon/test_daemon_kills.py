@@ -1,0 +1,103 @@
+"""The real daemon SIGKILLed at the moments a restart used to lose or repeat what it did (issue 20): right after a
+UFM action was posted (UFM carried it out, the daemon never had the answer), and between the cycle that counted a
+switch's cable findings and the one that completes its switch fault. Each test fails without its fix."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from daemon_support import BOUND, Daemon, daemon, migrate, simulator, write_config
+
+from fabric import wiring
+from fabric.remediation.domain import CONVERGE_RULE, ActionKind, ComponentId, Lifecycle
+from fabric.remediation.signals import link_id
+from fabric.simulator.driver import SimulatorDriver
+from fabric.simulator.server import free_port
+from fabric.store.records import IntentState
+from topology.generate import PRESETS, fat_tree
+
+CABLE = "core01-01/1"
+
+
+def _sim_state(sim: SimulatorDriver) -> dict[str, object]:
+    return dict(httpx.get(f"{sim.url}/simulator/state", timeout=30).json())
+
+
+def _wait_sim(sim: SimulatorDriver, what: str, check: object) -> dict[str, object]:
+    deadline = time.monotonic() + BOUND
+    while time.monotonic() < deadline:
+        state = _sim_state(sim)
+        if callable(check) and check(state):
+            return state
+        time.sleep(0.02)
+    raise AssertionError(f"the simulator never showed {what}: {_sim_state(sim)}")
+
+
+def _port_actions(sim: SimulatorDriver) -> int:
+    """``POST /actions`` the simulated UFM has received (each is one job)."""
+    return int(str(_sim_state(sim)["jobs"]))
+
+
+@pytest.mark.parametrize("hourly_limit", [1, 20], ids=["hourly-limit-reached", "room-in-the-hour"])
+def test_a_disable_whose_job_runs_through_a_sigkill_is_settled_by_the_job_not_rolled_back(
+        hourly_limit: int, tiny_plan: Path, tmp_path: Path) -> None:
+    """SIGKILLed after UFM took the disable and before its answer came back: the intent has no job id. The restart
+    must neither roll it back while the job runs (the component was then deferred, with the hour full, while UFM
+    went on to disable the port), nor post the disable a second time (with room in the hour)."""
+    db = tmp_path / "fabric.db"
+    migrate(db)
+    port = free_port()
+    extra = f"\n[guard]\nhourly_limit = {hourly_limit}\n"
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False, extra=extra)
+        with daemon(config, port, tmp_path / "first.log") as first:
+            first.wait_for("a first cycle", lambda: first.cycles() >= 1)
+            # The disable's job runs for two simulated minutes, and its POST is carried out at once but answered
+            # only after 30 real seconds: the daemon is killed while it waits for the answer.
+            sim.inject(fault="job_stall", count=1, runs_for="120s")
+            sim.inject(fault="api", endpoint="/actions", method="POST", mode="late", delay=30, requests=1)
+            sim.inject(fault="flap", link=CABLE, cycles=5, period="20s")
+            sim.advance(300)
+            _wait_sim(sim, "the disable's job", lambda s: s["jobs"] == 1)
+            first.process.send_signal(signal.SIGKILL)
+            first.process.wait(BOUND)
+        with daemon(config, port, tmp_path / "second.log") as second:
+            second.wait_for("ready", lambda: second.get("/readyz").status_code == 200)
+            cycles = second.cycles()
+            second.wait_for("a cycle after start-up", lambda: second.cycles() >= cycles + 1)
+            sim.advance(180)  # the job completes: UFM disables the port
+            _settled(second, sim)
+            status = second.get("/status").json()
+            assert second.signal(signal.SIGTERM) == 0
+        assert _port_actions(sim) == 1, "the disable was posted again"
+    with wiring.open_existing_store(f"sqlite:///{db}", fabric="test") as store:
+        component = _component(CABLE)
+        record = store.get_component(component)
+        intents = [i for i in store.intents(component=component) if i.kind is ActionKind.DISABLE]
+        decisions = [d.action for d in store.decisions(component=component)]
+    assert record is not None and record.lifecycle in (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR), (record, status)
+    assert [i.state for i in intents] == [IntentState.DONE], intents
+    assert [a.kind for a in decisions if a.kind is ActionKind.DISABLE] == [ActionKind.DISABLE], decisions
+    assert not [a for a in decisions if a.rule == CONVERGE_RULE], decisions
+
+
+def _settled(running: Daemon, sim: SimulatorDriver) -> None:
+    """Cycles until UFM shows the port disabled and the daemon has no write in flight."""
+    def done() -> bool:
+        cycles = running.cycles()
+        running.wait_for("one more cycle", lambda: running.cycles() > cycles)
+        disabled = _sim_state(sim)["disabled_ports"]
+        return bool(disabled) and running.metric("fabric_writes_pending") == 0
+    running.wait_for("UFM's port disabled and nothing in flight", done)
+
+
+def _component(end: str) -> ComponentId:
+    """The component of the planned cable with ``end`` (``device/port``)."""
+    plan = fat_tree(PRESETS["tiny"])
+    device, _, number = end.partition("/")
+    cable = next(c for c in plan.cables if any(e.device == device and e.port == number for e in c.key))
+    return link_id(cable.key)
