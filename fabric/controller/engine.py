@@ -386,9 +386,6 @@ class Engine:
             await self._execute(decision.actions, report, step.findings)
             self._comment_recurrences(step.findings, previous, now, report)
             await self._converge(now, report, send_tickets=send_tickets)
-        cursor = self.cursor.state
-        self.store.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
-                               restart_count=cursor.restart_count)
         return report
 
     async def reconcile(self) -> CycleReport:
@@ -469,11 +466,20 @@ class Engine:
     def _record(self, findings: list[Finding], actions: Sequence[Action], previous: PolicyState,
                 state: PolicyState, requests: Sequence[OperatorRequest], *, resumed: bool,
                 cleared: Sequence[ComponentId]) -> None:
-        """Findings, decisions, the new desired state and the operator requests carried out, in one transaction,
-        before any side effect. A dry run's desired state goes to its own scope, the rest to the fabric's."""
+        """Findings, decisions, the new desired state, the operator requests carried out and the event cursor
+        past the events they were decided on, in one transaction, before any side effect. A dry run's desired state
+        goes to its own scope, the rest to the fabric's.
+
+        The cursor commits with the decisions: saved after the side effects, a crash among them left the cycle's
+        events after the saved cursor, so the restart counted them again (findings recorded twice, "found again"
+        comments, a second disable decided for one finding, the hourly rate counted from the log over its limit).
+        """
+        cursor = self.cursor.state
         with self.store.transaction() as tx:
             tx.add_findings(findings)
             tx.record_decisions(actions)
+            tx.save_cursor(high_water_id=cursor.high_water_id or 0, last_event_time=cursor.last_event_time,
+                           restart_count=cursor.restart_count)
             for request in requests:
                 outcome = _outcome(request, state, resumed=resumed, cleared=cleared, dry_run=self.dry_run)
                 if outcome is not None:

@@ -1,5 +1,6 @@
 """The real daemon SIGKILLed at the moments a restart used to lose or repeat what it did (issue 20): right after a
-UFM action was posted (UFM carried it out, the daemon never had the answer), and between the cycle that counted a
+UFM action was posted (UFM carried it out, the daemon never had the answer: the cycle's findings and decisions
+recorded, its side effects under way), and between the cycle that counted a
 switch's cable findings and the one that completes its switch fault. Each test fails without its fix."""
 
 from __future__ import annotations
@@ -79,10 +80,15 @@ def test_a_disable_whose_job_runs_through_a_sigkill_is_settled_by_the_job_not_ro
         record = store.get_component(component)
         intents = [i for i in store.intents(component=component) if i.kind is ActionKind.DISABLE]
         decisions = [d.action for d in store.decisions(component=component)]
+        findings = store.findings()
     assert record is not None and record.lifecycle in (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR), (record, status)
     assert [i.state for i in intents] == [IntentState.DONE], intents
     assert [a.kind for a in decisions if a.kind is ActionKind.DISABLE] == [ActionKind.DISABLE], decisions
     assert not [a for a in decisions if a.rule == CONVERGE_RULE], decisions
+    # The cycle killed had recorded its findings and decisions: its events are not counted again after the restart.
+    counted = [event for finding in findings for event in finding.evidence]
+    assert len(counted) == len(set(counted)), findings
+    assert not [a for a in decisions if a.kind is ActionKind.COMMENT], decisions
 
 
 def _settled(running: Daemon, sim: SimulatorDriver) -> None:
