@@ -183,6 +183,7 @@ class Engine:
         pipeline = self._new_pipeline(self._load_state(), now)
         self._sync_guard(pipeline.guard, self.view, self.live)
         pipeline.amend(self._rebuild_guard(pipeline, now))
+        self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
         events = await self.ufm.events()
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
@@ -214,6 +215,7 @@ class Engine:
         try:
             pipeline = self._new_pipeline(self.state, now)
             pipeline.guard.carry_over(self.guard)
+            self._remember_findings(pipeline, now)
             events = self._set_aside_new(await self.ufm.events())
         except BaseException:
             self.settings = kept
@@ -242,6 +244,12 @@ class Engine:
                     if at is not None:
                         pipeline.own_action(intent.component, at, intent.kind)
         return pipeline
+
+    def _remember_findings(self, pipeline: Pipeline, now: datetime) -> None:
+        """The recorded findings a new pipeline's correlation looks back over: no finding can come from events
+        older than the detectors' history, nor be correlated with one more than a switch-fault window before it."""
+        rules = self.settings.rules
+        pipeline.remember(self.store.findings(since=now - rules.history - rules.switch_fault_window))
 
     def _own_action(self, component: ComponentId, kind: ActionKind) -> None:
         # Writes settled during start-up, before the pipeline exists, are read back from the intents log once

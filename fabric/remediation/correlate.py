@@ -83,6 +83,17 @@ class Correlator:
         self.raised: dict[str, datetime] = {}
         """When each switch's fault was last raised (its newest finding then)."""
 
+    def restore(self, recorded: Iterable[Finding]) -> None:
+        """After a restart: the findings recorded before it (oldest first) back in the window, as ``correlate``
+        had them: each cable finding under its switches, each switch fault as raised. Without them a switch whose
+        cables failed across a restart (a deploy) got a disable per cable instead of one switch ticket."""
+        for finding in recorded:
+            if finding.rule == SWITCH_FAULT and finding.component.kind is ComponentKind.SWITCH:
+                self.raised[finding.component.name] = finding.at
+                continue
+            for switch in self.switches_of(finding.component):
+                self.recent.setdefault(switch, deque()).append(finding)
+
     def switches_of(self, component: ComponentId) -> tuple[str, ...]:
         """The switch ends of a planned cable (none for anything else)."""
         found = self._switches.get(component)

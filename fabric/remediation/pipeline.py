@@ -78,6 +78,13 @@ class Pipeline:
         own-action window are not faults, and an enable gives the component a fresh history."""
         self.detectors.own_action(component, at, f"our {kind.value}", afresh=kind is ActionKind.ENABLE)
 
+    def remember(self, findings: Sequence[Finding]) -> None:
+        """After a restart: the findings recorded before it, oldest first, for the stages that look back over
+        findings (the switch-fault correlation), as ``warm`` gives the detectors their events. While automation
+        is halted the correlation sees nothing (``step``), so the findings of a halt still on are left out."""
+        halted = self._state.breaker.since if self._state.breaker.halted else None
+        self.correlator.restore(f for f in findings if halted is None or f.at < halted)
+
     def warm(self, history: Sequence[EventLike], now: datetime) -> None:
         """Fill the detectors' windows with past events without deciding anything on them."""
         self.detectors.observe(self._mapper.map(self._seen.first_time(history)[0]))

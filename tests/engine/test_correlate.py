@@ -163,6 +163,28 @@ def test_every_cable_finding_is_decided_on_or_folded_whatever_their_order(
     assert sorted((f.finding, f.switch) for f in again.folded) == sorted((f.finding, f.switch) for f in result.folded)
 
 
+@settings(max_examples=80, deadline=None)
+@given(cycles=st.lists(st.lists(st.tuples(st.integers(0, len(TINY.cables) - 1), st.integers(0, 90)), max_size=6),
+                       min_size=1, max_size=12),
+       restart=st.integers(0, 12))
+def test_a_restart_restoring_the_recorded_findings_correlates_as_an_uninterrupted_run(
+        cycles: list[list[tuple[int, int]]], restart: int) -> None:
+    """Cycles a minute apart, each with findings up to 90 s old: a correlator rebuilt after any cycle from the
+    findings recorded so far (as the store returns them: by time) folds and raises exactly what one that ran
+    throughout does."""
+    found = [[ber(TINY.cables[index], T0 + timedelta(minutes=n, seconds=-age), n * 10 + k)
+              for k, (index, age) in enumerate(cycle)] for n, cycle in enumerate(cycles)]
+    throughout = correlator(TINY)
+    expected = [throughout.correlate(cycle, PolicyState()) for cycle in found]
+    before = correlator(TINY)
+    recorded = [f for cycle in found[:restart] for f in before.correlate(cycle, PolicyState()).findings]
+    after = correlator(TINY)
+    after.restore(sorted(recorded, key=lambda f: f.at))
+    for cycle, wanted in zip(found[restart:], expected[restart:], strict=True):
+        got = after.correlate(cycle, PolicyState())
+        assert (got.switch_faults, got.folded) == (wanted.switch_faults, wanted.folded)
+
+
 # --- through the pipeline ------------------------------------------------------------------------------
 
 
