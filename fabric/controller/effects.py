@@ -78,6 +78,9 @@ class CycleReport:
     """Components whose last write UFM did not confirm, waiting for their next attempt."""
     writes_given_up: int = 0
     """Components whose write UFM did not confirm in ``[ufm] write_attempts`` tries: nothing more is sent."""
+    ports_out_unheld: int = 0
+    """Planned cables' ports UFM shows disabled that no component automation holds out: an operator's (or another
+    tool's) action, recorded once and left alone (``reconcile.explain_unheld``)."""
     switch_faults: int = 0
     """Switch faults found this cycle (many cables of one switch at once: one switch ticket, no cable disabled)."""
     folded: int = 0

@@ -136,6 +136,8 @@ class Engine:
         self.view_refused_since: datetime | None = None
         """Since when every reading of UFM's topology has been refused as one that cannot be true (``None``: the
         last one was accepted). While it lasts nothing is decided: the daemon is not ready."""
+        self._unheld_reported: set[str] = set()
+        """Ports UFM shows disabled that no component holds out, recorded as an operator's action (once each)."""
         self._waiting: list[Event] = []
         """New events read but not handed to the pipeline yet: at start-up, or while readings are refused."""
 
@@ -249,7 +251,8 @@ class Engine:
         """The recorded findings a new pipeline's correlation looks back over: no finding can come from events
         older than the detectors' history, nor be correlated with one more than a switch-fault window before it."""
         rules = self.settings.rules
-        pipeline.remember(self.store.findings(since=now - rules.history - rules.switch_fault_window))
+        pipeline.remember(self.store.findings(since=now - rules.history - rules.switch_fault_window,
+                                              as_recorded=True))
 
     def _own_action(self, component: ComponentId, kind: ActionKind) -> None:
         # Writes settled during start-up, before the pipeline exists, are read back from the intents log once
@@ -423,6 +426,8 @@ class Engine:
             self.ticket_failures(await self.send_tickets(), report)
         self.pipeline.amend(reconcile.await_repairs(self.state, self.view, self.disabled_ports, self.store,
                                                     self.outbox))
+        self.pipeline.amend(reconcile.explain_unheld(self.state, self.view, self.guard, self.disabled_ports,
+                                                     self.store, self.outbox, now, report, self._unheld_reported))
         self._warn_unconfirmed(report)
 
     async def poll_tickets(self) -> int:

@@ -1,7 +1,8 @@
 """Level-triggered convergence: UFM and the ticket system brought to the desired state every cycle.
 
 Reconciliation never undoes an operator: it re-disables only what automation holds out and re-enables only
-what automation itself released (on probation); every component automation holds has one open ticket.
+what automation itself released (on probation); every component automation holds has one open ticket. A port UFM
+shows disabled that no component holds out is never left unexplained (``explain_unheld``).
 """
 
 from __future__ import annotations
@@ -12,15 +13,26 @@ from datetime import datetime
 from fabric.controller.effects import CycleReport
 from fabric.controller.outbox import TicketOutbox
 from fabric.controller.writes import PortWrites, Progress
-from fabric.remediation.domain import CONVERGE_RULE, Action, ActionKind, ComponentId, ComponentRecord, Lifecycle
+from fabric.remediation.domain import (
+    CONVERGE_RULE,
+    OUT_OF_SERVICE,
+    Action,
+    ActionKind,
+    ComponentId,
+    ComponentRecord,
+    Lifecycle,
+)
 from fabric.remediation.policy import PolicyState
+from fabric.remediation.signals import link_id
 from fabric.remediation.view import FabricView
 from fabric.store import Store
-from fabric.store.records import TicketState
+from fabric.store.records import IntentState, TicketState
 from topology.guard import CableKey, CapacityGuard
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 """Lifecycles in which a component waits for its ticket to be resolved."""
+OUTSIDE_RULE = "disabled_outside"
+"""The rule of the record saying UFM shows a port disabled that automation did not disable: an operator's action."""
 
 
 async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityGuard, disabled_ports: set[str],
@@ -98,3 +110,60 @@ def _resolved_since(store: Store, key: str, since: datetime) -> bool:
     """A ticket of ``key`` was resolved (repaired, not merely closed) since ``since``."""
     return any(t.state is TicketState.RESOLVED and t.resolved_at is not None and t.resolved_at >= since
                for t in store.tickets(dedup_key=key))
+
+
+def explain_unheld(state: PolicyState, view: FabricView, guard: CapacityGuard, disabled_ports: set[str],
+                   store: Store, outbox: TicketOutbox, now: datetime, report: CycleReport,
+                   reported: set[str]) -> dict[ComponentId, ComponentRecord]:
+    """Every planned cable's port UFM shows disabled that no component holds out is explained: adopted when the
+    intent log shows automation's own disable did it (a write a crash cut short and the restart lost track of),
+    within the guard, as a convergence decision that holds it out; otherwise recorded once as an operator's action
+    (``reported``: the ports already recorded, kept by the caller) and left alone. ``report.ports_out_unheld``
+    counts those left alone. Returns the records this changed."""
+    changed: dict[ComponentId, ComponentRecord] = {}
+    for port in sorted(disabled_ports):
+        end = view.resolver.ports.get(port)
+        cable = None if end is None else view.resolver.cable_at(end)
+        if cable is None:
+            continue
+        component = link_id(cable)
+        record = state.components.get(component)
+        if record is not None and (record.lifecycle in OUT_OF_SERVICE or record.lifecycle is Lifecycle.PROBATION):
+            reported.discard(port)  # held out, or released by automation and being enabled (``reconcile_ports``)
+            continue
+        if (record is not None and port == view.port_to_act_on(component)
+                and _disabled_by_us(store, component, record.since)):
+            verdict = guard.verdict(cable, now, rate_counted=True)
+            if verdict.allowed:
+                guard.restore(cable)
+                reason = (f"UFM shows {port} disabled by automation's own write while the desired state was "
+                          f"{record.lifecycle.value}: adopted, held out ({verdict.reason}); {record.reason}")
+                changed[component] = replace(record, lifecycle=Lifecycle.DISABLED, since=now, reason=reason)
+                action = Action(ActionKind.DISABLE, now, CONVERGE_RULE, reason, component, dict(verdict.figures),
+                                dry_run=False)
+                with store.transaction() as tx:
+                    tx.record_decision(action)
+                    tx.put_component(component, changed[component], ticket_dedup_key=outbox.ticketing.key(component))
+                report.actions.append(action)
+                continue
+        report.ports_out_unheld += 1
+        if port in reported:
+            continue
+        reported.add(port)
+        last = store.decisions(component=component, limit=1)
+        if last and last[0].action.rule == OUTSIDE_RULE:
+            continue  # recorded before a restart
+        held = "not held by automation" if record is None else f"automation holds it {record.lifecycle.value}"
+        action = Action(ActionKind.RECORD, now, OUTSIDE_RULE, f"UFM shows {port} disabled and {held}: an "
+                        "operator's (or another tool's) action, left alone", component, dry_run=False)
+        store.record_decision(action)
+        report.actions.append(action)
+    return changed
+
+
+def _disabled_by_us(store: Store, component: ComponentId, since: datetime) -> bool:
+    """The newest port write automation carried out on ``component`` since ``since`` was a disable."""
+    for intent in store.intents(component=component, limit=20):
+        if intent.kind in (ActionKind.DISABLE, ActionKind.ENABLE) and intent.state is IntentState.DONE:
+            return intent.kind is ActionKind.DISABLE and intent.created_at >= since
+    return False

@@ -84,9 +84,10 @@ class Correlator:
         """When each switch's fault was last raised (its newest finding then)."""
 
     def restore(self, recorded: Iterable[Finding]) -> None:
-        """After a restart: the findings recorded before it (oldest first) back in the window, as ``correlate``
-        had them: each cable finding under its switches, each switch fault as raised. Without them a switch whose
-        cables failed across a restart (a deploy) got a disable per cable instead of one switch ticket."""
+        """After a restart: the findings recorded before it (in the order recorded) back in the window, as
+        ``correlate`` had them: each cable finding under its switches, each switch fault as raised. Without them a
+        switch whose cables failed across a restart (a deploy) got a disable per cable instead of one switch
+        ticket."""
         for finding in recorded:
             if finding.rule == SWITCH_FAULT and finding.component.kind is ComponentKind.SWITCH:
                 self.raised[finding.component.name] = finding.at

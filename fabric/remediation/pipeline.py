@@ -79,7 +79,7 @@ class Pipeline:
         self.detectors.own_action(component, at, f"our {kind.value}", afresh=kind is ActionKind.ENABLE)
 
     def remember(self, findings: Sequence[Finding]) -> None:
-        """After a restart: the findings recorded before it, oldest first, for the stages that look back over
+        """After a restart: the findings recorded before it, in the order recorded, for the stages that look back over
         findings (the switch-fault correlation), as ``warm`` gives the detectors their events. While automation
         is halted the correlation sees nothing (``step``), so the findings of a halt still on are left out."""
         halted = self._state.breaker.since if self._state.breaker.halted else None

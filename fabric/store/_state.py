@@ -180,9 +180,14 @@ class StateOps(OpsBase):
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int | None = None,
+        as_recorded: bool = False,
     ) -> list[Finding]:
-        """Findings with ``since <= at < until``, oldest first (the newest ``limit`` of them if given)."""
+        """Findings with ``since <= at < until``, oldest first (the newest ``limit`` of them if given).
+        ``as_recorded``: in the order they were recorded instead (a cycle may find what happened before the last
+        cycle's findings), as the stages that look back over findings saw them arrive."""
         query = _history(sa.select(findings), findings, self.fabric, component, since, until, limit)
+        if as_recorded:
+            query = query.order_by(None).order_by(query.selected_columns.id)
         with self._read() as conn:
             return [_finding(row) for row in conn.execute(query).mappings()]
 

@@ -170,8 +170,7 @@ def test_every_cable_finding_is_decided_on_or_folded_whatever_their_order(
 def test_a_restart_restoring_the_recorded_findings_correlates_as_an_uninterrupted_run(
         cycles: list[list[tuple[int, int]]], restart: int) -> None:
     """Cycles a minute apart, each with findings up to 90 s old: a correlator rebuilt after any cycle from the
-    findings recorded so far (as the store returns them: by time) folds and raises exactly what one that ran
-    throughout does."""
+    findings recorded so far (in the order recorded) folds and raises exactly what one that ran throughout does."""
     found = [[ber(TINY.cables[index], T0 + timedelta(minutes=n, seconds=-age), n * 10 + k)
               for k, (index, age) in enumerate(cycle)] for n, cycle in enumerate(cycles)]
     throughout = correlator(TINY)
@@ -179,7 +178,7 @@ def test_a_restart_restoring_the_recorded_findings_correlates_as_an_uninterrupte
     before = correlator(TINY)
     recorded = [f for cycle in found[:restart] for f in before.correlate(cycle, PolicyState()).findings]
     after = correlator(TINY)
-    after.restore(sorted(recorded, key=lambda f: f.at))
+    after.restore(recorded)
     for cycle, wanted in zip(found[restart:], expected[restart:], strict=True):
         got = after.correlate(cycle, PolicyState())
         assert (got.switch_faults, got.folded) == (wanted.switch_faults, wanted.folded)

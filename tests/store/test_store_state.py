@@ -98,6 +98,10 @@ def test_findings_history(store: Store) -> None:
     assert store.findings(until=T0 + timedelta(minutes=1)) == [first]
     assert store.findings(component=LINK, limit=1) == [second]
     assert store.findings(limit=2) == [other, second]
+    # As recorded: the order the correlation saw them arrive in (restored after a restart).
+    assert store.findings(as_recorded=True) == [first, second, other]
+    assert store.findings(since=T0 + timedelta(minutes=1), as_recorded=True) == [second, other]
+    assert store.findings(limit=2, as_recorded=True) == [second, other]
 
 
 def test_add_findings_in_bulk(store: Store) -> None:
