@@ -7,6 +7,7 @@ shows disabled that no component holds out is never left unexplained (``explain_
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import datetime
 
@@ -28,6 +29,8 @@ from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import IntentState, TicketState
 from topology.guard import CableKey, CapacityGuard
+
+log = logging.getLogger(__name__)
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 """Lifecycles in which a component waits for its ticket to be resolved."""
@@ -57,7 +60,8 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
         if want_out == is_out or (not want_out and record.lifecycle is not Lifecycle.PROBATION):
             continue
         kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
-        status = writes.progress(component, kind, record.since, now).status
+        progress = writes.progress(component, kind, record.since, now)
+        status = progress.status
         if status is Progress.IN_FLIGHT:
             continue
         if status is Progress.BACKING_OFF:
@@ -67,6 +71,11 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
             report.writes_given_up += 1
             if want_out and cable in live:
                 guard.mark_up(cable)  # capacity counts what UFM shows
+            continue
+        if progress.failed and (job := await writes.still_running(component, kind)) is not None:
+            report.writes_pending += 1  # UFM may still carry the last attempt out: no second job on the port
+            log.info("%s of %s: UFM still runs job %s of the last attempt, not sent again", kind.value, component,
+                     job)
             continue
         action = Action(kind, now, CONVERGE_RULE, f"UFM shows {port} {'up' if want_out else 'disabled'}, "
                         f"the desired state is {record.lifecycle.value}: converging", component, dry_run=False)

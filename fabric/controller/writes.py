@@ -176,6 +176,19 @@ class PortWrites:
     def progress(self, component: ComponentId, kind: ActionKind, since: datetime, now: datetime) -> WriteProgress:
         return progress(self.store.intents(component=component), kind, since, now, self.settings)
 
+    async def still_running(self, component: ComponentId, kind: ActionKind) -> str | None:
+        """The job of ``component``'s last unconfirmed write of ``kind`` when UFM still runs it (``None``
+        otherwise): a retry then would be a second job on one port, racing the first."""
+        for intent in self.store.intents(component=component, limit=20):
+            if intent.kind not in UFM_WRITES:
+                continue
+            job_id = intent.payload.get(JOB)
+            if intent.kind is not kind or intent.state is not IntentState.FAILED or job_id is None:
+                return None
+            job = (await self.ufm.await_jobs([str(job_id)], within=0)).get(str(job_id))
+            return str(job_id) if isinstance(job, Job) and job.in_progress else None
+        return None
+
     async def post(self, action: Action, port: str, report: CycleReport) -> bool:
         """Send ``action``'s disable or enable of ``port`` (its intent logged first), without waiting for the
         job. True when UFM already showed the port so (nothing sent, done)."""

@@ -161,3 +161,29 @@ def _critical_ber(running: Daemon, sim: SimulatorDriver, port: str) -> None:
     sim.advance(80)
     running.wait_for(f"the finding on {port}", lambda: running.metric("fabric_findings_total",
                                                                       rule="ber_critical") > found)
+
+
+def test_a_stuck_job_is_not_doubled_by_the_retry(tiny_plan: Path, tmp_path: Path) -> None:
+    """A disable's job still Running past the write's deadline is an attempt UFM did not confirm, but while UFM
+    still runs it a retry would be a second job on one port: nothing is posted until the job ends. Here it
+    completes after twenty simulated minutes, and the port is disabled by that one job."""
+    db = tmp_path / "fabric.db"
+    migrate(db)
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False)
+        with daemon(config, port, tmp_path / "daemon.log") as running:
+            running.wait_for("a first cycle", lambda: running.cycles() >= 1)
+            sim.inject(fault="job_stall", count=1, runs_for="20m")
+            sim.inject(fault="flap", link=CABLE, cycles=5, period="20s")
+            sim.advance(300)
+            _wait_sim(sim, "the disable's job", lambda s: s["jobs"] == 1)
+            for _ in range(8):  # past the job's deadline (5 min) and the retry's backoff (1 min), in steps
+                cycles = running.cycles()
+                running.wait_for("a cycle", lambda: running.cycles() > cycles)  # noqa: B023
+                sim.advance(120)
+            assert _port_actions(sim) == 1, "a second disable was posted while the first job ran"
+            sim.advance(300)  # the job completes
+            _settled(running, sim)
+            assert running.signal(signal.SIGTERM) == 0
+        assert _port_actions(sim) == 1
