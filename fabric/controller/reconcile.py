@@ -7,7 +7,6 @@ shows disabled that no component holds out is never left unexplained (``explain_
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from datetime import datetime
 
@@ -29,8 +28,6 @@ from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import IntentState, TicketState
 from topology.guard import CableKey, CapacityGuard
-
-log = logging.getLogger(__name__)
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 """Lifecycles in which a component waits for its ticket to be resolved."""
@@ -72,13 +69,11 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
             if want_out and cable in live:
                 guard.mark_up(cable)  # capacity counts what UFM shows
             continue
-        if progress.failed and (job := await writes.still_running(component, kind)) is not None:
-            report.writes_pending += 1  # UFM may still carry the last attempt out: no second job on the port
-            log.info("%s of %s: UFM still runs job %s of the last attempt, not sent again", kind.value, component,
-                     job)
-            continue
         action = Action(kind, now, CONVERGE_RULE, f"UFM shows {port} {'up' if want_out else 'disabled'}, "
                         f"the desired state is {record.lifecycle.value}: converging", component, dry_run=False)
+        if progress.failed and (job := await writes.still_running(component, kind)) is not None:
+            writes.wait_out(action, port, job, state.components, now, report)
+            continue
         store.record_decision(action)
         report.actions.append(action)
         if await writes.post(action, port, report):

@@ -36,6 +36,8 @@ JOB = "job"
 """Payload key: UFM's job id, noted once the POST was answered."""
 NO_ANSWER = "no_answer"
 """Payload key: why the POST got no usable answer (its outcome is unknown)."""
+WAITED_FOR = "waited_for"
+"""Payload key: the job of an earlier attempt that UFM still ran, so this attempt was not sent."""
 GIVEN_UP_RULE = "write_unconfirmed"
 """The rule of the decision recorded when a write is given up."""
 
@@ -182,12 +184,25 @@ class PortWrites:
         for intent in self.store.intents(component=component, limit=20):
             if intent.kind not in UFM_WRITES:
                 continue
-            job_id = intent.payload.get(JOB)
+            job_id = intent.payload.get(JOB, intent.payload.get(WAITED_FOR))
             if intent.kind is not kind or intent.state is not IntentState.FAILED or job_id is None:
                 return None
             job = (await self.ufm.await_jobs([str(job_id)], within=0)).get(str(job_id))
             return str(job_id) if isinstance(job, Job) and job.in_progress else None
         return None
+
+    def wait_out(self, action: Action, port: str, job: str, records: Mapping[ComponentId, ComponentRecord],
+                 now: datetime, report: CycleReport) -> None:
+        """The attempt ``action`` would make, not sent because UFM still runs ``job`` of the last one: a second job
+        would race the first on one port. It is logged as an attempt UFM did not confirm, so the backoff and the
+        bound on attempts go on as if it had been sent: a job stuck for good ends in the write given up, with one
+        job posted, not ``attempts`` of them."""
+        assert action.component is not None
+        intent = self.store.begin_intent(self.epoch, action.kind, action.component,
+                                         {"port": port, "method": self.method.value, WAITED_FOR: job})
+        outcome = f"not sent: UFM still runs job {job} of the last attempt"
+        finished = self.store.finish_intent(intent, IntentState.FAILED, outcome)
+        self._unconfirmed(finished, outcome, records, now, report)
 
     async def post(self, action: Action, port: str, report: CycleReport) -> bool:
         """Send ``action``'s disable or enable of ``port`` (its intent logged first), without waiting for the
