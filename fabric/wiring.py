@@ -52,12 +52,11 @@ def open_existing_store(url: str, *, fabric: str, read_only: bool = True, clock:
 
 def ticket_backend(store: Store, *, clock: Clock | None = None, config: ServiceConfig | None = None) -> TicketBackend:
     """The ticket system ``[tickets] backend`` names: ``local`` (tickets in the service's database, in tables it
-    owns and creates itself; also when no ``config`` is given) or ``jira`` (``[tickets.jira]``, its token read
-    now; nothing is sent to Jira before the first ticket call, so a Jira that is down delays tickets, never the
-    start)."""
+    owns, which the store's schema creates; also when no ``config`` is given) or ``jira`` (``[tickets.jira]``, its
+    token read now; nothing is sent to Jira before the first ticket call, so a Jira that is down delays tickets,
+    never the start). Nothing is created here: two daemons starting at once would both create the tables."""
     if config is not None and config.tickets.backend == "jira":
         return jira_tickets(config)
-    LocalTicketBackend.create_tables(store.engine)
     return LocalTicketBackend(store.engine, clock=clock)
 
 

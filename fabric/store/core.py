@@ -222,7 +222,8 @@ class Store(_Operations):
         if found is None or found < SCHEMA_VERSION:
             engine.dispose()
             if found is None:
-                raise StoreError(f"{shown}: not a fabric-remediation database (it has no schema_version table)")
+                raise StoreError(f"{shown}: not a fabric-remediation database (it has no schema_version table): "
+                                 f"create its tables with `fabricctl store migrate --store {shown}`")
             raise StoreError(f"{shown}: schema version {found}, this version of fabricctl needs {SCHEMA_VERSION}: "
                              f"run `fabricctl store migrate --store {shown}` first")
         if found > SCHEMA_VERSION:
