@@ -44,10 +44,13 @@ def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabr
     return Store.open(url, fabric=fabric, clock=clock, legacy_fabric=legacy_fabric)
 
 
-def open_existing_store(url: str, *, fabric: str, read_only: bool = True, clock: Clock | None = None) -> Store:
+def open_existing_store(url: str, *, fabric: str, read_only: bool = True, clock: Clock | None = None,
+                        application_name: str = "fabric-remediation") -> Store:
     """The database of a fabric that already runs, for commands that operate on it and for the daemon: nothing is
-    created or migrated (``read_only``: the command only reads)."""
-    return Store.open_existing(url, fabric=fabric, read_only=read_only, clock=clock)
+    created or migrated (``read_only``: the command only reads; ``application_name``: its sessions' name on
+    PostgreSQL)."""
+    return Store.open_existing(url, fabric=fabric, read_only=read_only, clock=clock,
+                               application_name=application_name)
 
 
 def ticket_backend(store: Store, *, clock: Clock | None = None, config: ServiceConfig | None = None) -> TicketBackend:
