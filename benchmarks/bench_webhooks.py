@@ -55,7 +55,6 @@ def prepare(workdir: Path) -> tuple[Path, str]:
     now = datetime.now(UTC)
     store = Store.open(f"sqlite:///{db}", fabric=FABRIC, clock=lambda: now)
     try:
-        LocalTicketBackend.create_tables(store.engine)
         key = Ticketing(store, LocalTicketBackend(store.engine, clock=lambda: now), FABRIC).ensure_open(
             None, "storm", "the benchmark's ticket").key
     finally:

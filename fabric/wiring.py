@@ -44,20 +44,22 @@ def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabr
     return Store.open(url, fabric=fabric, clock=clock, legacy_fabric=legacy_fabric)
 
 
-def open_existing_store(url: str, *, fabric: str, read_only: bool = True, clock: Clock | None = None) -> Store:
+def open_existing_store(url: str, *, fabric: str, read_only: bool = True, clock: Clock | None = None,
+                        application_name: str = "fabric-remediation") -> Store:
     """The database of a fabric that already runs, for commands that operate on it and for the daemon: nothing is
-    created or migrated (``read_only``: the command only reads)."""
-    return Store.open_existing(url, fabric=fabric, read_only=read_only, clock=clock)
+    created or migrated (``read_only``: the command only reads; ``application_name``: its sessions' name on
+    PostgreSQL)."""
+    return Store.open_existing(url, fabric=fabric, read_only=read_only, clock=clock,
+                               application_name=application_name)
 
 
 def ticket_backend(store: Store, *, clock: Clock | None = None, config: ServiceConfig | None = None) -> TicketBackend:
     """The ticket system ``[tickets] backend`` names: ``local`` (tickets in the service's database, in tables it
-    owns and creates itself; also when no ``config`` is given) or ``jira`` (``[tickets.jira]``, its token read
-    now; nothing is sent to Jira before the first ticket call, so a Jira that is down delays tickets, never the
-    start)."""
+    owns, which the store's schema creates; also when no ``config`` is given) or ``jira`` (``[tickets.jira]``, its
+    token read now; nothing is sent to Jira before the first ticket call, so a Jira that is down delays tickets,
+    never the start). Nothing is created here: two daemons starting at once would both create the tables."""
     if config is not None and config.tickets.backend == "jira":
         return jira_tickets(config)
-    LocalTicketBackend.create_tables(store.engine)
     return LocalTicketBackend(store.engine, clock=clock)
 
 

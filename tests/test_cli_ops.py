@@ -24,7 +24,6 @@ LINK = ComponentId(ComponentKind.LINK, "pod01-leaf01/33|pod01-spine01/1")
 def seeded(tmp_path: Path) -> str:
     url = f"sqlite:///{tmp_path / 'fabric.db'}"
     with Store.open(url, fabric="lab") as store:
-        LocalTicketBackend.create_tables(store.engine)
         key = dedup_key("lab", str(LINK))
         row, _ = store.claim_ticket(key, backend="local", summary="flap on a cable", component=LINK)
         ticket = LocalTicketBackend(store.engine).open(key, "flap on a cable", "5 cycles in 10 min")

@@ -1,8 +1,9 @@
 """Tickets kept in the service's own database: for sites without Jira, for the demo and for tests.
 
 Two tables, ``local_tickets`` and ``local_ticket_comments``, defined here in their own ``MetaData``
-(``LOCAL_METADATA``) and owned by this backend, which creates them (``LocalTicketBackend.create_tables``)
-beside the service's own tables in the same database; this package needs nothing from ``fabric/``.
+(``LOCAL_METADATA``) and owned by this backend (``LocalTicketBackend.create_tables``), beside the service's own
+tables in the same database; the service's schema creates them (``fabricctl store migrate``), never a daemon
+starting. This package needs nothing from ``fabric/``.
 
 Keys are ``LOCAL-<id>``; ids are never reused.  At most one ticket per dedup key is open at any time: a
 partial unique index enforces it, and ``open`` claims with ``INSERT ... ON CONFLICT DO NOTHING`` against that
@@ -113,15 +114,9 @@ class LocalTicketBackend:
         self._clock = clock or _utcnow
 
     @staticmethod
-    def create_tables(engine: Engine) -> None:
-        """Create the two tables if missing: this backend owns them (the service's store does not)."""
-        LOCAL_METADATA.create_all(engine)
-
-    @staticmethod
-    def tables_exist(engine: Engine) -> bool:
-        """Whether the database holds this backend's tables (without creating them)."""
-        with engine.connect() as conn:
-            return sa.inspect(conn).has_table(local_tickets.name)
+    def create_tables(bind: Engine | Connection) -> None:
+        """Create the two tables if missing (on a ``Connection``: in its transaction, the schema's creation)."""
+        LOCAL_METADATA.create_all(bind)
 
     # -- the protocol ------------------------------------------------------------------------------------
 

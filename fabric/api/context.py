@@ -52,6 +52,8 @@ class LeaderView:
     """The epoch this instance holds, or (a standby) the newest it saw (``None``: nobody led the fabric yet)."""
     leader: str | None
     """The instance that holds the leadership (a standby: the one that took the newest epoch)."""
+    takeover_blocked: str | None = None
+    """Why this standby cannot take over from a leader whose lease ran out (``None``: nothing keeps it from it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,10 +56,13 @@ class Leader(_Model):
     epoch: int | None = Field(description="The leader epoch (fencing token) this instance holds, or the newest a "
                                           "standby saw (null: no instance led the fabric yet).")
     leader: str | None = Field(description="The instance that leads (or took the newest epoch).")
+    takeover_blocked: str | None = Field(None, description="Why this standby cannot take over from a leader that "
+                                         "holds the lock past its lease (null: nothing keeps it from it).")
 
     @classmethod
     def of(cls, view: LeaderView) -> Self:
-        return cls(role=view.role.value, instance=view.instance, epoch=view.epoch, leader=view.leader)
+        return cls(role=view.role.value, instance=view.instance, epoch=view.epoch, leader=view.leader,
+                   takeover_blocked=view.takeover_blocked)
 
 
 class RequestOut(_Model):

@@ -45,11 +45,8 @@ def _fabric_tickets(store_url: str, fabric: str, *, writes: bool = False,
     """The local backend, and the dedup keys of the tickets ``fabric``'s engine opened (the backend keeps the
     tickets of every fabric of the database; the store knows which are whose)."""
     from fabric import wiring
-    from tickets.local import LocalTicketBackend
 
-    with open_store(store_url, fabric, writes=writes) as store:
-        if not LocalTicketBackend.tables_exist(store.engine):
-            fail(f"{store_url} holds no local tickets (the engine has not opened any, or uses another backend)")
+    with open_store(store_url, fabric, writes=writes) as store:  # its schema holds the local tickets' tables
         yield wiring.local_tickets(store), frozenset(row.dedup_key for row in store.tickets())
 
 

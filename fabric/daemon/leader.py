@@ -12,8 +12,11 @@ A standby that takes the lock takes a new epoch at once (the old epoch's writes 
 waits until ``lease`` has passed since the old leader's last heartbeat on the database's clock (``take_epoch``'s
 ``wait``) before its engine starts. The old leader's last heartbeat was sent before the lock was free, so it had
 stopped acting ``heartbeat`` before the new one starts, however PostgreSQL ended its session (a crash, a
-``pg_terminate_backend``, keepalives giving up on a partition). A deposed leader drops its engine (everything it
-held in memory) and stands by again on a new session.
+``pg_terminate_backend``, keepalives giving up on a partition). A leader that hangs keeps its session, so a
+standby that finds the lock held and the leader's heartbeat older than the lease ends that leader's sessions
+(``sessions.end_hung_leader``) and takes the lock; woken, the old leader's lease has run out on its own clock and
+its heartbeat fails on the ended session. A deposed leader drops its engine (everything it held in memory) and
+stands by again on a new session.
 
 SQLite: the ``flock`` of ``lock.hold`` keeps one instance for the process's life; it takes an epoch at start and
 never loses it.
@@ -37,6 +40,7 @@ from sqlalchemy.engine import Connection
 from fabric.api.context import LeaderView, Role
 from fabric.config import LeaderSection
 from fabric.daemon.lock import ADVISORY_LOCK, advisory_key, describe_holder
+from fabric.daemon.sessions import TakeoverRefused, end_hung_leader, leadership_session
 from fabric.store import Fence, Store
 from fabric.store._leadership import beat
 
@@ -52,11 +56,6 @@ def instance_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def application_name(fabric: str, instance: str) -> str:
-    """The ``application_name`` of an instance's leadership session."""
-    return f"fabric-remediation leadership {fabric} {instance}"
-
-
 class Leadership:
     """One instance's part in the fabric's leadership (``for_store`` picks the kind the database allows)."""
 
@@ -66,6 +65,8 @@ class Leadership:
         self.heartbeat = settings.heartbeat.total_seconds()
         self.epoch: int | None = None
         self._lost: str | None = None
+        self._blocked: str | None = None
+        """Why this standby cannot end a hung leader's sessions (``None``: nothing keeps it from taking over)."""
         self._last_beat = 0.0
         self._seen = store.leader()
 
@@ -79,7 +80,8 @@ class Leadership:
         if self.epoch is not None and self.leading():
             return LeaderView(Role.LEADER, self.instance, self.epoch, self.instance)
         seen = self._seen
-        return LeaderView(Role.STANDBY, self.instance, seen.epoch if seen else None, seen.holder if seen else None)
+        return LeaderView(Role.STANDBY, self.instance, seen.epoch if seen else None, seen.holder if seen else None,
+                          self._blocked)
 
     def leading(self) -> bool:
         """This instance may act: it holds an epoch and its lease runs (thread-safe: read by the engine's store)."""
@@ -132,7 +134,7 @@ class AdvisoryLeadership(Leadership):
         # A heartbeat the server cannot answer in time fails there too, not only here.
         connection.exec_driver_sql(f"SET statement_timeout = {int(self.heartbeat * 1000)}")
         # Who is who in pg_stat_activity (PostgreSQL keeps 63 bytes of it).
-        connection.execute(sa.select(sa.func.set_config("application_name", application_name(
+        connection.execute(sa.select(sa.func.set_config("application_name", leadership_session(
             self.store.fabric, self.instance), False)))
         return connection
 
@@ -160,6 +162,8 @@ class AdvisoryLeadership(Leadership):
                                  self.instance, holder, self.heartbeat)
                         told = True
                     self._seen = await self._bounded(self.store.leader)
+                    if await self._bounded(self._end_hung_leader):
+                        continue  # its lock is free: tried again at once
             except Exception as exc:  # the database out of reach: a standby goes on trying, on a new session
                 log.warning("fabric %s: standby (%s): cannot try the leadership lock: %s", self.store.fabric,
                             self.instance, _first_line(exc))
@@ -167,7 +171,7 @@ class AdvisoryLeadership(Leadership):
                 await self._sleep(self.heartbeat, stopping)
                 continue
             if locked:
-                self._last_beat = started
+                self._last_beat, self._blocked = started, None
                 # On the pool, unbounded by the heartbeat: it waits for the old leader's fenced transactions.
                 taken = await asyncio.wait_for(asyncio.to_thread(self.store.take_epoch, self.instance,
                                                                  lease=self.lease), self.lease)
@@ -193,6 +197,23 @@ class AdvisoryLeadership(Leadership):
         with contextlib.suppress(Exception):
             self._connection = self._open()
         threading.Thread(target=_close_quietly, args=(old,), name="leadership-close", daemon=True).start()
+
+    def _end_hung_leader(self) -> bool:
+        """Whether a leader that holds the lock past its lease had its sessions ended (``sessions``)."""
+        try:
+            hung = end_hung_leader(self._connection, self.store.fabric, self._key, self.lease, self.heartbeat / 2)
+        except TakeoverRefused as exc:
+            if self._blocked is None:  # once while it lasts: every heartbeat would bury the rest of the log
+                log.error("fabric %s: standby (%s) cannot take over: %s", self.store.fabric, self.instance, exc)
+            self._blocked = str(exc)
+            return False
+        self._blocked = None
+        if hung is not None:
+            log.warning("fabric %s: standby (%s): the leader %s holds the lock without a heartbeat for %.1fs, past "
+                        "the %gs lease: its database sessions ended (backend pids %s), to take over",
+                        self.store.fabric, self.instance, hung.holder, hung.silent, self.lease,
+                        ", ".join(map(str, hung.pids)))
+        return hung is not None
 
     def _try_lock(self) -> bool:
         return bool(self._connection.execute(sa.select(sa.func.pg_try_advisory_lock(self._key))).scalar())

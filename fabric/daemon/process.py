@@ -43,6 +43,7 @@ from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking
 from fabric.daemon.leader import Leadership, instance_id
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
+from fabric.daemon.sessions import store_session
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, FabricError
 from fabric.simulator.server import bind_listener
@@ -110,14 +111,16 @@ async def _serve(config: ServiceConfig, plan: Fabric, options: RunOptions) -> No
 
 async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, target: UfmTarget,
                       clock: Clock, engine_loop: EngineLoop) -> None:
-    url = config.store.url
+    url, instance = config.store.url, instance_id()
     with database_errors(url):
-        store = wiring.open_existing_store(url, fabric=config.fabric.name, read_only=False, clock=clock.now)
+        # Its sessions named after the instance: a standby ends them all if this one hangs while leading.
+        store = wiring.open_existing_store(url, fabric=config.fabric.name, read_only=False, clock=clock.now,
+                                           application_name=store_session(config.fabric.name, instance))
     held = leadership = None
     try:
         held = lock.hold(store)
         with database_errors(url):
-            leadership = Leadership.for_store(store, config.leader, instance_id())
+            leadership = Leadership.for_store(store, config.leader, instance)
         with _listen(config) as sock:
             await _start_and_serve(config, plan, options, target, clock, store, sock, engine_loop, leadership)
     finally:

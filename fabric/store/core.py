@@ -206,11 +206,14 @@ class Store(_Operations):
         schema: str | None = None,
         clock: Clock | None = None,
         read_only: bool = True,
+        application_name: str = "fabric-remediation",
     ) -> Store:
         """A store that must already exist at the current schema version: never creates a file, a directory, a
         schema or a table, and never migrates (a typo in a path must not look like an empty, healthy system).
-        ``read_only``: for commands that only read (an SQLite file that is read-only can then be read)."""
-        engine = _connect(url, lambda: create_store_engine(url, schema=schema, create=False, read_only=read_only))
+        ``read_only``: for commands that only read (an SQLite file that is read-only can then be read).
+        ``application_name``: PostgreSQL's name for its sessions (a daemon's name its instance)."""
+        engine = _connect(url, lambda: create_store_engine(url, schema=schema, create=False, read_only=read_only,
+                                                           application_name=application_name))
         store = cls(engine, fabric=fabric, clock=clock)
         try:
             with database_errors(url), engine.connect() as conn:
@@ -222,7 +225,8 @@ class Store(_Operations):
         if found is None or found < SCHEMA_VERSION:
             engine.dispose()
             if found is None:
-                raise StoreError(f"{shown}: not a fabric-remediation database (it has no schema_version table)")
+                raise StoreError(f"{shown}: not a fabric-remediation database (it has no schema_version table): "
+                                 f"create its tables with `fabricctl store migrate --store {shown}`")
             raise StoreError(f"{shown}: schema version {found}, this version of fabricctl needs {SCHEMA_VERSION}: "
                              f"run `fabricctl store migrate --store {shown}` first")
         if found > SCHEMA_VERSION:

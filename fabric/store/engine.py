@@ -45,16 +45,18 @@ def normalise_url(url: str | URL) -> URL:
 
 
 def create_store_engine(url: str | URL, *, schema: str | None = None, busy_timeout: float = 30.0,
-                        create: bool = True, read_only: bool = False) -> Engine:
+                        create: bool = True, read_only: bool = False,
+                        application_name: str = "fabric-remediation") -> Engine:
     """An engine for the store.  ``schema``: PostgreSQL only, the schema holding the store's tables.
     ``create=False``: an SQLite file must exist already (nothing is created: no directory, no file).
-    ``read_only``: SQLite transactions start deferred, so a read-only file can be read (writes then fail)."""
+    ``read_only``: SQLite transactions start deferred, so a read-only file can be read (writes then fail).
+    ``application_name``: what PostgreSQL's ``pg_stat_activity`` names its sessions."""
     parsed = normalise_url(url)
     if parsed.get_backend_name() == "sqlite":
         if schema is not None:
             raise ValueError("schema= is for PostgreSQL; on SQLite use another file")
         return _sqlite_engine(parsed, busy_timeout, create=create, read_only=read_only)
-    return _postgres_engine(parsed, schema)
+    return _postgres_engine(parsed, schema, application_name)
 
 
 READS_ONLY = "fabric_reads_only"
@@ -164,8 +166,8 @@ def _enable_wal(cursor: sqlite3.Cursor, database: str, busy_timeout: float) -> N
         return
 
 
-def _postgres_engine(url: URL, schema: str | None) -> Engine:
-    connect_args: dict[str, Any] = {"application_name": "fabric-remediation"}
+def _postgres_engine(url: URL, schema: str | None, application_name: str) -> Engine:
+    connect_args: dict[str, Any] = {"application_name": application_name}
     if schema is not None:
         if SCHEMA_NAME_RE.fullmatch(schema) is None:
             raise ValueError(f"invalid schema name {schema!r}: lower case letters, digits and _ only")

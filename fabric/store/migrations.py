@@ -4,7 +4,8 @@ The schema version is the number of the last migration (version 1 is the first s
 migration).  ``ensure_schema`` runs inside one transaction (DDL is transactional on PostgreSQL and, with the
 store's own ``BEGIN``, on SQLite):
 
-- an empty database gets the current tables and ``schema_version`` = ``SCHEMA_VERSION``;
+- an empty database gets the current tables (the store's and the local ticket backend's, ``tickets.local``) and
+  ``schema_version`` = ``SCHEMA_VERSION``;
 - an older one gets every migration above its version, in order, each recorded in ``schema_version``;
 - a newer one is refused with ``SchemaTooNewError`` naming both versions; a database that holds some of our
   tables but no ``schema_version`` is refused too (it is not ours, or it was damaged).
@@ -29,6 +30,7 @@ from fabric.store import _outbox  # noqa: F401  (its table joins METADATA before
 from fabric.store.records import SchemaError, SchemaTooNewError
 from fabric.store.schema import METADATA, schema_version
 from fabric.store.types import ID, JSON_DOC, UTCDateTime
+from tickets.local import LocalTicketBackend
 
 __all__ = ["LEGACY_FABRIC", "MIGRATIONS", "OPENING_FABRIC", "SCHEMA_VERSION", "Migration", "add_column",
            "ensure_schema", "legacy_fabric", "our_table_names"]
@@ -192,6 +194,28 @@ def _v7_leadership(conn: Connection) -> None:
     add_column(conn, "decisions", sa.Column("epoch", sa.BigInteger, nullable=True))
 
 
+def _v8_local_tickets(conn: Connection) -> None:
+    # Before version 8 the daemon created these at start, if missing: an older database may hold them already.
+    v8 = sa.MetaData()
+    open_only = sa.text("status = 'open'")
+    sa.Table("local_tickets", v8,
+             sa.Column("id", ID, primary_key=True, autoincrement=True), sa.Column("dedup_key", sa.Text, nullable=False),
+             sa.Column("summary", sa.Text, nullable=False), sa.Column("description", sa.Text, nullable=False),
+             sa.Column("status", sa.Text, nullable=False), sa.Column("labels", sa.JSON, nullable=False),
+             sa.Column("created_at", UTCDateTime, nullable=False), sa.Column("updated_at", UTCDateTime, nullable=False),
+             sa.Column("resolved_at", UTCDateTime, nullable=True),
+             sa.Index("uq_local_tickets_open_dedup", "dedup_key", unique=True, postgresql_where=open_only,
+                      sqlite_where=open_only),
+             sa.Index("ix_local_tickets_dedup_key", "dedup_key"), sa.Index("ix_local_tickets_status", "status"),
+             sqlite_autoincrement=True)
+    sa.Table("local_ticket_comments", v8,
+             sa.Column("id", ID, primary_key=True, autoincrement=True),
+             sa.Column("ticket_id", ID, sa.ForeignKey("local_tickets.id", ondelete="CASCADE"), nullable=False),
+             sa.Column("at", UTCDateTime, nullable=False), sa.Column("body", sa.Text, nullable=False),
+             sa.Index("ix_local_ticket_comments_ticket", "ticket_id"), sqlite_autoincrement=True)
+    v8.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
     Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
@@ -202,6 +226,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "ticket writes wait in a durable outbox while the ticket system is down", _v6_ticket_outbox),
     Migration(7, "leadership: each fabric's leader epoch (fencing token), holder and heartbeat; decisions carry "
               "the epoch", _v7_leadership),
+    Migration(8, "the local ticket backend's tables are created by the migration, never by a daemon starting",
+              _v8_local_tickets),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
@@ -218,7 +244,7 @@ _check_sequence(MIGRATIONS)
 
 
 def our_table_names() -> list[str]:
-    """Every table the store owns (the local ticket backend owns its own)."""
+    """Every table the store owns (the local ticket backend owns its own, which the schema creates too)."""
     return list(METADATA.tables)
 
 
@@ -260,6 +286,7 @@ def ensure_schema(
                 f"the database has tables {', '.join(present)} but no schema_version: refusing to guess its version"
             )
         METADATA.create_all(conn)
+        LocalTicketBackend.create_tables(conn)  # whichever backend a daemon is configured with, later or now
         conn.execute(sa.insert(schema_version).values(version=target, applied_at=now, description="created"))
         return SchemaReport(found=None, now=target, applied=())
     if found > target:

@@ -105,7 +105,6 @@ def test_reads_and_writes_over_the_api_print_what_the_store_prints(served: str, 
 
 
 def test_tickets_over_the_api_are_the_engines_view_of_them(served: str, store: Store, store_url: str) -> None:
-    LocalTicketBackend.create_tables(store.engine)
     backend = LocalTicketBackend(store.engine)
     key = dedup_key(store.fabric, str(NODE1_LINK))
     row, _ = store.claim_ticket(key, backend="local", summary="flap on a cable", component=NODE1_LINK)

@@ -42,7 +42,6 @@ def listening_at(process: subprocess.Popen[str]) -> re.Match[str]:
 def test_the_receiver_alone_stores_deliveries_for_the_daemon(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fabric.db'}"
     store = Store.open(url, fabric="lab", clock=lambda: NOW)
-    LocalTicketBackend.create_tables(store.engine)
     key = Ticketing(store, LocalTicketBackend(store.engine, clock=lambda: NOW), "lab").ensure_open(
         None, "storm", "a storm").key
     config = tmp_path / "config.toml"

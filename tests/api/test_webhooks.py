@@ -53,7 +53,6 @@ def receiver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiv
     monkeypatch.setenv("FABRIC_TICKETS__WEBHOOK_SECRET", SECRET)
     monkeypatch.setenv("FABRIC_TICKETS__WEBHOOK_TOKEN", TOKEN)
     store = Store.open(f"sqlite:///{tmp_path / 'fabric.db'}", fabric="test", clock=lambda: NOW)
-    LocalTicketBackend.create_tables(store.engine)
     ticket = Ticketing(store, LocalTicketBackend(store.engine, clock=lambda: NOW), "test").ensure_open(
         None, "storm", "a storm")
     try:

@@ -139,16 +139,33 @@ def daemon_env(**extra: str) -> dict[str, str]:
 @contextmanager
 def daemon(config: Path, port: int, log: Path, **env: str) -> Iterator[Daemon]:
     """The daemon started and answering ``/healthz``; killed at the end if the test did not stop it."""
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command(config), stdout=subprocess.DEVNULL, stderr=sink, env=daemon_env(**env))
-    running = Daemon(process, f"http://127.0.0.1:{port}", log)
-    try:
-        running.wait_for("answer on /healthz", lambda: running.get("/healthz").status_code == 200)
+    with daemons([(config, port, log)], **env) as (running,):
         yield running
+
+
+@contextmanager
+def daemons(each: list[tuple[Path, int, Path]], **env: str) -> Iterator[list[Daemon]]:
+    """Daemons (config, port, log) started at the same instant, each answering ``/healthz`` before the block
+    runs; killed at the end if the test did not stop them."""
+    started: list[Daemon] = []
+    try:
+        for config, port, log in each:
+            with log.open("wb") as sink:
+                process = subprocess.Popen(command(config), stdout=subprocess.DEVNULL, stderr=sink,
+                                           env=daemon_env(**env))
+            started.append(Daemon(process, f"http://127.0.0.1:{port}", log))
+        for running in started:
+            running.wait_for("answer on /healthz", _answers(running))
+        yield started
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(BOUND)
+        for running in started:
+            if running.process.poll() is None:
+                running.process.kill()
+                running.process.wait(BOUND)
+
+
+def _answers(running: Daemon) -> Callable[[], bool]:
+    return lambda: running.get("/healthz").status_code == 200
 
 
 def refused(config: Path, **env: str) -> tuple[int, str]:

@@ -1,9 +1,10 @@
 """Active/standby on PostgreSQL through real daemons (``fabricctl run`` subprocesses) against the simulator.
 
 A second daemon of a fabric stands by (serving the API, ready) and takes over when the leader stops, is cut off
-from the database (``pg_terminate_backend``) or is killed (``kill -9``) in the middle of a write; every
-acquisition is a new epoch, the old epoch's writes are refused, and UFM ends in the state the store says. Other
-fabrics on the same database lead on their own.
+from the database (``pg_terminate_backend``), is killed (``kill -9``) in the middle of a write, or hangs
+(``SIGSTOP``: the standby ends its sessions once its lease ran out, or says why it may not); every acquisition is
+a new epoch, the old epoch's writes are refused, and UFM ends in the state the store says. Other fabrics on the
+same database lead on their own; two daemons started at once on a freshly migrated database both come up.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,18 +25,29 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from daemon_support import BOUND, LEADER_TIMING, PASSWORD, Daemon, daemon, on_postgresql, simulator, write_config
+from daemon_support import (
+    BOUND,
+    LEADER_TIMING,
+    PASSWORD,
+    Daemon,
+    daemon,
+    daemons,
+    on_postgresql,
+    refused,
+    simulator,
+    write_config,
+)
 from sqlalchemy.engine import make_url
 from support import PG_ENV, pg_schema
 from webhook_support import SECRET, jira_body, signed
 
 from fabric import wiring
-from fabric.daemon.leader import application_name
 from fabric.daemon.lock import ADVISORY_LOCK, advisory_key
+from fabric.daemon.sessions import leadership_session
 from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
 from fabric.simulator.driver import SimulatorDriver
 from fabric.simulator.server import free_port
-from fabric.store import IntentState, StaleEpochError, Store, TicketState
+from fabric.store import SCHEMA_VERSION, IntentState, StaleEpochError, Store, TicketState
 
 pytestmark = pytest.mark.postgres
 LEASE, HEARTBEAT = 3.0, 1.0
@@ -66,24 +80,26 @@ class Pair:
     extra: str = ""
     started: int = 0
 
-    def start(self) -> Daemon:
+    def start(self, url: str | None = None) -> Daemon:
+        """A daemon of the pair (``url``: on the database as another role)."""
         self.started += 1
         port = free_port()
         config = on_postgresql(write_config(self.tmp, self.sim.url, self.plan, port=port, dry_run=self.dry_run,
-                                            extra=LEADER_TIMING + self.extra), self.url, self.fabric)
+                                            extra=LEADER_TIMING + self.extra), url or self.url, self.fabric)
         return self.stack.enter_context(daemon(config, port, self.tmp / f"{self.fabric}-{self.started}.log",
                                                FABRIC_TICKETS__WEBHOOK_SECRET=SECRET))
 
     def store(self) -> Store:
         return self.stack.enter_context(wiring.open_existing_store(self.url, fabric=self.fabric))
 
-    def leader_and_standby(self) -> tuple[Daemon, dict[str, Any], Daemon, dict[str, Any]]:
+    def leader_and_standby(self, standby_url: str | None = None) -> tuple[Daemon, dict[str, Any], Daemon,
+                                                                          dict[str, Any]]:
         """A daemon that leads, past its first cycle, and one started after it that stands by; with what each
         says of leadership."""
         leader = self.start()
         led = wait_role(leader, "leader")
         leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
-        standby = self.start()
+        standby = self.start(standby_url)
         return leader, led, standby, wait_role(standby, "standby")
 
 
@@ -162,7 +178,7 @@ def test_a_leader_cut_off_from_the_database_stops_and_stands_by_and_the_standby_
     with pair(pg, tiny_plan, tmp_path) as p:
         first, led, second, _ = p.leader_and_standby()
         # The standby's own session cut first: it stands by on a new one.
-        standby_session = application_name(p.fabric, leadership(second)["instance"])
+        standby_session = leadership_session(p.fabric, leadership(second)["instance"])
         engine = sa.create_engine(pg)
         with engine.connect() as conn:
             assert conn.scalar(sa.text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
@@ -335,3 +351,146 @@ def test_fabrics_on_one_database_lead_write_and_are_written_to_on_their_own(
         assert east_leader_row is not None and west_leader_row is not None
         assert (east_leader_row.epoch, west_leader_row.epoch) == (2, 1)  # each fabric its own epochs
         assert leadership(west_leader)["role"] == "leader"
+
+
+INTERVAL = 1.0
+"""``write_config``'s ``[daemon] interval``."""
+
+
+@contextmanager
+def frozen(d: Daemon) -> Iterator[float]:
+    """``d`` hung (SIGSTOP: its sessions stay open, its lock held); woken at the end. Yields when it froze."""
+    os.kill(d.process.pid, signal.SIGSTOP)
+    try:
+        yield time.monotonic()
+    finally:
+        os.kill(d.process.pid, signal.SIGCONT)
+
+
+def _high_water(store: Store) -> tuple[int, int]:
+    """The newest intent's and decision's ids."""
+    return (max((i.id for i in store.intents(limit=10_000)), default=0),
+            max((d.id for d in store.decisions()), default=0))
+
+
+def test_a_hung_leader_is_replaced_once_its_lease_ran_out_and_woken_it_stands_by_without_acting(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    with pair(pg, tiny_plan, tmp_path, dry_run=False, extra=ROOM) as p:
+        leader, led, standby, _ = p.leader_and_standby()
+        store = p.store()
+        p.sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")
+        p.sim.advance(300)
+        time.sleep(random.uniform(0.0, 1.5))  # frozen anywhere: mid-cycle, mid-transaction, between cycles
+        with frozen(leader) as stopped:
+            took = wait_role(standby, "leader")
+            takeover = time.monotonic() - stopped
+            taken = _high_water(store)
+            standby.wait_for("a cycle of its own", lambda: standby.cycles() >= 1)
+            acting = time.monotonic() - stopped
+            measured = f"took epoch {took['epoch']} {takeover:.2f}s after SIGSTOP, first cycle {acting:.2f}s"
+            assert took["epoch"] == led["epoch"] + 1, measured
+            # Its last heartbeat came at most a heartbeat before the stop; a standby looks every heartbeat.
+            assert takeover < LEASE + 2 * HEARTBEAT + 1.0, measured
+            assert acting < LEASE + 2 * HEARTBEAT + INTERVAL + 2.0, measured
+            assert "its database sessions ended" in standby.log.read_text()
+            standby.wait_for("the cable held out with a ticket", lambda: _held_out(store) == 1)
+        # Woken: its lease ran out on its own clock and its session is gone, so it stands by, having done nothing.
+        leader.wait_for("the old leader standing by", lambda: "it stands by again" in leader.log.read_text())
+        assert leadership(leader)["role"] == "standby"
+        standby.wait_for("UFM in the state the store says", lambda: _ufm_matches_store(store, p.sim))
+        late: list[object] = [i for i in store.intents(limit=10_000) if i.id > taken[0] and i.epoch != took["epoch"]]
+        late += [d for d in store.decisions() if d.id > taken[1] and d.epoch != took["epoch"]]
+        assert late == [], f"written under another epoch after epoch {took['epoch']} was taken: {late}"
+        _no_overlap_no_double_write_no_duplicate_ticket(store)
+        print(f"SIGSTOP of the leader: the standby {measured}")
+
+
+@contextmanager
+def limited_role(pg: str) -> Iterator[str]:
+    """A login role that may read and write the test's schema but is no superuser, nor in pg_signal_backend: the
+    URL of ``pg`` as that role. Dropped at the end, its sessions ended first."""
+    role = f"fabric_standby_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(pg)
+    try:
+        with admin.begin() as conn:
+            schema = conn.scalar(sa.text("SELECT current_schema()"))
+            conn.exec_driver_sql(f"CREATE ROLE {role} LOGIN")
+            conn.exec_driver_sql(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+            conn.exec_driver_sql(f"GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO {role}")
+            conn.exec_driver_sql(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
+        yield make_url(pg).set(username=role).render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE usename = :r"),
+                         {"r": role})
+            conn.exec_driver_sql(f"DROP OWNED BY {role}")
+            conn.exec_driver_sql(f"DROP ROLE {role}")
+        admin.dispose()
+
+
+def test_a_standby_whose_role_may_not_end_a_hung_leaders_sessions_says_so_once_and_in_its_status(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    with pair(pg, tiny_plan, tmp_path) as p, limited_role(pg) as standby_url:
+        leader, led, standby, _ = p.leader_and_standby(standby_url)  # the leader a superuser, the standby not
+        with frozen(leader):
+            standby.wait_for("the takeover reported blocked", lambda: leadership(standby)["takeover_blocked"])
+            time.sleep(2 * HEARTBEAT)
+            blocked = [line for line in standby.lines() if "cannot take over" in line["message"]]
+            assert len(blocked) == 1, blocked
+            assert "pg_signal_backend" in blocked[0]["message"] and led["instance"] in blocked[0]["message"]
+            assert leadership(standby)["role"] == "standby" and standby.cycles() == 0
+        # Woken with its session whole, the leader beats again: nothing blocks the standby any more.
+        standby.wait_for("the block cleared", lambda: leadership(standby)["takeover_blocked"] is None)
+        assert wait_role(leader, "leader")["epoch"] == led["epoch"]
+
+
+def _store_migrate(url: str, fabric: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "fabric.cli", "store", "migrate", "--store", url, "--fabric",
+                             fabric], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _tables(url: str) -> set[str]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return set(sa.inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_two_daemons_started_at_once_on_a_freshly_migrated_database_both_come_up_creating_nothing(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    fabric = f"fresh-{uuid.uuid4().hex[:8]}"
+    migrations = [_store_migrate(pg, fabric) for _ in range(2)]  # at once, too
+    said = sorted(m.communicate(timeout=BOUND)[0].decode().strip() for m in migrations)
+    assert [m.returncode for m in migrations] == [0, 0], said
+    assert said == [f"already at schema version {SCHEMA_VERSION}", f"created schema version {SCHEMA_VERSION}"]
+    migrated = _tables(pg)
+    assert {"local_tickets", "local_ticket_comments", "leadership"} <= migrated
+    with simulator(tiny_plan) as sim:
+        each = []
+        for n in range(2):
+            port = free_port()
+            config = on_postgresql(write_config(tmp_path, sim.url, tiny_plan, port=port, extra=LEADER_TIMING), pg,
+                                   fabric)
+            each.append((config, port, tmp_path / f"daemon-{n}.log"))
+        with daemons(each) as both:
+            both[0].wait_for("one leader and one standby", lambda: _roles(both) == ["leader", "standby"])
+            (leader,) = [d for d in both if leadership(d)["role"] == "leader"]
+            leader.wait_for("a cycle", lambda: leader.cycles() >= 1)
+            assert _roles(both) == ["leader", "standby"]
+    assert _tables(pg) == migrated  # start-up created no table
+
+
+def _roles(both: list[Daemon]) -> list[str]:
+    return sorted(str(leadership(d)["role"]) for d in both)
+
+
+def test_a_daemon_on_a_database_without_tables_refuses_in_one_line_offering_the_migration(
+        pg: str, tiny_plan: Path, tmp_path: Path) -> None:
+    with simulator(tiny_plan) as sim:
+        code, stderr = refused(on_postgresql(write_config(tmp_path, sim.url, tiny_plan, port=free_port()), pg, "bare"))
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, stderr
+    assert lines[0].startswith("fabricctl: error: ") and "fabricctl store migrate --store" in lines[0], stderr
+    assert _tables(pg) == set()

@@ -16,7 +16,6 @@ from tickets.local import LocalTicketBackend
 
 def test_stored_duplicate_and_refused_deliveries_are_counted(tiny_plan: Path, tmp_path: Path) -> None:
     store = wiring.open_store(f"sqlite:///{tmp_path / 'fabric.db'}", fabric="test")
-    LocalTicketBackend.create_tables(store.engine)
     key = Ticketing(store, LocalTicketBackend(store.engine, clock=lambda: START), "test").ensure_open(
         None, "storm", "a storm").key
     store.close()

@@ -92,7 +92,6 @@ def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "t
     state = SimState.from_plan(plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
     store = Store.open(store_url or f"sqlite:///{tmp_path / 'fabric.db'}", fabric=fabric, clock=state.now)
     tickets = LocalTicketBackend(store.engine, clock=state.now)
-    LocalTicketBackend.create_tables(store.engine)
     # One event loop for the whole test: the client's connection pool belongs to it.
     with serve(state) as server, asyncio.Runner() as runner:
         sleep = ClientSleep(server.url)

@@ -20,7 +20,6 @@ from tickets.local import LocalTicketBackend
 @pytest.fixture
 def store(tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
     opened = Store.open(f"sqlite:///{tmp_path / 'fabric.db'}", fabric="test", clock=clock)
-    LocalTicketBackend.create_tables(opened.engine)
     yield opened
     opened.close()
 

@@ -54,7 +54,6 @@ class Flaky:
 
 
 def _outbox(store: Store, clock: FakeClock) -> tuple[TicketOutbox, Flaky]:
-    LocalTicketBackend.create_tables(store.engine)
     backend = Flaky(LocalTicketBackend(store.engine, clock=clock))
     ticketing = Ticketing(store, backend, store.fabric)  # type: ignore[arg-type]
     return TicketOutbox(store, ticketing, OutboxSettings(rng=random.Random(1))), backend

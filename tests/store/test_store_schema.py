@@ -17,7 +17,7 @@ from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecor
 from fabric.store import SCHEMA_VERSION, SchemaError, SchemaTooNewError, Store, schema
 from fabric.store.engine import normalise_url
 from fabric.store.migrations import Migration, add_column, ensure_schema, our_table_names
-from tickets.local import LocalTicketBackend
+from tickets.local import LOCAL_METADATA
 
 LINK = ComponentId(ComponentKind.LINK, "leaf01/1|spine01/1")
 
@@ -200,12 +200,12 @@ def make_v1_database(db: Db) -> None:
 
 
 def describe(engine: sa.Engine) -> dict[str, object]:
-    """The store's tables, columns (name, type, nullability) and indexes, as reflected: to compare two databases
-    (the local ticket backend's tables, which an old database also holds, are that backend's own)."""
+    """The schema's tables (the store's and the local ticket backend's), their columns (name, type, nullability)
+    and indexes, as reflected: to compare two databases."""
     out: dict[str, object] = {}
     with engine.connect() as conn:
         inspector = sa.inspect(conn)
-        for table in sorted(set(inspector.get_table_names()) & set(our_table_names())):
+        for table in sorted(set(inspector.get_table_names()) & {*our_table_names(), *LOCAL_METADATA.tables}):
             columns = [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(table)]
             indexes = sorted(
                 (i["name"] or "", tuple(str(n) for n in i["column_names"]), bool(i["unique"]))
@@ -341,6 +341,26 @@ def test_concurrent_opens_of_an_empty_database_agree(db: Db) -> None:
     reports: list[object] = run_together(4, lambda _: db.open().schema_report)
     created = [r for r in reports if getattr(r, "found", 0) is None]
     assert len(created) == 1
+    engine = db.raw_engine()
+    try:
+        with engine.connect() as conn:  # every table the service uses, the local tickets' too
+            assert {*our_table_names(), *LOCAL_METADATA.tables} <= set(sa.inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_version_8_creates_the_local_tickets_tables_a_daemon_used_to_create_at_start(
+        db: Db, tmp_path: Path) -> None:
+    store = db.open()
+    with store.engine.begin() as conn:  # as version 7 left a database whose daemon used Jira: no local tickets
+        conn.exec_driver_sql("DROP TABLE local_ticket_comments")
+        conn.exec_driver_sql("DROP TABLE local_tickets")
+        conn.execute(sa.text("UPDATE schema_version SET version = 7 WHERE version = 8"))
+    store.close()
+    migrated = db.open()
+    assert migrated.schema_report is not None and migrated.schema_report.applied == (8,)
+    with _fresh_engine(db, tmp_path) as fresh_engine:
+        assert describe(migrated.engine) == describe(fresh_engine)
 
 
 def test_timestamps_round_trip_as_aware_utc(store: Store) -> None:
@@ -396,7 +416,6 @@ def test_sqlite_connection_settings(tmp_path: Path) -> None:
 
 
 def test_foreign_keys_are_enforced(store: Store) -> None:
-    LocalTicketBackend.create_tables(store.engine)  # tables of the store's database with a foreign key
     with pytest.raises(sa.exc.IntegrityError), store.engine.begin() as conn:
         conn.exec_driver_sql("INSERT INTO local_ticket_comments (ticket_id, at, body) VALUES (999, '2025-01-01', 'x')")
 

@@ -15,7 +15,6 @@ from support import PG_ENV, T0, FakeClock
 from fabric.store import Store
 from fabric.store.engine import normalise_url
 from tickets.base import dedup_key
-from tickets.local import LocalTicketBackend
 
 __all__ = ["KEY", "OTHER", "PG_ENV", "T0", "FakeClock"]
 
@@ -30,7 +29,6 @@ def throwaway_store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[
     afterwards."""
     if backend == "sqlite":
         store = Store.open(f"sqlite:///{tmp_path / 'tickets.db'}", clock=clock)
-        LocalTicketBackend.create_tables(store.engine)
         try:
             yield store
         finally:
@@ -43,7 +41,6 @@ def throwaway_store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[
     admin = sa.create_engine(normalise_url(url))
     try:
         store = Store.open(url, schema=schema, clock=clock)
-        LocalTicketBackend.create_tables(store.engine)
         try:
             yield store
         finally:
