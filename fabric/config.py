@@ -10,7 +10,7 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [plausibility] max_drop, min_planned              -> fabric.ufm.plausibility.PlausibilitySettings
     [store]    url                                    the service's database
     [tickets]  backend, [tickets.jira] ...            where tickets go
-    [daemon]   interval, shutdown_wait                seconds between cycles, the bounded wait at shutdown
+    [daemon]   interval, shutdown_wait, ...           seconds between cycles, the bounded wait at shutdown
     [leader]   lease, heartbeat                       active/standby on PostgreSQL (``fabric.daemon.leader``)
     [api]      host, port, admin_token_file           where ``fabricctl run`` serves HTTP (writes need the admin token)
 
@@ -436,6 +436,9 @@ class DaemonSection(_Section):
     """How often the ticket writes due in the outbox are sent (beside the cycle, which never waits for them)."""
     shutdown_wait: PositiveDuration = timedelta(seconds=60)
     """On SIGTERM/SIGINT, how long the running cycle may take to finish before the process exits anyway."""
+    events_untrusted_for: Duration = timedelta(minutes=5)
+    """How long every event list UFM answers may be one not believed (empty, short, stale: nothing is taken from
+    it) before ``/readyz`` says the daemon is not ready."""
 
 
 LEASE_HEARTBEATS = 3

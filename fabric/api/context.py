@@ -16,6 +16,7 @@ from typing import Protocol
 
 from fabric.config import ServiceConfig
 from fabric.store import Store
+from fabric.ufm.cursor import EventRead
 from topology.model import Fabric
 
 
@@ -70,6 +71,11 @@ class RuntimeStatus:
     ufm_reachable: bool = False
     view_refused_since: datetime | None = None
     """``Engine.view_refused_since``: UFM's topology readings are refused (the daemon is not ready)."""
+    event_read: EventRead | None = None
+    """How the last cycle's event list was taken (``None``: no cycle yet)."""
+    events_untrusted_since: datetime | None = None
+    """Since when every cycle's event list has been one not believed (empty, short, stale): once that lasts
+    ``[daemon] events_untrusted_for``, the daemon is not ready. ``None``: the last one was believed."""
     guard: GuardFigures = field(default_factory=GuardFigures)
     counters: dict[str, int] = field(default_factory=dict)
     """The last cycle's ``CycleReport`` counts (events, repeated_events, writes_pending, switch_faults...)."""

@@ -20,7 +20,7 @@ from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding
 from fabric.store import Store
 from fabric.store.records import IntentState
 from fabric.ufm.client import PostedAction
-from fabric.ufm.cursor import CursorState
+from fabric.ufm.cursor import CursorState, EventRead
 from fabric.ufm.errors import UfmError
 from fabric.ufm.models import Event, Job, Port, Versioning
 from fabric.ufm.snapshot import TopologySource
@@ -64,8 +64,9 @@ class CycleReport:
     """``events`` by UFM event type: its id as UFM numbers it (``"329"``: Link is Down)."""
     repeated_events: int = 0
     """Events handed over again (same id, time, type and object), dropped by the pipeline as counted already."""
-    suspected_restarts: int = 0
-    """UFM event lists that looked like a UFM restart (every id below the mark) without its evidence: not believed."""
+    event_read: EventRead | None = None
+    """How the cursor took the cycle's event list (``fabric.ufm.cursor``): believed, or empty, short or stale and
+    nothing handed over from it (``None``: no event list read, a reconcile)."""
     views_refused: int = 0
     """Readings of UFM's topology refused as ones that cannot be true (``fabric.ufm.plausibility``)."""
     findings: list[Finding] = field(default_factory=list)

@@ -140,6 +140,8 @@ class Engine:
         """Ports UFM shows disabled that no component holds out, recorded as an operator's action (once each)."""
         self._waiting: list[Event] = []
         """New events read but not handed to the pipeline yet: at start-up, or while readings are refused."""
+        self._counters: dict[str, int] = {}
+        """UFM's change counters as last read (``/app/versioning``), for the event cursor to judge a list by."""
 
     @property
     def pipeline(self) -> Pipeline:
@@ -280,9 +282,9 @@ class Engine:
                                       self.store, self.ticketing, now)
 
     async def _topology_versions(self) -> dict[str, int]:
-        """UFM's change counters of what the view is built from."""
-        versions = await self.ufm.versioning()
-        return {k: v for k, v in versions.versions().items() if k in _TOPOLOGY_VERSIONS}
+        """UFM's change counters of what the view is built from (all of them kept in ``_counters``)."""
+        self._counters = (await self.ufm.versioning()).versions()
+        return {k: v for k, v in self._counters.items() if k in _TOPOLOGY_VERSIONS}
 
     async def _read_fabric(self, versions: dict[str, int]) -> _Reading:
         """Systems, links and ports as of ``versions`` (UFM's counters, read just before)."""
@@ -351,8 +353,8 @@ class Engine:
         # The whole history comes back every time; what the cursor handed over already is not validated again.
         read = await self.ufm.events(handed_over=self.cursor.state)
         report.poll_seconds = time.monotonic() - polled
-        new_events = [*self._waiting, *self.cursor.advance(read)]
-        report.suspected_restarts = int(self.cursor.suspected)
+        new_events = [*self._waiting, *self.cursor.advance(read, self._counters)]
+        report.event_read = self.cursor.outcome
         if self.view_refused_since is not None:
             # Nothing is decided on a view that cannot be trusted: no finding, no UFM or ticket write. The events
             # wait for the first cycle whose reading is accepted, and the cursor is not saved, so a restart hands

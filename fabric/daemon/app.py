@@ -7,13 +7,13 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
 from fabric.api.app import PREFIX, install
-from fabric.api.context import ApiContext, Role
+from fabric.api.context import ApiContext, Role, RuntimeStatus
 from fabric.api.webhooks import count_deliveries
 from fabric.daemon.metrics import DaemonMetrics
 
@@ -42,7 +42,8 @@ def _health_router() -> APIRouter:
         return {"alive": True}
 
     @router.get("/readyz", summary="Ready: the database answers, UFM answered the last cycle, which is recent "
-                                    "and was decided on a reading of UFM that can be true (503 with the reasons); "
+                                    "and was decided on a reading of UFM that can be true, on event lists that could "
+                                    "be believed lately (503 with the reasons); "
                                     "a standby: the database answers (it serves reads, and stands ready to lead).")
     async def readyz(request: Request) -> JSONResponse:
         context: ApiContext = request.app.state.context
@@ -76,6 +77,20 @@ async def _not_ready(context: ApiContext) -> list[str]:
         if context.clock() - status.last_cycle_at > stale:
             reasons.append(f"the last cycle completed at {status.last_cycle_at.isoformat()}, more than "
                            f"{STALE_AFTER_INTERVALS} intervals ago")
-    if status.view_refused_since is not None:
-        reasons.append(f"UFM's topology readings are refused since {status.view_refused_since.isoformat()}")
+    now = context.clock()
+    for doubt, since, bound in _doubts(status, context.config.daemon.events_untrusted_for):
+        if since is not None and now - since >= bound:
+            reasons.append(f"{doubt} since {since.isoformat()}")
     return reasons
+
+
+def _doubts(status: RuntimeStatus, events_bound: timedelta) -> list[tuple[str, datetime | None, timedelta]]:
+    """What UFM answers that the engine does not believe, since when (``None``: it believes them), and how long
+    that may last before the daemon is not ready. A refused topology at once: nothing is decided meanwhile. Event
+    lists not believed after ``[daemon] events_untrusted_for``: a few lose nothing (the events they lacked come
+    with the first list that holds them), and UFM answers one short now and then."""
+    doubts = [("UFM's topology readings are refused", status.view_refused_since, timedelta(0))]
+    if (read := status.event_read) is not None:
+        doubts.append((f"UFM's event lists are not believed ({read.value}: {read.meaning})",
+                       status.events_untrusted_since, events_bound))
+    return doubts

@@ -15,13 +15,13 @@ Probation and the guard's reconsideration of deferred links are decisions of the
 from the state and the time it is given; as jobs of their own they would decide on a state a concurrent cycle is
 changing. The runtime runs one job at a time on the engine (``DaemonRuntime``); each job also has
 ``max_instances=1`` and coalesces the runs it missed into one. Every run skipped (missed its time by more than the
-grace period, or found its previous run still going) is logged and counted (``fabric_scheduler_misfires``).
+grace period, or found its previous run still going) is counted (``fabric_scheduler_misfires``) and logged once a
+burst, then summed up once a minute while the burst lasts (``fabric.daemon.skips``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -30,8 +30,7 @@ from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEve
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from fabric.daemon.metrics import DaemonMetrics
-
-log = logging.getLogger(__name__)
+from fabric.daemon.skips import SKIP_WINDOW, SkipLog, silence_apscheduler
 
 CYCLE_JOB, RECONCILE_JOB, TICKET_POLL_JOB, TICKET_SEND_JOB = "cycle", "reconcile", "ticket_poll", "ticket_send"
 
@@ -45,15 +44,19 @@ class Job:
     """The first run at start-up rather than one interval after it."""
 
 
-def start_scheduler(jobs: Sequence[Job], metrics: DaemonMetrics, loop: asyncio.AbstractEventLoop) -> AsyncIOScheduler:
-    """The scheduler started on ``loop`` with ``jobs``."""
+def start_scheduler(jobs: Sequence[Job], metrics: DaemonMetrics, loop: asyncio.AbstractEventLoop, *,
+                    skip_window: float = SKIP_WINDOW) -> AsyncIOScheduler:
+    """The scheduler started on ``loop`` with ``jobs``; its skipped runs summed up in the log every
+    ``skip_window`` seconds while they go on."""
     scheduler = AsyncIOScheduler(event_loop=loop, timezone=UTC)
+    silence_apscheduler()
+    said = SkipLog(loop.call_later, skip_window)
 
     def skipped(event: JobEvent) -> None:
+        # APScheduler calls its listeners on the loop it runs on (the executor's callbacks, its wake-ups).
         why = "missed" if event.code == EVENT_JOB_MISSED else "busy"
         metrics.misfires.labels(event.job_id, why).inc()
-        log.warning("scheduler: a run of job %s was skipped (%s)", event.job_id,
-                    "it missed its time" if why == "missed" else "the previous run is still going")
+        said.skipped(event.job_id, why)
 
     scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
     now = datetime.now(UTC)

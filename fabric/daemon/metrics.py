@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 from collections.abc import Callable
+from datetime import datetime
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -20,6 +21,7 @@ from fabric.api.context import GuardFigures, LeaderView, Role
 from fabric.controller.engine import CycleReport
 from fabric.remediation.domain import Lifecycle
 from fabric.store import OutboxFigures
+from fabric.ufm.cursor import EventRead
 
 CYCLE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
@@ -38,6 +40,13 @@ class DaemonMetrics:
                                       "poll.", buckets=CYCLE_BUCKETS, registry=registry)
         self.events = Counter("fabric_events", "UFM events handed to the pipeline, by UFM event type (its id).",
                               ["type"], registry=registry)
+        self.event_reads = Counter("fabric_event_reads", "UFM event lists a cycle read, by how they were taken "
+                                   "(ok; not believed, nothing handed over: empty, short, stale).", ["outcome"],
+                                   registry=registry)
+        for outcome in EventRead:  # every outcome's series from the start: a rate over a missing one is no rate
+            self.event_reads.labels(outcome.value)
+        self.event_age = Gauge("fabric_event_newest_age_seconds", "How old the newest event UFM listed was at the last "
+                               "cycle, on the service's clock (UFM's own may differ).", registry=registry)
         self.findings = Counter("fabric_findings", "Findings, by rule.", ["rule"], registry=registry)
         self.explained = Counter("fabric_explained_link_downs", "Link-downs explained (a reboot, automation's own "
                                  "port action, a silence) and not counted as faults.", registry=registry)
@@ -47,7 +56,6 @@ class DaemonMetrics:
         self.report_counts = {
             name: Counter(f"fabric_{name}", help_text, registry=registry) for name, help_text in (
                 ("repeated_events", "Events handed over again, dropped as counted already."),
-                ("suspected_restarts", "Event lists that looked like a UFM restart without its evidence."),
                 ("views_refused", "Readings of UFM's topology refused as ones that cannot be true."),
                 ("switch_faults", "Switch faults found."),
                 ("folded", "Cable findings folded into a switch fault."),
@@ -119,8 +127,15 @@ class DaemonMetrics:
             self.failures.labels(kind).inc(count)
         for name, counter in self.report_counts.items():
             counter.inc(getattr(report, name))
+        if report.event_read is not None:
+            self.event_reads.labels(report.event_read.value).inc()
         for name, gauge in self.writes.items():
             gauge.set(getattr(report, name))
+
+    def newest_event(self, now: datetime, newest: datetime | None) -> None:
+        """The age of the newest event UFM listed (none yet: no sample)."""
+        if newest is not None:
+            self.event_age.set((now - newest).total_seconds())
 
     def webhook_delivery(self, source: str, outcome: str) -> None:
         self.webhook_deliveries.labels(source, outcome).inc()

@@ -32,15 +32,15 @@ from fabric.daemon.logs import CYCLE_ID
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, as_fabric_error
+from fabric.ufm.cursor import EventRead
 from topology.guard import CapacityGuard
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-REPORT_COUNTS = ("events", "repeated_events", "suspected_restarts", "views_refused", "executed", "writes_pending",
-                 "writes_backing_off", "writes_given_up", "ports_out_unheld", "switch_faults", "folded",
-                 "repairs_backed_out", "deliveries")
+REPORT_COUNTS = ("events", "repeated_events", "views_refused", "executed", "writes_pending", "writes_backing_off",
+                 "writes_given_up", "ports_out_unheld", "switch_faults", "folded", "repairs_backed_out", "deliveries")
 RELOADED = ("rules", "policy", "guard", "plausibility")
 """The sections a reload applies (the engine's pipeline is built from them); a change to any other, or to
 ``policy.dry_run``, takes a restart."""
@@ -269,10 +269,12 @@ class DaemonRuntime:
         self._log_decisions(report)
         self.metrics.report_done(report)
         self.metrics.poll_seconds.observe(report.poll_seconds)
+        self.metrics.newest_event(report.at, self.engine.cursor.state.last_event_time)
         counters = {name: int(getattr(report, name)) for name in REPORT_COUNTS}
         counters.update(findings=len(report.findings), actions=len(report.actions), failed=len(report.failed),
                         explained=len(report.explained))
-        self._status = self._next_status(report.at, error=None, counters=counters, reachable=True)
+        self._status = self._next_status(report.at, error=None, counters=counters, reachable=True,
+                                         event_read=report.event_read)
         self._record_state(report.at)
         log.info("cycle done in %.3f s: %d events, %d findings, %d decisions, %d failed", seconds, report.events,
                  len(report.findings), len(report.actions), len(report.failed))
@@ -313,11 +315,17 @@ class DaemonRuntime:
                                              cycled=False)
 
     def _next_status(self, at: datetime, *, error: str | None, counters: dict[str, int], reachable: bool,
-                     cycled: bool = True) -> RuntimeStatus:
+                     cycled: bool = True, event_read: EventRead | None = None) -> RuntimeStatus:
+        """``event_read``: how the cycle took UFM's event list (``None``: it read none, and what the last one that
+        did said stands)."""
         before = self._status
+        untrusted = before.events_untrusted_since
+        if event_read is not None:
+            untrusted = None if event_read is EventRead.OK else untrusted or at
         return replace(before, last_poll_at=at if cycled else before.last_poll_at,
                        last_cycle_at=at if cycled else before.last_cycle_at, last_cycle_error=error,
                        ufm_reachable=reachable, view_refused_since=self.engine.view_refused_since,
+                       event_read=event_read or before.event_read, events_untrusted_since=untrusted,
                        guard=guard_figures(self.engine.guard, at), counters=counters)
 
     def _record_state(self, now: datetime) -> None:

@@ -9,7 +9,15 @@ id at or below the mark that is *newer* than every event seen so far (that id wa
 event, so the sequence started again).  Ids below the mark alone are no evidence: UFM answering with a short
 or stale list (only its oldest events, say) looks the same, and taking it for a restart would lower the mark
 and hand every event above the new one over again.  Such an answer returns nothing, keeps the mark and is
-logged (a WARNING) and flagged (``suspected``); a real restart shows its evidence with its first new event.
+judged ``short``; a real restart shows its evidence with its first new event.
+
+Each list fed is judged (``outcome``, ``EventRead``): believed, or not because it is empty after UFM had listed
+events (its history is bounded, never emptied: it drops its oldest events, not all of them), short (the case above:
+its newest events are missing) or stale (nothing new, though UFM's change counter moved since the first list that
+brought nothing: a cached or frozen answer). Nothing is handed over from a list not believed,
+and the mark does not move: the events it lacked come with the first list that holds them. A WARNING says when
+the lists stop being believed and when they are again, not at every list (the daemon counts every one,
+``fabric_event_reads``).
 
 After a restart the cursor returns the events newer than the last event seen before it (by timestamp:
 the ids cannot be compared across the restart), then adopts the new id sequence.  It never replays the
@@ -26,11 +34,12 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
+from enum import StrEnum
 from typing import Any
 
 from fabric.ufm.models import Event, UfmTimestamps
 
-__all__ = ["CursorState", "EventCursor", "drop_handed_over", "raw_id"]
+__all__ = ["CursorState", "EventCursor", "EventRead", "drop_handed_over", "raw_id"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +80,38 @@ class CursorState:
         )
 
 
+class EventRead(StrEnum):
+    """How the cursor took an event list UFM answered."""
+
+    OK = "ok"
+    """Believed: its new events, if any, handed over."""
+    EMPTY = "empty"
+    """No event at all, from a UFM that had listed some."""
+    SHORT = "short"
+    """Every id below the mark, none newer than the newest seen: its newest events are missing."""
+    STALE = "stale"
+    """Nothing new, though UFM's change counter moved since the first of the lists that brought nothing: UFM raised
+    events that no list has held since."""
+
+    @property
+    def meaning(self) -> str:
+        return _MEANING[self]
+
+
+_MEANING = {
+    EventRead.OK: "UFM's event list can be believed",
+    EventRead.EMPTY: "UFM listed no event at all, having listed some before",
+    EventRead.SHORT: "UFM's event list lacks its newest events (every id below those already read, with no sign of "
+                     "a UFM restart)",
+    EventRead.STALE: "UFM's event list brings nothing new while its change counter says events were raised",
+}
+
+WATCHED_COUNTERS = ("events_version", "links_version")
+"""The ``/app/versioning`` counters that say UFM raised events, best first: ``events_version`` moves with every
+event (UFM's fluentd plugin reads it); where UFM has none, ``links_version``, since every link going down or up
+is an event (329, 328)."""
+
+
 def _dedupe(events: Iterable[Event]) -> dict[int, Event]:
     """One event per id; if an id repeats, the newest timestamp wins."""
     by_id: dict[int, Event] = {}
@@ -89,9 +130,11 @@ class EventCursor:
 
     def __init__(self, state: CursorState | None = None) -> None:
         self._state = state or CursorState()
-        self.suspected = False
-        """The last list fed had every id below the mark and nothing newer than the newest seen: a short or
-        stale answer, not believed to be a UFM restart (nothing returned, the mark kept)."""
+        self.outcome = EventRead.OK
+        """How the last list fed was taken."""
+        self._quiet_from: int | None = None
+        """UFM's watched change counter as given with the first of the lists fed since the last one that brought new
+        events (``None``: the last list brought some, or came without the counter)."""
 
     @property
     def state(self) -> CursorState:
@@ -112,14 +155,31 @@ class EventCursor:
             return False
         return any(event_id <= mark and event.timestamp > last for event_id, event in by_id.items())
 
-    def advance(self, events: Iterable[Event]) -> list[Event]:
-        """Return the new events of this fetch in id order, and move the cursor past them."""
-        by_id = _dedupe(events)
-        self.suspected = False
-        if not by_id:
-            return []
+    def advance(self, events: Iterable[Event], counters: Mapping[str, int] | None = None) -> list[Event]:
+        """Return the new events of this fetch in id order, and move the cursor past them. ``counters``: UFM's
+        ``/app/versioning`` counters, read before the list (without them, the next list cannot be judged stale)."""
+        counter = next((counters[name] for name in WATCHED_COUNTERS if counters and name in counters), None)
+        fresh, outcome = self._fresh(_dedupe(events))
+        if fresh or counter is None:
+            self._quiet_from = None
+        elif self._quiet_from is None:
+            # Not judged against the counter of the list before, which brought events: the counter moved also with
+            # those raised between its read and that list's, which that list held.
+            self._quiet_from = counter
+        elif counter != self._quiet_from and outcome is EventRead.OK:
+            # Raised after the first quiet list was read, so due in this one, which brings nothing.
+            outcome = EventRead.STALE
+        self._judged(outcome)
+        return fresh
+
+    def _fresh(self, by_id: Mapping[int, Event]) -> tuple[list[Event], EventRead]:
+        """The new events of ``by_id`` and how the list is taken; the cursor moved past them. Nothing is new in a
+        list not believed, and the mark stays."""
         state = self._state
         mark, last = state.high_water_id, state.last_event_time
+        if not by_id:
+            # A UFM that never listed an event has none to lose.
+            return [], EventRead.OK if mark is None else EventRead.EMPTY
         if self._restarted(by_id):
             # Ids cannot be compared across the restart: judge by time, then adopt the new sequence.
             fresh = [by_id[i] for i in sorted(by_id) if last is None or by_id[i].timestamp > last]
@@ -127,11 +187,7 @@ class EventCursor:
                         "restart; %d event(s) newer than that taken as new", mark, _iso(last), len(fresh))
             state = replace(state, restart_count=state.restart_count + 1)
         elif mark is not None and max(by_id) < mark:
-            self.suspected = True
-            log.warning("UFM's event list has only ids below the high-water mark %s (highest %s, none newer than "
-                        "%s): a short or stale answer, not taken for a UFM restart; the mark stays", mark,
-                        max(by_id), _iso(last))
-            return []
+            return [], EventRead.SHORT
         else:
             fresh = [by_id[i] for i in sorted(by_id) if mark is None or i > mark]
         newest = max(event.timestamp for event in by_id.values())
@@ -139,7 +195,20 @@ class EventCursor:
             newest = last
         # Not a restart implies max(by_id) >= the old mark, so this never lowers it.
         self._state = replace(state, high_water_id=max(by_id), last_event_time=newest)
-        return fresh
+        return fresh, EventRead.OK
+
+    def _judged(self, outcome: EventRead) -> None:
+        """``outcome`` the last list's; a WARNING when it changes (not at every list of a fault that lasts)."""
+        before, self.outcome = self.outcome, outcome
+        if outcome is before:
+            return
+        state = self._state
+        if outcome is EventRead.OK:
+            log.warning("UFM's event list can be believed again (it was %s)", before.value)
+        else:
+            log.warning("%s (%s): the high-water mark %s and the newest event seen (%s) stay, and nothing is handed "
+                        "over from such a list", outcome.meaning, outcome.value, state.high_water_id,
+                        _iso(state.last_event_time))
 
 
 def drop_handed_over(items: Iterable[Any], state: CursorState, tz: tzinfo = UTC) -> Iterator[Any]:

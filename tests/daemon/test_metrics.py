@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from fabric.controller.effects import CycleReport
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import REPORT_COUNTS
 from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import ComponentId, ComponentKind
+from fabric.ufm.cursor import EventRead
 
 
 def test_every_count_of_the_cycle_report_is_exported_and_shown_in_status() -> None:
@@ -53,3 +54,16 @@ def test_no_series_carries_a_label_prometheus_sets_itself() -> None:
     labels = {name for family in families for sample in family.samples for name in sample.labels}
     assert "job_name" in labels
     assert not labels & {"job", "instance"}
+
+
+def test_event_reads_are_counted_by_outcome_every_outcome_shown_from_the_start() -> None:
+    at = datetime(2026, 5, 1, tzinfo=UTC)
+    metrics = DaemonMetrics()
+    lines = metrics.render().decode().splitlines()
+    assert {f'fabric_event_reads_total{{outcome="{outcome.value}"}} 0.0' for outcome in EventRead} <= set(lines)
+    for read in (EventRead.OK, EventRead.SHORT, EventRead.SHORT, None):  # None: a reconcile, which reads no events
+        metrics.report_done(CycleReport(at, event_read=read))
+    metrics.newest_event(at, at - timedelta(minutes=2))
+    lines = metrics.render().decode().splitlines()
+    assert {'fabric_event_reads_total{outcome="ok"} 1.0', 'fabric_event_reads_total{outcome="short"} 2.0',
+            'fabric_event_reads_total{outcome="empty"} 0.0', "fabric_event_newest_age_seconds 120.0"} <= set(lines)

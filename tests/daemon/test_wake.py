@@ -16,6 +16,7 @@ from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.runtime import DaemonRuntime
 from fabric.daemon.worker import EngineLoop
 from fabric.remediation.policy import PolicyState
+from fabric.ufm.cursor import EventCursor
 from topology.generate import PRESETS, fat_tree
 from topology.guard import CapacityGuard
 
@@ -27,6 +28,7 @@ class HeldEngine:
 
     dry_run = True
     view_refused_since = None
+    cursor = EventCursor()
 
     def __init__(self) -> None:
         self.guard = CapacityGuard(fat_tree(PRESETS["tiny"]))

@@ -24,6 +24,7 @@ from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import build_view
 from fabric.replay.events import LoadedEvents
 from fabric.replay.run import REPEATED, ReplayModel, replay
+from fabric.ufm.cursor import EventRead
 from fabric.ufm.models import Event
 from topology.formats.ufm_render import UfmView
 from topology.generate import PRESETS, fat_tree
@@ -262,12 +263,12 @@ def test_a_short_event_answer_hands_nothing_over_again(tmp_path: Path, caplog: p
         r.inject(fault="api", endpoint="/app/events", mode="oldest", count=4, requests=1)
         with caplog.at_level(logging.WARNING, logger="fabric.ufm.cursor"):
             short = r.cycle()
-        assert (short.events, short.suspected_restarts) == (0, 1)
+        assert (short.events, short.event_read) == (0, EventRead.SHORT)
         assert r.engine.cursor.state.high_water_id == 8 and r.engine.cursor.state.restart_count == 0
         assert [rec.levelno for rec in caplog.records] == [logging.WARNING]
         r.advance(60)
         # Before: the short answer lowered the mark to 4 and this cycle handed events 5..8 over again: the canary's
         # evidence became [5, 6, 7, 8, 5, 6, 7, 8], a flap, a live disable and a ticket.
         after = r.cycle()
-        assert (after.events, after.suspected_restarts) == (0, 0)
+        assert (after.events, after.event_read) == (0, EventRead.OK)
         assert after.actions == [] and r.tickets.list() == []

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.ufm.cursor import CursorState, EventCursor, drop_handed_over
+from fabric.ufm.cursor import CursorState, EventCursor, EventRead, drop_handed_over
 from fabric.ufm.models import Event
 
 T0 = datetime(2024, 5, 28, 8, 0, 0, tzinfo=UTC)
@@ -99,23 +99,24 @@ def test_a_short_answer_is_not_a_restart_and_keeps_the_mark(caplog: pytest.LogCa
     cursor.advance(full)
     with caplog.at_level(logging.WARNING, logger="fabric.ufm.cursor"):
         assert cursor.advance(full[:4]) == []
-    assert cursor.suspected and cursor.state.restart_count == 0
+    assert cursor.outcome is EventRead.SHORT and cursor.state.restart_count == 0
     assert cursor.state.high_water_id == 22  # never lowered on a short answer
     [warning] = caplog.records
-    assert "only ids below the high-water mark 22" in warning.getMessage()
+    assert warning.getMessage().startswith("UFM's event list lacks its newest events (every id below those already "
+                                           "read, with no sign of a UFM restart) (short): the high-water mark 22 ")
     assert ids(cursor.advance([*full, ev(23, 23)])) == [23]
-    assert not cursor.suspected
+    assert cursor.outcome is EventRead.OK
 
 
 def test_a_restart_is_believed_on_its_first_new_event() -> None:
     cursor = EventCursor()
     cursor.advance([ev(i, i) for i in range(1, 23)])
     # UFM restarted: its new sequence holds, so far, only events older than the newest seen (kept history)...
-    assert cursor.advance([ev(1, 20), ev(2, 21)]) == [] and cursor.suspected
+    assert cursor.advance([ev(1, 20), ev(2, 21)]) == [] and cursor.outcome is EventRead.SHORT
     # ...until its first new event: an id below the mark, newer than everything seen
     assert [e.description for e in cursor.advance([ev(1, 20), ev(2, 21), ev(3, 30, "new")])] == ["new"]
     assert cursor.state == CursorState(3, T0 + timedelta(seconds=30), restart_count=1)
-    assert not cursor.suspected
+    assert cursor.outcome is EventRead.OK
 
 
 def test_restart_with_a_clock_behind_waits_for_its_evidence() -> None:
@@ -192,13 +193,13 @@ class FakeUfm:
         return None
 
 
-STEP = st.one_of(
+NO_RESTART = st.one_of(
     st.tuples(st.just("emit"), st.integers(1, 6), st.integers(0, 3)),
     st.tuples(st.just("fetch"), st.just(0), st.just(0)),
-    st.tuples(st.just("restart"), st.integers(0, 8), st.just(0)),
     st.tuples(st.just("persist"), st.just(0), st.just(0)),
     st.tuples(st.just("short"), st.integers(0, 6), st.just(0)),
 )
+STEP = NO_RESTART | st.tuples(st.just("restart"), st.integers(0, 8), st.just(0))
 
 
 def epoch_of(tag: str) -> int:
@@ -257,7 +258,7 @@ def test_dropping_what_was_handed_over_before_validation_changes_nothing(steps: 
             kept = [fetched[item["n"]] for item in drop_handed_over(raw, filtered.state)]
             expected = whole.advance(fetched)
             assert [(e.id, e.description) for e in filtered.advance(kept)] == [(e.id, e.description) for e in expected]
-            assert (filtered.state, filtered.suspected) == (whole.state, whole.suspected)
+            assert (filtered.state, filtered.outcome) == (whole.state, whole.outcome)
 
 
 def test_the_handed_over_events_are_dropped_and_a_stale_answer_still_shows() -> None:
@@ -270,3 +271,85 @@ def test_the_handed_over_events_are_dropped_and_a_stale_answer_still_shows() -> 
     # A restart's evidence (a low id newer than everything seen) and an unreadable event are kept.
     odd = [{"id": 2, "timestamp": (T0 + timedelta(hours=1)).isoformat()}, {"id": 3, "timestamp": "soon"}, {"id": 4}]
     assert [item["id"] for item in drop_handed_over([*odd, raw[9]], cursor.state)] == [2, 3, 4, 10]
+
+
+# ------------------------------------------------------------------------------------------ how a list is taken
+
+
+def test_an_empty_list_after_events_is_not_believed_and_the_next_full_one_is(caplog: pytest.LogCaptureFixture) -> None:
+    cursor = EventCursor()
+    assert cursor.advance([]) == [] and cursor.outcome is EventRead.OK  # a UFM that never listed an event
+    full = [ev(i, i) for i in range(1, 6)]
+    cursor.advance(full)
+    with caplog.at_level(logging.WARNING, logger="fabric.ufm.cursor"):
+        assert cursor.advance([]) == [] and cursor.outcome is EventRead.EMPTY
+        assert cursor.advance([]) == [] and cursor.outcome is EventRead.EMPTY
+        assert cursor.state.high_water_id == 5
+        assert ids(cursor.advance([*full, ev(6, 6)])) == [6] and cursor.outcome is EventRead.OK
+    # One line when the lists stop being believed, one when they are again: not one a list.
+    assert [record.getMessage().split(" (")[0] for record in caplog.records] == [
+        "UFM listed no event at all, having listed some before", "UFM's event list can be believed again"]
+
+
+def test_a_frozen_list_is_stale_once_the_counter_moves_past_the_first_list_that_brought_nothing() -> None:
+    cursor = EventCursor()
+    frozen = [ev(i, i) for i in range(1, 6)]
+    cursor.advance(frozen, {"events_version": 5, "links_version": 1})
+    # The first list that brings nothing: the counter's move may be the events the list before held (raised between
+    # the counter's read and the list's), so it is what the next lists are judged against.
+    assert cursor.advance(frozen, {"events_version": 7, "links_version": 1}) == []
+    assert cursor.outcome is EventRead.OK
+    assert cursor.advance(frozen, {"events_version": 9, "links_version": 1}) == []
+    assert cursor.outcome is EventRead.STALE
+    assert cursor.advance(frozen, {"events_version": 9, "links_version": 1}) == []  # still lacks what was raised
+    assert cursor.outcome is EventRead.STALE
+    assert ids(cursor.advance([*frozen, ev(6, 6)], {"events_version": 9})) == [6] and cursor.outcome is EventRead.OK
+    # Without events_version, links going down or up say events were raised.
+    cursor.advance([*frozen, ev(6, 6)], {"links_version": 2})
+    assert cursor.advance([*frozen, ev(6, 6)], {"links_version": 3}) == [] and cursor.outcome is EventRead.STALE
+    assert cursor.advance([*frozen, ev(6, 6)]) == [] and cursor.outcome is EventRead.OK  # no counter: not judged
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(NO_RESTART, max_size=40), cap=st.none() | st.integers(1, 12))
+def test_a_list_that_only_grew_is_never_taken_for_a_short_empty_or_stale_one(steps: list[tuple[str, int, int]],
+                                                                              cap: int | None) -> None:
+    """UFM's whole list, its oldest events dropped or not (a bounded history), new ones appended, read with its
+    change counter (one a new event): believed, whatever short answers and persistence came between."""
+    ufm = FakeUfm(cap=cap)
+    cursor = EventCursor()
+    for action, count, gap in steps:
+        fetched = ufm.play(action, count, gap)
+        if action == "persist":
+            cursor = EventCursor(CursorState.from_dict(cursor.state.to_dict()))
+        elif fetched is not None:
+            cursor.advance(fetched, {"events_version": ufm.next_id})
+            if action == "fetch":
+                assert cursor.outcome is EventRead.OK
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["emit", "fetch", "frozen"]), st.integers(1, 4)), max_size=30))
+def test_a_frozen_list_is_stale_once_events_were_raised_after_a_list_brought_nothing(
+        steps: list[tuple[str, int]]) -> None:
+    """A list answered as it was at the last honest read (a cache) while UFM raises events, read with UFM's counter
+    (one a new event): it never hands anything over, and it is stale once UFM raised events since the first list
+    that brought nothing (an honest list that brought nothing can be told from it by then: it would hold them).
+    UFM's own list is never stale."""
+    ufm = FakeUfm(cap=None)
+    ufm.emit(3, 1)
+    cursor = EventCursor()
+    cursor.advance(ufm.fetch(), {"events_version": ufm.next_id})
+    frozen, quiet_from = ufm.fetch(), None
+    for action, count in steps:
+        if action == "emit":
+            ufm.emit(count, 1)
+            continue
+        new = cursor.advance(ufm.fetch() if action == "fetch" else frozen, {"events_version": ufm.next_id})
+        if action == "fetch":
+            frozen = ufm.fetch()
+            assert cursor.outcome is EventRead.OK
+        else:
+            assert new == []
+            assert (cursor.outcome is EventRead.STALE) == (quiet_from not in (None, ufm.next_id))
+        quiet_from = None if new else ufm.next_id if quiet_from is None else quiet_from
