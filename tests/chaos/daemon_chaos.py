@@ -19,13 +19,13 @@ own (a lagging search, webhooks it sends when it likes) and no path of the daemo
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from threading import Lock
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import sqlalchemy as sa
@@ -42,17 +42,18 @@ from daemon_checks import (
     rolled_back_while_done,
     taken_out_twice,
 )
+from daemon_faults import UfmFault
 from daemon_life import BOUND, HarnessError, Life, LifeEnded
 from daemon_program import HOURLY_LIMIT, LENGTH, REPAIR_AFTER, SPEC, TICK, Kill, steps
 from daemon_support import migrate
 from webhook_support import SECRET, jira_body, signed
 
 from fabric import wiring
+from fabric.remediation.domain import ComponentId
+from fabric.remediation.signals import link_id
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.server import free_port
 from fabric.simulator.state import RequestSeen
-from fabric.remediation.domain import ComponentId
-from fabric.remediation.signals import link_id
 from fabric.store import Store, TicketState
 from fabric.store.records import TicketRecord
 from tickets.base import TicketStatus
@@ -60,6 +61,7 @@ from tickets.local import LocalTicketBackend
 from topology.formats.ndt import write_ndt
 from topology.generate import fat_tree
 
+T = TypeVar("T")
 START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
 FABRIC = "chaos"
 FINGERPRINT = (
@@ -89,6 +91,16 @@ class Death:
         return f"{self.at:%H:%M:%S} life {self.life}: {self.kill} (exit {self.code})"
 
 
+@dataclass(frozen=True, slots=True)
+class Probe:
+    at: datetime
+    growth: float | None
+    """How much the fault's metric grew over its tick (None: it has none)."""
+    value: float | None
+    readyz: list[str]
+    """``/readyz``'s reasons at the end of the tick."""
+
+
 @dataclass
 class RunRecord:
     """What a run did, for the checks and the summary."""
@@ -106,7 +118,13 @@ class RunRecord:
     requests: dict[str, int] = field(default_factory=dict)
     """The daemon's requests to UFM, by method and resource."""
     decisions: list[Decided] = field(default_factory=list)
+    """By tick (``tick_of``), as a killed run is compared with its control."""
     findings: list[Decided] = field(default_factory=list)
+    exact: list[Decided] = field(default_factory=list)
+    """The decisions at the simulated time each was taken, as two control runs are compared."""
+    seconds: float = 0.0
+    probes: dict[str, Probe] = field(default_factory=dict)
+    """What the daemon showed of each UFM fault (``daemon_faults``) at the end of its tick."""
 
     def seen(self, invariant: str, lines: Sequence[str], moment: str) -> None:
         found = self.violations.setdefault(invariant, {})
@@ -164,14 +182,12 @@ class Killer:
 class Run:
     """The simulator in this process, the daemon's lives, the technician; the checks are ``daemon_checks``'."""
 
-    def __init__(self, workdir: Path, name: str, kills: Sequence[Kill] = (), extra_steps: Sequence[dict[str, Any]] = (),
-                 extra_config: str = "") -> None:
+    def __init__(self, workdir: Path, name: str, kills: Sequence[Kill] = (), faults: Sequence[UfmFault] = ()) -> None:
         self.workdir = workdir / name
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.record = RunRecord(name, self.workdir / "fabric.db")
         self.kills = tuple(kills)
-        self.extra_steps = tuple(extra_steps)
-        self.extra_config = extra_config
+        self.faults = tuple(faults)
         self.plan = fat_tree(SPEC)
         self.plan_path = self.workdir / "plan.csv"
         self.port = free_port()
@@ -184,6 +200,8 @@ class Run:
         """The run, checked after each restart's first tick and at the end."""
         with self.plan_path.open("w", newline="") as handle:
             write_ndt(self.plan, handle)
+        for stale in self.workdir.glob("fabric.db*"):  # a run by hand in a directory used before starts afresh
+            stale.unlink()
         migrate(self.record.database, FABRIC)
         self.state = SimState.from_plan(self.plan, clock=SimClock(START), settings=SimSettings(job_seconds=2.0))
         self.components = {self.state.fabric.port_at[end]: link_id(cable.key)
@@ -192,7 +210,7 @@ class Run:
         self.state.request_observers += [self.killer, self._count]
         with serve(self.state) as server, httpx.Client(base_url=server.url, timeout=60) as self.sim:
             self.config = self._write_config(server.url)
-            self._post("/simulator/scenario", {"name": self.record.name, "steps": steps() + list(self.extra_steps)})
+            self._post("/simulator/scenario", {"name": self.record.name, "steps": steps()})
             with self._store():
                 self._ticks()
         return self.record
@@ -225,7 +243,7 @@ shutdown_wait = "30s"
 
 [api]
 port = {self.port}
-{self.extra_config}""")
+""")
         return path
 
     @contextmanager
@@ -265,7 +283,7 @@ port = {self.port}
         self.killer.started(life)
         return life
 
-    def _settled(self, body: Any) -> bool:
+    def _settled(self, body: Callable[[Life], object]) -> bool:
         """``body(life)`` on the running life, starting new lives until one gets through it; True when a life died
         on the way (the checks then run)."""
         died = False
@@ -296,14 +314,22 @@ port = {self.port}
                 # tick: a restart's recovery waiting for a job that still runs.
                 ahead = max(0.0, (tick - self.state.now()).total_seconds())
                 self._post("/simulator/clock/advance", {"seconds": ahead, "at_next_read": True})
+            faults = [fault for fault in self.faults if fault.tick == k]
+            before = {fault.name: self._metric(fault) for fault in faults}
+            for fault in faults:  # from the tick's time on, which the clock reaches at the daemon's next read
+                self._post("/simulator/faults", {**fault.step, "at": f"{(tick - self.state.now()).total_seconds()}s"})
             restarted = self._settled(self._tick_settled)
+            for fault in faults:
+                self._probe(fault, before[fault.name], tick)
             if self._technician(tick):
                 restarted |= self._settled(self._tick_settled)
             if restarted:
                 self.record.restarts.append(tick)
                 self._check(f"after the restart at {tick:%H:%M}")
         self._check("at the end")
-        self.record.decisions = decided(self.store.decisions(limit=1_000_000), tick_of)
+        decisions = self.store.decisions(limit=1_000_000)
+        self.record.decisions = decided(decisions, tick_of)
+        self.record.exact = decided(decisions, lambda at: at)
         self.record.findings = found(self.store.findings(), tick_of)
 
     def _tick_settled(self, life: Life) -> None:
@@ -336,15 +362,29 @@ port = {self.port}
 
     def _deliver(self, body: bytes, headers: dict[str, str]) -> str:
         """One delivery to the daemon's webhook; a life that dies meanwhile is restarted and asked again."""
-        answer: list[str] = []
+        return self._ask("the webhook's answer", lambda life: str(httpx.post(
+            f"{life.api}/webhooks/jira", content=body, headers=headers, timeout=BOUND).json()["outcome"]))
 
-        def post(life: Life) -> None:
-            life.until("the webhook's answer", lambda: bool(answer.append(str(httpx.post(
-                f"{life.api}/webhooks/jira", content=body, headers=headers, timeout=BOUND).json()["outcome"]))
-                or answer))
+    # -- UFM's faults --
 
-        self._settled(post)
+    def _ask(self, what: str, read: Callable[[Life], T]) -> T:
+        """``read`` of the running life (a new one if it died)."""
+        answer: list[T] = []
+        self._settled(lambda life: answer.append(life.ask(what, read)))
         return answer[-1]
+
+    def _metric(self, fault: UfmFault) -> float:
+        metric = fault.metric
+        if metric is None:
+            return 0.0
+        return self._ask(metric.name, lambda life: life.metrics().get((metric.name, metric.labels), 0.0))
+
+    def _probe(self, fault: UfmFault, before: float, tick: datetime) -> None:
+        """What the daemon showed of ``fault`` at the end of its tick: its metric's growth, ``/readyz``."""
+        reasons = self._ask("/readyz", lambda life: list(life.get("/readyz").json()["reasons"]))
+        after = self._metric(fault)
+        self.record.probes[fault.name] = Probe(tick, after - before if fault.metric else None,
+                                               after if fault.metric else None, reasons)
 
     # -- the checks --
 

@@ -19,6 +19,16 @@ HOLDING_OUT = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycl
 CONVERGENCE = "reconcile"
 """The rule of a disable that re-asserts one already counted (design, rule 9): not a new take-out."""
 
+INVARIANTS = {  # the name each check's violations are kept under, and what it says
+    "held out": "every port UFM shows out is held out by exactly one component with one open ticket",
+    "taken out twice": "no port disabled twice without an enable between (nothing taken out twice for one finding)",
+    "hourly limit": "no sliding hour with more disables decided than the hourly limit (from the decision log)",
+    "guard and cap": "no disable over the cap or below a leaf's minimum of paths to core",
+    "rolled back, done in UFM": "no disable rolled back as not carried out while UFM shows it done",
+    "tickets agree": "the store and the ticket backend agree on every ticket",
+    "pending intents": "no intent left pending at the end",
+}
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class Decided:

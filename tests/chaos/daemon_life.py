@@ -13,10 +13,12 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 from daemon_support import Daemon, command, daemon_env
 
+T = TypeVar("T")
 BOUND = 60.0
 """Real seconds one wait (start-up, a cycle) may take before the run gives up: generous, the machine is shared."""
 POLL = 0.02
@@ -76,6 +78,17 @@ class Life(Daemon):
             time.sleep(POLL)
         self.process.kill()
         raise HarnessError(f"life {self.number}: no {what} within {BOUND:.0f} s:\n{self.log.read_text()[-3000:]}")
+
+    def ask(self, what: str, read: Callable[[Life], T]) -> T:
+        """``read(self)`` once it answers (a life starting may not listen yet)."""
+        answer: list[T] = []
+
+        def done() -> bool:
+            answer.append(read(self))
+            return True
+
+        self.until(what, done)
+        return answer[0]
 
     def cycles(self, count: int) -> None:
         """Wait for ``count`` more cycles: at least ``count - 1`` of them started after this call."""

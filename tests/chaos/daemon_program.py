@@ -4,18 +4,18 @@ The program is fixed (its targets are named, so a failure reads as a story); the
 ``SPEC`` (the old chaos run's fabric: 8 uplinks a leaf, so the guard lets 2 of them go, and a cap of 10) with an
 hourly limit of 5, it holds, in simulated minutes from the start:
 
-| when  | what                                                                    | what the daemon should do          |
-|-------|-------------------------------------------------------------------------|------------------------------------|
-| 2     | a leaf uplink flaps (``FLAPPING``)                                       | disable, ticket                     |
-| 4-8   | BER, then critical BER, on 3 uplinks of one leaf (``BER_LEAF``)          | 2 disabled, the 3rd deferred (guard)|
-| 8     | a host link goes down for 24 min                                        | a ticket only                       |
-| 12    | a spine-core cable down for 20 min                                      | disable, ticket                     |
-| 14    | a spine reboots, 3 min                                                  | its link-downs explained            |
-| 16-22 | 3 more cables flap                                                      | the hourly limit: deferred          |
-| 15+   | every ticket open for ``REPAIR_AFTER`` resolved, a signed Jira webhook  | re-enabled, on probation            |
-| 40-44 | critical BER on 4 core uplinks of one spine, 80 s apart (``SPINE``)     | one switch ticket, nothing disabled |
-| 50    | the repaired ``FLAPPING`` flaps again, on probation                     | a strike: out again, ticket reopened|
-| 64    | an event storm (600 events on random ports over 10 min)                 | the breaker halts automation        |
+| when | what | what the daemon should do |
+|---|---|---|
+| 2 | a leaf uplink flaps (``FLAPPING``) | disable, ticket |
+| 4-8 | BER, then critical BER, on 3 uplinks of one leaf (``BER_LEAF``) | 2 disabled, the 3rd deferred (guard) |
+| 8 | a host link goes down for 24 min | a ticket only |
+| 12 | a spine-core cable down for 20 min | disable, ticket |
+| 14 | a spine reboots, 3 min | its link-downs explained |
+| 16-22 | 3 more cables flap | the hourly limit: deferred |
+| 15+ | every ticket open for ``REPAIR_AFTER`` resolved, a signed Jira webhook | re-enabled, on probation |
+| 40-44 | critical BER on 4 core uplinks of one spine, 80 s apart (``SPINE``) | one switch ticket, nothing disabled |
+| 50 | the repaired ``FLAPPING`` flaps again, on probation | a strike: out again, ticket reopened |
+| 64 | an event storm (600 events on random ports over 10 min) | the breaker halts automation |
 """
 
 from __future__ import annotations
@@ -87,23 +87,24 @@ class Kill:
 
 
 def kill_plan(seed: int) -> tuple[Kill, ...]:
-    """One kill of each kind, in seeded moments, in the order of the program; the kinds are the issue's: mid-cycle,
-    right after a UFM action is posted, while a UFM job runs, during start-up, a second one right after a restart,
-    SIGTERM (between the cables of the forming switch fault, whose window lives in memory), and the last two while
-    the storm builds up towards the breaker."""
+    """One kill of each kind, in seeded moments, in the order of the program; the kinds are the issue's: right after
+    a UFM action is posted (the cycle's decisions recorded, its event cursor not saved), during the start-up that
+    follows, mid-cycle, while a UFM job runs (a disable's, made to outlast the restart), a second one right after
+    that restart, SIGTERM between the cables of the forming switch fault (whose window lives in memory), and the
+    last two on probation and while the storm builds up towards the breaker."""
     rng = random.Random(f"daemon-kills-{seed}")
 
     def minute(low: float, high: float) -> timedelta:
         return timedelta(minutes=round(rng.uniform(low, high), 1))
 
     return (
-        Kill("mid-cycle", minute(3, 7), "GET", "/app/events", n=rng.randint(1, 3)),
-        Kill("action posted", minute(5, 9), "POST", "/actions", "answering", n=rng.randint(1, 2)),
-        Kill("during start-up", minute(9, 11), "GET", "/resources/systems", life=True),
-        Kill("job running", minute(11, 13), "GET", "/jobs/", n=1, stall=True),
-        Kill("right after the restart", minute(11, 13), "GET", "/app/events", life=True),
-        Kill("action posted", minute(16, 30), "POST", "/actions", "answering", n=rng.randint(1, 2)),
+        Kill("action posted", minute(2.5, 4), "POST", "/actions", "answering", n=rng.randint(1, 2)),
+        Kill("during start-up", timedelta(0), "GET", "/resources/systems", life=True),
+        Kill("mid-cycle", minute(5, 15), "GET", "/app/events", n=rng.randint(1, 3)),
+        Kill("action posted", minute(15, 17.9), "POST", "/actions", "answering"),
+        Kill("job running", minute(19, 21.9), "GET", "/jobs/", stall=True),
+        Kill("right after the restart", timedelta(0), "GET", "/app/events", life=True),
         Kill("SIGTERM mid-cycle", timedelta(minutes=41, seconds=30), "GET", "/app/events", signal="TERM"),
-        Kill("mid-cycle", minute(51, 56), "GET", "/app/events", n=rng.randint(1, 3)),
+        Kill("mid-cycle", minute(50, 56), "GET", "/app/events", n=rng.randint(1, 3)),
         Kill("mid-cycle", STORM_AT + minute(2, 8), "GET", "/app/events", n=rng.randint(1, 3)),
     )
