@@ -307,6 +307,8 @@ port = {self.port}
     # -- the ticks --
 
     def _ticks(self) -> None:
+        before: dict[str, float] = {}
+        """Each fault's metric before it was injected."""
         for k in range(LENGTH // TICK + 1):
             tick = START + k * TICK
             if k:
@@ -315,12 +317,13 @@ port = {self.port}
                 ahead = max(0.0, (tick - self.state.now()).total_seconds())
                 self._post("/simulator/clock/advance", {"seconds": ahead, "at_next_read": True})
             faults = [fault for fault in self.faults if fault.tick == k]
-            before = {fault.name: self._metric(fault) for fault in faults}
             for fault in faults:  # from the tick's time on, which the clock reaches at the daemon's next read
+                before[fault.name] = self._metric(fault)
                 self._post("/simulator/faults", {**fault.step, "at": f"{(tick - self.state.now()).total_seconds()}s"})
             restarted = self._settled(self._tick_settled)
-            for fault in faults:
-                self._probe(fault, before[fault.name], tick)
+            for fault in self.faults:
+                if fault.tick <= k <= fault.tick + fault.within and not self._shown(fault.name):
+                    self._probe(fault, before[fault.name], tick)
             if self._technician(tick):
                 restarted |= self._settled(self._tick_settled)
             if restarted:
@@ -378,6 +381,10 @@ port = {self.port}
         if metric is None:
             return 0.0
         return self._ask(metric.name, lambda life: life.metrics().get((metric.name, metric.labels), 0.0))
+
+    def _shown(self, fault: str) -> bool:
+        probe = self.record.probes.get(fault)
+        return probe is not None and bool(probe.growth or probe.value)
 
     def _probe(self, fault: UfmFault, before: float, tick: datetime) -> None:
         """What the daemon showed of ``fault`` at the end of its tick: its metric's growth, ``/readyz``."""

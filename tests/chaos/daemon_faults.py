@@ -32,6 +32,8 @@ class UfmFault:
     """What counts it, read before the step and after the tick: it must have grown (a gauge: be above zero)."""
     readyz: str | None
     """A part of one of ``/readyz``'s reasons at the end of the tick."""
+    within: int = 0
+    """Ticks after its own the metric may take to show it (a stalled job shows once a port action is posted)."""
     slow: bool = False
     """Costs real time (UFM's client waits 30 s before a timeout): in the long profile only."""
 
@@ -56,5 +58,6 @@ FAULTS = (
     UfmFault("timeouts", 10, {"fault": "api", "endpoint": "/actions", "method": "POST", "mode": "late", "delay": 31,
                               "requests": 1}, Metric("fabric_writes_pending"), None, slow=True),
     UfmFault("UFM restarted, ids reset", 14, {"fault": "ufm_restart"}, None, None),
-    UfmFault("stuck jobs", 32, {"fault": "job_stall", "count": 2}, Metric("fabric_writes_pending"), None),
+    UfmFault("stuck jobs", 32, {"fault": "job_stall", "count": 2}, Metric("fabric_writes_pending"), None,
+             within=6),
 )
