@@ -339,10 +339,10 @@ port = {self.port}
         """Two cycles (one began after the clock's jump, or the webhooks), then more until one changes nothing in
         the store and no ticket write waits: what the tick set off (UFM's jobs, their events, the tickets, a link
         coming up after its enable) has played out."""
-        life.cycles(2)
+        life.wait_cycles(2)
         while True:
             before = self._fingerprint()
-            life.cycles(1)
+            life.wait_cycles(1)
             if self._fingerprint() == before and not before[-1]:
                 return
 

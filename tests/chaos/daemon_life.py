@@ -90,7 +90,7 @@ class Life(Daemon):
         self.until(what, done)
         return answer[0]
 
-    def cycles(self, count: int) -> None:
+    def wait_cycles(self, count: int) -> None:
         """Wait for ``count`` more cycles: at least ``count - 1`` of them started after this call."""
         target = self.cycles_finished() + count
         self.until(f"{count} more cycles", lambda: self.cycles_finished() >= target)
