@@ -1,4 +1,12 @@
-"""ASGI middleware: bring the simulation up to date before each request, and apply injected API faults."""
+"""ASGI middleware: bring the simulation up to date before each request, tell the request observers, and apply
+injected API faults.
+
+Request observers (``SimState.request_observers``) are callbacks a test process that serves the simulator uses to
+act at a precise moment of a client's conversation with UFM, e.g. SIGKILL the daemon at the n-th ``POST /actions``
+once UFM has carried it out but before its answer leaves. Each is called twice per request, synchronously, on the
+server's loop: ``received`` before the app handles it, and ``answering`` when the app's answer (status known) is
+about to be sent; the answer waits for the callbacks, so one that takes time holds the request.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,7 @@ from typing import Any
 
 from fabric.simulator.apifaults import LIST_MODES, ApiFault, ApiFaultMode
 from fabric.simulator.auth import PREFIXES
-from fabric.simulator.state import SimState
+from fabric.simulator.state import RequestSeen, SimState
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -41,6 +49,10 @@ class SimulatorMiddleware:
         with state.lock:
             counts = state.counters.requests
             counts[rest] = counts.get(rest, 0) + 1
+        if state.request_observers:
+            seen = RequestSeen(scope["method"], rest, prefix)
+            state.observe(seen)
+            send = _observed(send, state, seen)
         rule = state.api_faults.take(rest, scope["method"], state.now()) if prefix is not None else None
         if rule is None:
             await self.app(scope, receive, send)
@@ -58,6 +70,16 @@ class SimulatorMiddleware:
             await self.app(scope, receive, _rewriting(send, lambda body: _shortened(body, rule)))
         else:
             await self.app(scope, receive, send)
+
+
+def _observed(send: Send, state: SimState, seen: RequestSeen) -> Send:
+    """``send`` that tells the observers once, as the answer's status goes out (before any of its bytes)."""
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            state.observe(seen.answering(int(message["status"])))
+        await send(message)
+
+    return wrapped
 
 
 async def _error(send: Send, rule: ApiFault) -> None:

@@ -79,6 +79,28 @@ class JobStall:
     runs_for: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RequestSeen:
+    """A request the simulator serves, as request observers see it (``fabric.simulator.middleware``)."""
+
+    method: str
+    path: str
+    """The path after UFM's REST prefix (``/actions``, ``/jobs/12``), or the whole path outside it
+    (``/simulator/state``)."""
+    prefix: str | None
+    """``/ufmRest``, ``/ufmRestV2``, ``/ufmRestV3``; None for the simulator's own API and logins."""
+    moment: str = "received"
+    """``received`` (before the app handles it) or ``answering`` (handled, its answer about to be sent)."""
+    status: int | None = None
+    """The answer's status, when ``answering``."""
+
+    def answering(self, status: int) -> RequestSeen:
+        return RequestSeen(self.method, self.path, self.prefix, "answering", status)
+
+
+RequestObserver = Callable[[RequestSeen], None]
+
+
 @dataclass(slots=True)
 class _Counters:
     ticks: int = 0
@@ -112,6 +134,8 @@ class SimState:
         self.action_failures: list[ActionFailure] = []
         self.job_stalls: list[JobStall] = []
         self.restart_listeners: list[Callable[[], None]] = []
+        self.request_observers: list[RequestObserver] = []
+        """Called with every request the app serves (``fabric.simulator.middleware``): tests act on them."""
         self.rng = random.Random(self.settings.seed)
         self.counters = _Counters()
         self.errors: list[str] = []
@@ -397,6 +421,11 @@ class SimState:
             self.counters.restarts += 1
             for listener in self.restart_listeners:
                 listener()
+
+    def observe(self, seen: RequestSeen) -> None:
+        """Tell every request observer, outside the lock (one may read the state, or stop a client)."""
+        for observer in list(self.request_observers):
+            observer(seen)
 
     # ------------------------------------------------------------------------------------------ reading
 
