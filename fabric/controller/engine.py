@@ -40,7 +40,7 @@ from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
 from fabric.remediation.pipeline import Pipeline
-from fabric.remediation.policy import LINK_CHECK, Breaker, FailedRepair, PolicyConfig, PolicyState
+from fabric.remediation.policy import LINK_CHECK, Breaker, Decision, FailedRepair, PolicyConfig, PolicyState
 from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.view import FabricView, build_view, fabric_context
 from fabric.store import Store
@@ -392,8 +392,7 @@ class Engine:
         for finding in step.findings:
             if finding.rule == SWITCH_FAULT:
                 log.warning("switch fault on %s: %s", finding.component, finding.reason.partition(CABLES)[0])
-        self._record(step.findings, decision.actions, previous, decision.state, requests, resumed=resume,
-                     cleared=cleared)
+        self._record(step.findings, decision, previous, requests, resumed=resume, cleared=cleared)
         if not self.dry_run:
             assert self.view is not None
             await self._execute(decision.actions, report, step.findings)
@@ -478,9 +477,8 @@ class Engine:
                        and r.component in components
                        and components[r.component].lifecycle is Lifecycle.QUARANTINED})
 
-    def _record(self, findings: list[Finding], actions: Sequence[Action], previous: PolicyState,
-                state: PolicyState, requests: Sequence[OperatorRequest], *, resumed: bool,
-                cleared: Sequence[ComponentId]) -> None:
+    def _record(self, findings: list[Finding], decision: Decision, previous: PolicyState,
+                requests: Sequence[OperatorRequest], *, resumed: bool, cleared: Sequence[ComponentId]) -> None:
         """Findings, decisions, the new desired state, the operator requests carried out and the event cursor
         past the events they were decided on, in one transaction, before any side effect. A dry run's desired state
         goes to its own scope, the rest to the fabric's.
@@ -489,6 +487,7 @@ class Engine:
         events after the saved cursor, so the restart counted them again (findings recorded twice, "found again"
         comments, a second disable decided for one finding, the hourly rate counted from the log over its limit).
         """
+        actions, state = decision.actions, decision.state
         cursor = self.cursor.state
         with self.store.transaction() as tx:
             tx.add_findings(findings)
@@ -500,7 +499,9 @@ class Engine:
                 if outcome is not None:
                     tx.handle_request(request.id, outcome)
             held = tx.dry_run_scope() if self.dry_run else tx
-            changed = {a.component for a in actions if a.component is not None}
+            # Every record the policy changed, not only those it acted on: a deferred cable put on probation by its
+            # repair has no action, and a restart read it back deferred and repaired it again.
+            changed = decision.changed | {a.component for a in actions if a.component is not None}
             for component in changed:
                 record = state.components.get(component)
                 if record is not None:
@@ -550,6 +551,10 @@ class Engine:
                 continue
             if any(i.kind in TICKET_WRITES and i.created_at > since
                    for i in self.store.intents(component=finding.component, limit=20)):
+                continue
+            # A ticket opened by reconciliation (the cycle that decided it was cut short) has no ticket intent.
+            ticket = self.store.active_ticket(self.ticketing.key(finding.component))
+            if ticket is not None and ticket.created_at > since:
                 continue
             action = Action(ActionKind.COMMENT, now, RECURRENCE, f"found again ({finding.rule}): {finding.reason}; "
                             f"{len(finding.evidence)} UFM event(s); still {record.lifecycle.value}",

@@ -150,6 +150,9 @@ class FailedRepair(NamedTuple):
 class Decision:
     actions: tuple[Action, ...]
     state: PolicyState
+    changed: frozenset[ComponentId] = frozenset()
+    """The components whose record this decision changed, with an action or without one (a deferred cable whose
+    ticket was resolved goes on probation with nothing to enable): what the caller must persist."""
 
 
 class _Cycle:
@@ -247,7 +250,7 @@ def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, co
         for failed in cycle_input.failed_repairs:
             _failed_repair(cycle, failed)
         _reconsider_deferred(cycle)
-    return Decision(tuple(cycle.actions), cycle.state())
+    return Decision(tuple(cycle.actions), cycle.state(), frozenset(cycle.changed))
 
 
 # --- the breaker ---------------------------------------------------------------------------------------

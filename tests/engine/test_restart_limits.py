@@ -106,3 +106,27 @@ def test_a_cable_enabled_by_hand_with_the_hour_full_is_taken_out_again_after_a_r
         r.advance(30)
         r.cycle()
         assert r.port_state(port) == "Disabled"
+
+
+def test_a_deferred_cable_repaired_is_on_probation_after_a_restart_too(tmp_path: Path) -> None:
+    """Its repair changes its record without an action (nothing to enable): the record is persisted all the same
+    (it was not, and a restart read it back deferred, repaired it again and confirmed its link a second time)."""
+    with rig(TINY, tmp_path) as r:
+        _ber(r, LEAF_SPINE[0])  # the tiny fabric's cap is one cable: the next is deferred
+        deferred = _ber(r, LEAF_SPINE[1])
+        record = r.store.get_component(deferred)
+        assert record is not None and record.lifecycle is Lifecycle.DEFERRED
+        ticket = next(t for t in r.tickets.list(TicketStatus.OPEN) if str(deferred) in t.summary)
+        r.tickets.resolve(ticket.key, "reseated")
+        r.advance(30)
+        r.cycle()
+        record = r.store.get_component(deferred)
+        assert record is not None and record.lifecycle is Lifecycle.PROBATION, record
+        r.advance(30)
+        r.cycle()  # its link confirmed up as planned
+        checks = len([d for d in r.store.decisions(component=deferred) if d.action.rule == "link_check"])
+        restart(r)
+        r.advance(30)
+        r.cycle()
+        assert r.engine.state.components[deferred].lifecycle is Lifecycle.PROBATION
+        assert len([d for d in r.store.decisions(component=deferred) if d.action.rule == "link_check"]) == checks
