@@ -27,6 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from fabric import wiring
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver
+from fabric.simulator.server import free_port
 from topology.formats.ndt import read_ndt
 
 START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
@@ -166,6 +167,27 @@ def daemons(each: list[tuple[Path, int, Path]], **env: str) -> Iterator[list[Dae
 
 def _answers(running: Daemon) -> Callable[[], bool]:
     return lambda: running.get("/healthz").status_code == 200
+
+
+@dataclass(frozen=True)
+class LiveSetup:
+    """A migrated SQLite store, a simulator of the plan, and a live daemon's configuration on both (``live``)."""
+
+    sim: SimulatorDriver
+    config: Path
+    db: Path
+    port: int
+
+
+@contextmanager
+def live(plan_path: Path, tmp_path: Path, *, extra: str = "") -> Iterator[LiveSetup]:
+    """What a test that starts (and kills) live daemons of one fabric needs; it starts them with ``daemon``."""
+    db = tmp_path / "fabric.db"
+    migrate(db)
+    port = free_port()
+    with simulator(plan_path) as sim:
+        yield LiveSetup(sim, write_config(tmp_path, sim.url, plan_path, port=port, dry_run=False, extra=extra), db,
+                        port)
 
 
 def refused(config: Path, **env: str) -> tuple[int, str]:

@@ -422,13 +422,14 @@ class Engine:
             await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports, self.live,
                                             self.store, self.writes, now, report)
         await self.writes.settle(now, self.state.components, self.disabled_ports, report)
+        # Before the tickets are asked for: a port adopted here is held out, and needs its ticket this cycle.
+        self.pipeline.amend(reconcile.explain_unheld(self.state, self.view, self.guard, self.disabled_ports,
+                                                     self.store, self.outbox, now, report, self._unheld_reported))
         reconcile.ask_for_tickets(self.state, self.store, self.outbox)
         if send_tickets:
             self.ticket_failures(await self.send_tickets(), report)
         self.pipeline.amend(reconcile.await_repairs(self.state, self.view, self.disabled_ports, self.store,
                                                     self.outbox))
-        self.pipeline.amend(reconcile.explain_unheld(self.state, self.view, self.guard, self.disabled_ports,
-                                                     self.store, self.outbox, now, report, self._unheld_reported))
         self._warn_unconfirmed(report)
 
     async def poll_tickets(self) -> int:
@@ -466,7 +467,10 @@ class Engine:
         if self.dry_run:
             return []
         state = self.state
-        probation = {c: r for c in state.revisit() if (r := state.components.get(c)) is not None}
+        # A re-enable still in flight (its job, or a restart's doubt whether UFM got it) is not a repair to judge.
+        in_flight = {i.component for i in self.store.unfinished_intents() if i.kind in UFM_WRITES}
+        probation = {c: r for c in state.revisit()
+                     if (r := state.components.get(c)) is not None and c not in in_flight}
         return self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
 
     def _cleared(self, requests: Sequence[OperatorRequest]) -> list[ComponentId]:

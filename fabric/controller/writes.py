@@ -29,6 +29,7 @@ from fabric.store.records import IntentRecord, IntentState
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.errors import UfmError, UfmNotFoundError, UfmOutcomeUnknownError
 from fabric.ufm.models import Job, Port
+from fabric.ufm.objects import normalize_guid
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class Settlement(NamedTuple):
 
 
 def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | None, now: datetime,
-          deadline: timedelta, *, final: bool) -> Settlement:
+          deadline: timedelta, *, final: bool, switch_idle: bool = False) -> Settlement:
     """How a pending port write ends, from what UFM shows: the port, and its job (``None``: no job is known).
 
     The port decides: in the wanted state, the write is done, whatever the job says. Otherwise the write fails
@@ -120,7 +121,10 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
     have started a job that is still running, and settling it early rolled back a disable UFM then carried out
     (the component deferred while UFM showed its port disabled), or let reconciliation post it a second time.
     At the deadline, an unanswered POST is an attempt UFM did not confirm; one never noted is rolled back (a
-    crash before the POST left the service nothing it can count as an attempt).
+    crash before the POST left the service nothing it can count as an attempt). ``switch_idle``: UFM runs no job on
+    the port's switch, so no job of this write can still change the port, and one never noted is rolled back at
+    once (waiting out the deadline for a POST that never left delayed the write, and a re-enable waited on was
+    judged a failed repair).
     """
     name = intent.payload.get("port", "?")
     if isinstance(port, UfmError):
@@ -137,6 +141,8 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
     age = _age(now - intent.created_at)
     expired = now - intent.created_at >= deadline
     if job_id is None and NO_ANSWER not in intent.payload:
+        if switch_idle:
+            return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown} and runs no job on its switch")
         if not expired:
             return Settlement(None, f"the {intent.kind.value} was sent {age} ago, no answer was noted (a restart "
                                     f"came first) and {shown}: a job UFM started may still carry it out")
@@ -150,6 +156,11 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
     if not expired and (not final or job_id is None):
         return Settlement(None, waiting)
     return Settlement(IntentState.FAILED, f"UFM has not confirmed it: {waiting} {age} after it was sent")
+
+
+def _unnoted(intent: IntentRecord) -> bool:
+    """No answer to the POST was noted: a crash came before it, or before the POST itself."""
+    return JOB not in intent.payload and NO_ANSWER not in intent.payload
 
 
 def _age(age: timedelta) -> str:
@@ -277,6 +288,7 @@ class PortWrites:
         others = [str(i.payload[JOB]) for i in pending if JOB in i.payload and str(i.payload[JOB]) not in jobs]
         if others:
             jobs = {**jobs, **await self.ufm.await_jobs(others, within=0)}
+        busy = await self._busy_switches(pending, now)
         for intent in pending:
             name = str(intent.payload["port"])
             port: Port | UfmError
@@ -287,8 +299,10 @@ class PortWrites:
             else:
                 (disabled_ports.add if port.is_disabled else disabled_ports.discard)(name)
             job_id = intent.payload.get(JOB)
+            idle = busy is not None and _unnoted(intent) and now - intent.created_at >= self.settings.job_wait \
+                and isinstance(port, Port) and port.system_guid is not None and port.system_guid not in busy
             settled = judge(intent, port, None if job_id is None else jobs.get(str(job_id)), now,
-                            self.settings.job_deadline, final=final)
+                            self.settings.job_deadline, final=final, switch_idle=idle)
             if settled.state is None:
                 report.writes_pending += 1
                 if final:
@@ -301,6 +315,26 @@ class PortWrites:
                     self.on_port_write(intent.component, intent.kind)
             elif settled.state is IntentState.FAILED:
                 self._unconfirmed(intent, settled.outcome, records, now, report)
+
+    async def _busy_switches(self, pending: Sequence[IntentRecord], now: datetime) -> set[str] | None:
+        """The switches UFM runs jobs on, read only when a write whose answer was never noted is at least
+        ``job_wait`` old (a POST still on its way to UFM after that long is not to be expected); ``None``: not read,
+        or UFM did not answer (the writes then wait for their deadline)."""
+        if not any(_unnoted(i) and now - i.created_at >= self.settings.job_wait for i in pending):
+            return None
+        try:
+            running = await self.ufm.running_jobs()
+        except UfmError as exc:
+            log.info("cannot read UFM's running jobs: %s", exc.summary)
+            return None
+        busy: set[str] = set()
+        for job in running:
+            for related in job.RelatedObjects:
+                try:
+                    busy.add(normalize_guid(related))
+                except ValueError:
+                    return None  # a job on something this cannot place: it may be the port's
+        return busy
 
     def _unconfirmed(self, intent: IntentRecord, outcome: str, records: Mapping[ComponentId, ComponentRecord],
                      now: datetime, report: CycleReport) -> None:

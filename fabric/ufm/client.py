@@ -233,6 +233,10 @@ class UfmClient:
         """``GET /resources/ports``, optionally only the ports of one system GUID."""
         return await self._get_list("/resources/ports", Port, {"system": system} if system else None)
 
+    async def running_jobs(self) -> list[Job]:
+        """``GET /jobs?status=Running``: the jobs UFM is running now (a filter UFM documents)."""
+        return await self._get_list("/jobs", Job, {"status": JobStatus.RUNNING.value})
+
     async def port(self, name: str) -> Port:
         """``GET /resources/ports/<name>``.  UFM answers with a list; its element 0 is the port."""
         wanted = _port_name_of(name)

@@ -161,6 +161,10 @@ class KillableUfm:
         self.kill.ufm_call()
         return await self.inner.await_jobs(job_ids, within)
 
+    async def running_jobs(self) -> list[Job]:
+        self.kill.ufm_call()
+        return await self.inner.running_jobs()
+
     async def external_event(self, description: str, *, object_name: str | None = None, otype: str = "Switch",
                              event_id: int = EXTERNAL_INFO) -> None:
         self.kill.ufm_call()

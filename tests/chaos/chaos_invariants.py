@@ -157,8 +157,8 @@ def disabled_without_one_ticket(disabled: Iterable[str], components: Mapping[str
                                 awaiting_resume: frozenset[ComponentId] = frozenset()) -> list[str]:
     """(e) Every port UFM shows disabled by automation (a port an intent names) has exactly one open ticket.
 
-    ``awaiting_resume``: repaired while the storm breaker halted automation (their ticket is resolved, the enable
-    waits for the resume, by design): they need none."""
+    ``awaiting_resume``: repaired, their ticket resolved and their enable not carried out yet, by design: while
+    the storm breaker halts automation, or while the enable is in flight; they need none."""
     per_key = Counter(t.dedup_key for t in open_tickets if t.status is TicketStatus.OPEN)
     problems = []
     for port in sorted(disabled):

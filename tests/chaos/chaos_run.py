@@ -442,13 +442,20 @@ class Run:
             "c": hourly_rate(self.index, HOURLY_LIMIT, tick_of),
             "e": disabled_without_one_ticket(self._ufm_disabled(), self.components, automation,
                                              self.tickets.list(TicketStatus.OPEN),
-                                             lambda c: dedup_key(FABRIC, str(c)), self._awaiting_resume()),
+                                             lambda c: dedup_key(FABRIC, str(c)),
+                                             self._awaiting_resume() | self._enables_in_flight()),
             "f": ticket_disagreements(self.store.tickets(), self.tickets.list()),
         }
         for invariant, lines in found.items():
             seen = self.record.violations.setdefault(invariant, {})
             for line in lines:
                 seen.setdefault(line, moment)
+
+    def _enables_in_flight(self) -> frozenset[ComponentId]:
+        """Components whose re-enable is sent and not settled (after a restart, one whose answer a kill kept from
+        being noted waits until UFM shows no job that could still carry it out): repaired, their ticket resolved."""
+        return frozenset(i.component for i in self.store.unfinished_intents()
+                         if i.kind is ActionKind.ENABLE and i.component is not None)
 
     def _awaiting_resume(self) -> frozenset[ComponentId]:
         """Components repaired while automation is halted: their enable waits for the resume."""

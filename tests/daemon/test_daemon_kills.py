@@ -12,13 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_support import BOUND, Daemon, daemon, migrate, simulator, write_config
+from daemon_support import BOUND, Daemon, daemon, live
 
 from fabric import wiring
 from fabric.remediation.domain import CONVERGE_RULE, ActionKind, ComponentId, Lifecycle
 from fabric.remediation.signals import link_id
 from fabric.simulator.driver import SimulatorDriver
-from fabric.simulator.server import free_port
 from fabric.store.records import IntentState
 from topology.generate import PRESETS, fat_tree
 
@@ -50,12 +49,8 @@ def test_a_disable_whose_job_runs_through_a_sigkill_is_settled_by_the_job_not_ro
     """SIGKILLed after UFM took the disable and before its answer came back: the intent has no job id. The restart
     must neither roll it back while the job runs (the component was then deferred, with the hour full, while UFM
     went on to disable the port), nor post the disable a second time (with room in the hour)."""
-    db = tmp_path / "fabric.db"
-    migrate(db)
-    port = free_port()
-    extra = f"\n[guard]\nhourly_limit = {hourly_limit}\n"
-    with simulator(tiny_plan) as sim:
-        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False, extra=extra)
+    with live(tiny_plan, tmp_path, extra=f"\n[guard]\nhourly_limit = {hourly_limit}\n") as setup:
+        sim, config, db, port = setup.sim, setup.config, setup.db, setup.port
         with daemon(config, port, tmp_path / "first.log") as first:
             first.wait_for("a first cycle", lambda: first.cycles() >= 1)
             # The disable's job runs for two simulated minutes, and its POST is carried out at once but answered
@@ -120,11 +115,8 @@ def test_a_switch_fault_spanning_a_restart_is_one_switch_ticket(stop: signal.Sig
     """Four critical-BER cables of one spine, 80 s apart: one switch fault and one switch ticket, whether or not
     the daemon is stopped (a deploy) or killed after the second; the correlation's window used to live only in
     memory, and the restart disabled or deferred the last two cables one by one."""
-    db = tmp_path / "fabric.db"
-    migrate(db)
-    port = free_port()
-    with simulator(tiny_plan) as sim, ExitStack() as lives:
-        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False)
+    with live(tiny_plan, tmp_path) as setup, ExitStack() as lives:
+        sim, config, db, port = setup.sim, setup.config, setup.db, setup.port
         running = lives.enter_context(daemon(config, port, tmp_path / "first.log"))
         running.wait_for("a first cycle", lambda: running.cycles() >= 1)
         for index, uplink in enumerate(UPLINKS):
@@ -167,12 +159,9 @@ def test_a_stuck_job_is_not_doubled_by_the_retry(tiny_plan: Path, tmp_path: Path
     """A disable's job still Running past the write's deadline is an attempt UFM did not confirm, but while UFM
     still runs it a retry would be a second job on one port: nothing is posted until the job ends. Here it
     completes after twenty simulated minutes, and the port is disabled by that one job."""
-    db = tmp_path / "fabric.db"
-    migrate(db)
-    port = free_port()
-    with simulator(tiny_plan) as sim:
-        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False)
-        with daemon(config, port, tmp_path / "daemon.log") as running:
+    with live(tiny_plan, tmp_path) as setup:
+        sim = setup.sim
+        with daemon(setup.config, setup.port, tmp_path / "daemon.log") as running:
             running.wait_for("a first cycle", lambda: running.cycles() >= 1)
             sim.inject(fault="job_stall", count=1, runs_for="20m")
             sim.inject(fault="flap", link=CABLE, cycles=5, period="20s")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_support import PASSWORD, daemon, migrate, simulator, write_config
+from daemon_support import PASSWORD, daemon, live, migrate, simulator, write_config
 
 from fabric import wiring
 from fabric.remediation.domain import ActionKind
@@ -23,11 +23,8 @@ def _disabled(ufm: str) -> list[str]:
 @pytest.mark.parametrize("stop", ["at_once", "after_acting"])
 def test_sigterm_while_acting_then_restart_loses_and_repeats_nothing(stop: str, tiny_plan: Path,
                                                                      tmp_path: Path) -> None:
-    db = tmp_path / "fabric.db"
-    migrate(db)
-    port = free_port()
-    with simulator(tiny_plan) as sim:
-        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False)
+    with live(tiny_plan, tmp_path) as setup:
+        sim, config, db, port = setup.sim, setup.config, setup.db, setup.port
         with daemon(config, port, tmp_path / "first.log") as first:
             first.wait_for("a first cycle", lambda: first.cycles() >= 1)
             sim.inject(fault="flap", link="core01-01/1", cycles=5, period="20s")

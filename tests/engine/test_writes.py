@@ -146,6 +146,9 @@ def test_at_start_up_what_may_still_happen_is_settled_for_good_unless_its_outcom
                      final=final).state is IntentState.DONE
         late = judge(unsent, port("Link Up"), None, LATE, SETTINGS.job_deadline, final=final)
         assert late.state is IntentState.ROLLED_BACK and "not carried out" in late.outcome
+        # UFM runs no job on the port's switch: nothing can still carry it out.
+        idle = judge(unsent, port("Link Up"), None, NOW, SETTINGS.job_deadline, final=final, switch_idle=True)
+        assert idle.state is IntentState.ROLLED_BACK and "runs no job" in idle.outcome
 
 
 def test_an_unreadable_port_settles_nothing() -> None:
