@@ -467,11 +467,12 @@ class Engine:
         if self.dry_run:
             return []
         state = self.state
-        # A re-enable still in flight (its job, or a restart's doubt whether UFM got it) is not a repair to judge.
+        probation = {c: r for c in state.revisit() if (r := state.components.get(c)) is not None}
+        failed = self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
+        # A link UFM shows up as planned is confirmed whatever the intent log says, but a re-enable still in flight
+        # (its job, or a restart's doubt whether UFM got it) is not a repair that failed.
         in_flight = {i.component for i in self.store.unfinished_intents() if i.kind in UFM_WRITES}
-        probation = {c: r for c in state.revisit()
-                     if (r := state.components.get(c)) is not None and c not in in_flight}
-        return self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
+        return [f for f in failed if f.component not in in_flight]
 
     def _cleared(self, requests: Sequence[OperatorRequest]) -> list[ComponentId]:
         """Quarantined components an operator asked to release (``fabricctl components clear``); in dry run, would-be
