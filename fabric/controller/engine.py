@@ -469,6 +469,8 @@ class Engine:
         state = self.state
         probation = {c: r for c in state.revisit() if (r := state.components.get(c)) is not None}
         failed = self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
+        if not failed:
+            return failed
         # A link UFM shows up as planned is confirmed whatever the intent log says, but a re-enable still in flight
         # (its job, or a restart's doubt whether UFM got it) is not a repair that failed.
         in_flight = {i.component for i in self.store.unfinished_intents() if i.kind in UFM_WRITES}

@@ -140,7 +140,7 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
         return Settlement(IntentState.FAILED, f"UFM has no job {job_id} any more; {shown}")
     age = _age(now - intent.created_at)
     expired = now - intent.created_at >= deadline
-    if job_id is None and NO_ANSWER not in intent.payload:
+    if _unnoted(intent):
         if switch_idle:
             return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown} and runs no job on its switch")
         if not expired:
@@ -299,8 +299,8 @@ class PortWrites:
             else:
                 (disabled_ports.add if port.is_disabled else disabled_ports.discard)(name)
             job_id = intent.payload.get(JOB)
-            idle = busy is not None and _unnoted(intent) and now - intent.created_at >= self.settings.job_wait \
-                and isinstance(port, Port) and port.system_guid is not None and port.system_guid not in busy
+            idle = busy is not None and self._doubtful(intent, now) and isinstance(port, Port) \
+                and port.system_guid is not None and port.system_guid not in busy
             settled = judge(intent, port, None if job_id is None else jobs.get(str(job_id)), now,
                             self.settings.job_deadline, final=final, switch_idle=idle)
             if settled.state is None:
@@ -316,11 +316,15 @@ class PortWrites:
             elif settled.state is IntentState.FAILED:
                 self._unconfirmed(intent, settled.outcome, records, now, report)
 
+    def _doubtful(self, intent: IntentRecord, now: datetime) -> bool:
+        """No answer of the POST was noted, and a POST still on its way to UFM would have arrived by now."""
+        return _unnoted(intent) and now - intent.created_at >= self.settings.job_wait
+
     async def _busy_switches(self, pending: Sequence[IntentRecord], now: datetime) -> set[str] | None:
         """The switches UFM runs jobs on, read only when a write whose answer was never noted is at least
         ``job_wait`` old (a POST still on its way to UFM after that long is not to be expected); ``None``: not read,
         or UFM did not answer (the writes then wait for their deadline)."""
-        if not any(_unnoted(i) and now - i.created_at >= self.settings.job_wait for i in pending):
+        if not any(self._doubtful(i, now) for i in pending):
             return None
         try:
             running = await self.ufm.running_jobs()
