@@ -86,27 +86,31 @@ def _noise_specs() -> dict[int, EventSpec]:
     }
 
 
-def week_faults(rng: random.Random, *, storm_events: int) -> list[tuple[float, faults.Step]]:
+def week_faults(rng: random.Random, *, storm_events: int, share: float = 1.0) -> list[tuple[float, faults.Step]]:
     """A week of h100-4k's faults as (seconds from the week's start, step): a storm of ``storm_events`` threshold
     events over ten minutes every day, 400 flapping links, 150 BER escalations, 100 link downs, 60 degraded links,
-    60 ports the SM marks unhealthy, 40 switch reboots and two waves of 20-60 host reboots a day."""
+    60 ports the SM marks unhealthy, 40 switch reboots and two waves of 20-60 host reboots a day; ``share`` of
+    each count (and of each wave) for a fabric that is that share of h100-4k."""
     from fabric.simulator import faults
+
+    def count(full: int) -> int:
+        return max(1, round(full * share))
 
     week = DAYS * 86400.0
     plan: list[tuple[float, faults.Step]] = []
     for day in range(DAYS):
         plan.append((day * 86400 + rng.uniform(0, 80000), faults.Storm(count=storm_events, duration=600.0)))
     plan += [(rng.uniform(0, week), faults.Flap(link="random:switch", cycles=rng.randint(2, 8),
-                                                period=rng.uniform(20, 600))) for _ in range(400)]
-    plan += [(rng.uniform(0, week), faults.Ber(port="random:switch")) for _ in range(150)]
+                                                period=rng.uniform(20, 600))) for _ in range(count(400))]
+    plan += [(rng.uniform(0, week), faults.Ber(port="random:switch")) for _ in range(count(150))]
     plan += [(rng.uniform(0, week), faults.LinkDown(link="random", duration=rng.uniform(1, 3600)))
-             for _ in range(100)]
+             for _ in range(count(100))]
     plan += [(rng.uniform(0, week), faults.Degrade(link="random:switch", width="1x", duration=3600.0))
-             for _ in range(60)]
-    plan += [(rng.uniform(0, week), faults.Unhealthy(port="random:switch")) for _ in range(60)]
+             for _ in range(count(60))]
+    plan += [(rng.uniform(0, week), faults.Unhealthy(port="random:switch")) for _ in range(count(60))]
     plan += [(rng.uniform(0, week), faults.SwitchReboot(switch="random", downtime=rng.uniform(60, 600)))
-             for _ in range(40)]
-    plan += [(rng.uniform(0, week), faults.HostReboot(count=rng.randint(20, 60), stagger=60.0,
+             for _ in range(count(40))]
+    plan += [(rng.uniform(0, week), faults.HostReboot(count=rng.randint(count(20), count(60)), stagger=60.0,
                                                       downtime=rng.uniform(120, 900))) for _ in range(2 * DAYS)]
     return plan
 

@@ -22,21 +22,20 @@ from typing import Any
 import httpx
 
 from fabric.simulator.server import free_port
+from topology.formats.ndt import write_ndt
+from topology.generate import PRESETS, FatTreeSpec, fat_tree
 
 PASSWORD = "123456"
 START_BOUND = 300.0
 """Real seconds the simulator or the daemon may take to start (h100-4k's model and first reading)."""
 
 
-def plan_file(workdir: Path, preset: str) -> Path:
-    """The preset's wiring plan as an NDT CSV, written once."""
-    from topology.formats.ndt import write_ndt
-    from topology.generate import PRESETS, fat_tree
-
+def plan_file(workdir: Path, preset: str, spec: FatTreeSpec | None = None) -> Path:
+    """The wiring plan of ``spec`` (the preset's when none) as an NDT CSV named after ``preset``, written once."""
     path = workdir / f"plan-{preset}.csv"
     if not path.exists():
         with path.open("w", newline="") as handle:
-            write_ndt(fat_tree(PRESETS[preset]), handle)
+            write_ndt(fat_tree(spec or PRESETS[preset]), handle)
     return path
 
 
@@ -65,14 +64,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def simulator(plan: Path, workdir: Path) -> Iterator[str]:
-    """``fabricctl simulate`` on ``plan`` with its clock frozen; yields its URL."""
+def simulator(plan: Path, workdir: Path, *, speed: float = 0.0) -> Iterator[str]:
+    """``fabricctl simulate`` on ``plan``, its clock frozen (the benchmark moves it) or running ``speed`` simulated
+    seconds a real second; yields its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = workdir / f"simulator-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "simulate", "--plan", str(plan), "--port",
-                                    str(port), "--speed", "0", "--password", PASSWORD],
+                                    str(port), "--speed", f"{speed:g}", "--password", PASSWORD],
                                    stdout=sink, stderr=subprocess.STDOUT)
     try:
         _wait("the simulator", lambda: httpx.get(f"{url}/ufmRest/app/versioning", auth=("admin", PASSWORD),
@@ -111,9 +111,10 @@ class Daemon:
         raise RuntimeError(f"no {field} for the daemon")
 
 
-def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port: int, name: str) -> Path:
+def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port: int, name: str,
+                 extra: str = "") -> Path:
     """The daemon's configuration over a fresh SQLite database, migrated (``fabricctl store migrate``: the daemon
-    never migrates)."""
+    never migrates); ``extra`` is more TOML, keys of ``[daemon]`` first."""
     from fabric import wiring
 
     db = workdir / f"daemon-{port}.db"
@@ -121,16 +122,17 @@ def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port
     config = workdir / f"daemon-{port}.toml"
     config.write_text(f'[fabric]\nname = "{name}"\nplan = "{plan}"\n\n[ufm]\nurl = "{ufm_url}"\n\n'
                       f'[store]\nurl = "sqlite:///{db}"\n\n[daemon]\ninterval = "{interval}"\n'
-                      f'shutdown_wait = "120s"\n\n[api]\nport = {port}\n')
+                      f'shutdown_wait = "120s"\n{extra}\n[api]\nport = {port}\n')
     return config
 
 
 @contextmanager
-def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench") -> Iterator[Daemon]:
+def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench",
+           extra: str = "") -> Iterator[Daemon]:
     """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
     cycle; stopped with SIGTERM at the end."""
     port = free_port()
-    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name)
+    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name, extra=extra)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
     log = workdir / f"daemon-{port}.log"
     with log.open("wb") as sink:

@@ -19,6 +19,8 @@ class Measurement:
     note: str = ""
     output: str = ""
     """What the last run printed (children that time their own phases print them)."""
+    met: bool | None = None
+    """A target that is not a time (memory that stays flat): met or not."""
 
     @property
     def median_s(self) -> float:
@@ -26,6 +28,8 @@ class Measurement:
 
     @property
     def verdict(self) -> str:
+        if self.met is not None:
+            return "ok" if self.met else "MISSED"
         if self.target_s is None:
             return ""
         return "ok" if self.median_s < self.target_s else "MISSED"

@@ -9,12 +9,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import bench_daemon, bench_pipeline, bench_replay, bench_ufm, bench_verify, bench_webhooks, bench_week
+from benchmarks import (
+    bench_cadence,
+    bench_daemon,
+    bench_pipeline,
+    bench_replay,
+    bench_ufm,
+    bench_verify,
+    bench_webhooks,
+    bench_week,
+)
 from benchmarks.measure import Measurement
 
 SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pipeline.run,
           "replay": bench_replay.run, "daemon": bench_daemon.run, "webhooks": bench_webhooks.run,
-          "week": bench_week.run}
+          "week": bench_week.run, "cadence": bench_cadence.run}
 
 
 def _suite_in_child(name: str, workdir: Path) -> list[Measurement]:
