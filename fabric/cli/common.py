@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from fabric.cli.text import one_line
+from fabric.terminal import one_line
+from topology.printable import visible_lines
 
 if TYPE_CHECKING:
     from fabric.store import Store
@@ -40,7 +41,9 @@ ApiOption = Annotated[str | None, typer.Option(
 
 
 def fail(message: str) -> NoReturn:
-    typer.echo(f"fabricctl: error: {message}", err=True)
+    """``message`` on stderr, exit 2. Its values are made visible; its own lines (a configuration's problems, one
+    a line) stay lines."""
+    typer.echo(f"fabricctl: error: {visible_lines(message)}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 

@@ -35,7 +35,8 @@ from fabric.cli.common import (
     print_json,
     print_rows,
 )
-from fabric.cli.text import one_line
+from fabric.terminal import LineTable, console, one_line
+from topology.printable import visible
 
 if TYPE_CHECKING:
     from fabric.api.models import Component, RequestOut
@@ -157,7 +158,7 @@ def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (k
             if before.halted:  # the API answers 409 (an error) when it is not: say so as --store does
                 request = RequestOut.model_validate(client.post("/resume", {"reason": why, "by": requested_by}))
     if not before.halted:
-        typer.echo(f"automation of fabric {before.fabric} is not halted")
+        typer.echo(one_line(f"automation of fabric {before.fabric} is not halted"))
         return
     typer.echo(one_line(f"resume requested (request {request.id}); halted since {before.since}: {before.reason}"))
     typer.echo("the engine resumes automation at its next cycle")
@@ -198,19 +199,16 @@ def decisions(
         return
     if wanted is not None:
         for row in rows:
-            typer.echo(f"{row['at']}  {row['action']}{' (dry run)' if row['dry_run'] else ''}  {row['rule']}\n"
-                       f"  {row['reason']}\n  guard: {row['guard'] or '-'}")
+            dry = " (dry run)" if row["dry_run"] else ""
+            typer.echo(f"{row['at']}  {row['action']}{dry}  {visible(str(row['rule']))}\n"
+                       f"  {visible(str(row['reason']))}\n  guard: {visible(str(row['guard'] or '-'))}")
         return
-    from rich.console import Console
-
-    from fabric.replay.render import line_table
-
-    table = line_table("Decisions, oldest first (UTC)", "at", "action", "rule", "component", "why")
+    out = console()
+    table = LineTable(out, "Decisions, oldest first (UTC)", "at", "action", "rule", "component", "why")
     for row in rows:
         action = f"{row['action']} (dry)" if row["dry_run"] else str(row["action"])
-        table.add_row(str(row["at"])[5:19].replace("T", " "), action, str(row["rule"]), str(row["component"]),
-                      one_line(str(row["reason"]), 10_000))
-    Console().print(table)
+        table.add(str(row["at"])[5:19].replace("T", " "), action, row["rule"], row["component"], row["reason"])
+    out.print(table)
 
 
 components_app = typer.Typer(help="Components automation holds: list them, release a quarantined one.",
@@ -263,7 +261,8 @@ def components_clear(component: str, reason: Annotated[str, typer.Option(help="W
         with _api(api) as client:
             request = RequestOut.model_validate(client.post(f"{_component_path(wanted)}/clear",
                                                             {"reason": why, "by": requested_by}))
-    typer.echo(f"{component}: clear requested (request {request.id}); the engine releases it at its next cycle")
+    typer.echo(one_line(f"{component}: clear requested (request {request.id}); the engine releases it at its next "
+                        "cycle"))
 
 
 silence_app = typer.Typer(help="Silences: findings on matching components are recorded, not acted on.",
@@ -309,7 +308,8 @@ def silence_add(
                 "starts_at": None if starts_at is None else starts_at.isoformat()}
         with _api(api) as client:
             silence = SilenceOut.model_validate(client.post("/silences", body))
-    typer.echo(f"silence {silence.id}: {silence.matcher} until {silence.ends_at.isoformat(timespec='seconds')}")
+    typer.echo(one_line(f"silence {silence.id}: {silence.matcher} until "
+                        f"{silence.ends_at.isoformat(timespec='seconds')}"))
 
 
 @silence_app.command("list")

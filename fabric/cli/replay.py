@@ -67,9 +67,9 @@ def replay(
         elif output_format is ReplayFormat.JSON:
             report.write_json(sys.stdout)
         else:
-            from rich.console import Console
+            from fabric.terminal import console
 
-            render_table(report, Console())
+            render_table(report, console())
     except OSError as exc:
         # A disk that filled: the likeliest the temporary files' (the decisions, a log's events sorted out of
         # order: hundreds of MB for a month), so they are named. Anything else is no operator's to fix here.
