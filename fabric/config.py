@@ -75,6 +75,7 @@ from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from fabric.ufm.plausibility import PlausibilitySettings
 from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
 from topology.guard import HARD_CEILING, GuardSettings
+from topology.redact import redacted_url
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
@@ -228,7 +229,7 @@ class GuardSection(_Section):
 
 def _url(value: str | None) -> str | None:
     if value is not None and not re.match(r"^https?://[^\s/]+", value):
-        raise ValueError(f"not an http(s) URL: {value!r}")
+        raise ValueError(f"not an http(s) URL: {redacted_url(value)!r}")
     return value.rstrip("/") if value else value
 
 

@@ -94,3 +94,25 @@ def test_verify_says_a_name_only_looks_like_the_planned_one(tmp_path: Path) -> N
     [fake] = [line for line in lines if "U+0430 CYRILLIC SMALL LETTER A at 9" in line]
     assert "pod01-leaf01 (another device)" in fake
     assert any("pod01-leaf02\\x1b[2J" in line and "hidden characters: \\x1b at 13" in line for line in lines)
+
+
+@pytest.mark.parametrize("argv", [
+    ["verify", "--plan", "PLAN", "--ufm", "http://admin:s3cret@127.0.0.1:1/"],
+    ["verify", "--plan", "PLAN", "--ufm", "http://admin:s3cret@127.0.0.1:99999/"],
+    ["verify", "--plan", "PLAN", "--ufm", "ftp://admin:s3cret@127.0.0.1/"],
+    ["ufm", "snapshot", "--output", "OUT", "--ufm", "http://admin:s3cret@[::1/"],
+    ["status", "--api", "http://admin:s3cret@127.0.0.1:1"],
+    ["status", "--store", "postgresql+psycopg://fabric:s3cret@127.0.0.1:1/fabric"],
+])
+def test_a_password_in_a_url_never_reaches_an_error_message(tmp_path: Path, tiny_plan: Path, argv: list[str]) -> None:
+    argv = [str(tiny_plan) if arg == "PLAN" else str(tmp_path / "out") if arg == "OUT" else arg for arg in argv]
+    result = CliRunner(env={"FABRIC_UFM__PASSWORD": "x"}).invoke(app, argv)
+    assert result.exit_code == 2
+    assert "s3cret" not in result.output and ":***@" in result.output, result.output
+
+
+def test_config_show_hides_a_password_in_the_store_url() -> None:
+    env = {"FABRIC_STORE__URL": "postgresql+psycopg://fabric:s3cret@db.example/fabric"}
+    for argv in (["config", "show"], ["config", "show", "--format", "json"]):
+        result = CliRunner(env=env).invoke(app, argv)
+        assert result.exit_code == 0 and "fabric:***@db.example" in result.output and "s3cret" not in result.output

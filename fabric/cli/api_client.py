@@ -15,6 +15,7 @@ import httpx
 
 from fabric.config import ADMIN_TOKEN_ENV
 from fabric.errors import FabricError
+from topology.redact import redacted_url
 
 PREFIX = "/api/v1"
 """Where the daemon serves the API (``fabric.api.app.PREFIX``; not imported, so that a command over the API does
@@ -32,6 +33,8 @@ class ApiClient:
 
     def __init__(self, url: str, *, timeout: float = TIMEOUT_SECONDS) -> None:
         self.url = url.rstrip("/").removesuffix(PREFIX)
+        self.shown = redacted_url(self.url)
+        """The URL as messages show it."""
         self._http = httpx.Client(base_url=self.url + PREFIX, timeout=timeout)
 
     def __enter__(self) -> Self:
@@ -62,14 +65,14 @@ class ApiClient:
         try:
             response = self._http.request(method, path, **request)
         except httpx.TimeoutException:
-            raise ApiError(f"the API at {self.url} did not answer within {self._http.timeout.read} s") from None
+            raise ApiError(f"the API at {self.shown} did not answer within {self._http.timeout.read} s") from None
         except httpx.HTTPError as exc:  # refused, no such host, a broken connection, a URL httpx cannot use
-            raise ApiError(f"the API at {self.url} is unreachable: {exc or type(exc).__name__}") from None
+            raise ApiError(f"the API at {self.shown} is unreachable: {exc or type(exc).__name__}") from None
         try:
             answer = response.json()
         except ValueError:
-            raise ApiError(f"the API at {self.url} answered {response.status_code} {response.reason_phrase} to "
-                           f"{method} {path}, not JSON: is {self.url} the daemon's address?") from None
+            raise ApiError(f"the API at {self.shown} answered {response.status_code} {response.reason_phrase} to "
+                           f"{method} {path}, not JSON: is {self.shown} the daemon's address?") from None
         if response.is_success:
             return answer
         detail = answer.get("detail") if isinstance(answer, dict) else None
@@ -77,5 +80,5 @@ class ApiClient:
         if response.status_code == httpx.codes.UNAUTHORIZED:
             message += f" (set {ADMIN_TOKEN_ENV} to the daemon's admin token)"
         elif response.status_code == httpx.codes.FORBIDDEN:
-            message = f"the daemon at {self.url} refuses: {message}"
+            message = f"the daemon at {self.shown} refuses: {message}"
         raise ApiError(message)

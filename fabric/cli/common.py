@@ -13,6 +13,7 @@ import typer
 
 from fabric.terminal import one_line
 from topology.printable import visible_lines
+from topology.redact import redacted_url
 
 if TYPE_CHECKING:
     from fabric.store import Store
@@ -63,14 +64,34 @@ def print_json(payload: Any) -> None:
 
 @contextmanager
 def open_store(url: str, fabric: str, *, writes: bool = False) -> Iterator[Store]:
-    """The store of a fabric that already runs: never created by a command (a typo must not look like an empty,
-    healthy system). Errors (no such file, not a database, refused by PostgreSQL) reach ``app``'s one handler."""
+    """The store of a fabric that already runs: never created by a command, and refused when it holds no row of
+    ``fabric`` (a typo in a path or a fabric's name must not look like an empty, healthy system: "automation:
+    running" for a fabric that does not exist). Errors (no such file, not a database, refused by PostgreSQL, no
+    such fabric) reach ``app``'s one handler."""
     from fabric import wiring
     from fabric.store import database_errors
 
     with database_errors(url):
         store = wiring.open_existing_store(url, fabric=fabric, read_only=not writes)
         try:
+            _check_fabric(store, url, writes=writes)
             yield store
         finally:
             store.close()
+
+
+def _check_fabric(store: Store, url: str, *, writes: bool) -> None:
+    """A ``StoreError`` when the database holds no row of the store's fabric; but a database that holds no fabric
+    yet takes writes (a fabric's first silence may come before its daemon's first start), where one that holds
+    other fabrics does not (a typo in ``--fabric`` would silence nothing)."""
+    from fabric.store import StoreError
+
+    if store.holds_fabric():
+        return
+    known = store.fabrics()
+    if writes and not known:
+        return
+    held = (f"it holds {', '.join(repr(name) for name in known)}" if known else
+            "it holds no fabric yet: a fabric's rows are written when its daemon first starts")
+    raise StoreError(f"{redacted_url(url)}: no fabric {store.fabric!r} there ({held}); check --fabric or "
+                     "FABRIC_FABRIC__NAME")

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from fabric.cli.common import FormatOption, OutputFormat, print_json
+from topology.redact import redacted_url
 
 config_app = typer.Typer(help="The service's configuration: check a file, show what the service would run with.",
                          no_args_is_help=True)
@@ -38,11 +39,23 @@ def show(path: Annotated[Path | None, typer.Argument(help="The TOML configuratio
     JSON with --format json)."""
     from fabric.config import load_config
 
-    effective = load_config(path).model_dump(mode="json")
+    # A URL's password (a store URL from FABRIC_STORE__URL) is no more shown than the secrets are.
+    effective = _redacted(load_config(path).model_dump(mode="json"))
     if output_format is OutputFormat.JSON:
         print_json(effective)
         return
     typer.echo("\n".join(toml_lines(effective)))
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with every string in it shown as ``redacted_url`` shows it."""
+    if isinstance(value, str):
+        return redacted_url(value)
+    if isinstance(value, Mapping):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value
 
 
 def toml_lines(sections: Mapping[str, Any], prefix: str = "") -> list[str]:

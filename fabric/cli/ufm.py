@@ -10,6 +10,7 @@ import typer
 
 from fabric.cli.common import fail
 from fabric.ufm.address import DEFAULT_TIMEOUT_S
+from topology.redact import redacted_url
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
@@ -38,7 +39,7 @@ def ufm_target(url: str, auth: str, user: str, secret_file: Path | None, ca: Pat
     try:
         check_base_url(url)
     except ValueError as exc:
-        fail(f"--ufm {url!r}: {exc}")
+        fail(f"--ufm {redacted_url(url)!r}: {exc}")
     try:
         check_timeout(timeout)
     except ValueError as exc:
@@ -65,7 +66,7 @@ def read_snapshot(target: UfmTarget) -> tuple[UfmSnapshot, str]:
     try:
         return asyncio.run(fetch())
     except (ConnectError, UfmError) as exc:
-        fail(f"{target.url}: {exc}")
+        fail(f"{redacted_url(target.url)}: {exc}")
 
 
 ufm_app = typer.Typer(help="Read a live UFM.", no_args_is_help=True)

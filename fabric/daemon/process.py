@@ -53,6 +53,7 @@ from fabric.ufm.connect import UfmTarget
 from fabric.ufm.errors import UfmAuthError
 from topology.formats.ndt import read_ndt
 from topology.model import Fabric
+from topology.redact import redacted_url
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +250,7 @@ async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping
     try:
         starting.result()
     except UfmAuthError as exc:
-        raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
+        raise StartError(f"UFM at {redacted_url(target.url)} refused the credentials of user {target.user!r} "
                          f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
                          "password or token (FABRIC_UFM__PASSWORD, FABRIC_UFM__TOKEN, ufm.secret_file)") from None
     apply_gc_policy()
