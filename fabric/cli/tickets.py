@@ -92,8 +92,7 @@ def _tickets_from_api(api: str, wanted: TicketStatus | None) -> list[dict[str, o
     from fabric.cli.api_client import ApiClient
 
     with ApiClient(api) as client:
-        found = [TicketOut.model_validate(item) for item in
-                 client.get("/tickets", None if wanted is None else {"state": wanted.value})]
+        found = client.get_list_of(TicketOut, "/tickets", None if wanted is None else {"state": wanted.value})
     return [{"key": t.external_key or "(creating)", "status": t.state, "summary": t.summary,
              "dedup_key": t.dedup_key, "created_at": t.created_at.isoformat(),
              "resolved_at": t.resolved_at.isoformat() if t.resolved_at else None} for t in found]

@@ -33,7 +33,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from fabric import wiring
-from fabric.api.context import ApiContext
+from fabric.api.context import ApiContext, Reload
 from fabric.config import ConfigError, ServiceConfig, load_config
 from fabric.daemon import lock
 from fabric.daemon.app import build_app
@@ -175,7 +175,7 @@ async def _run_loop(config: ServiceConfig, instance: InstanceRuntime, lead: Call
     loop = asyncio.get_running_loop()
     server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
-    reloads: set[asyncio.Task[str]] = set()
+    reloads: set[asyncio.Task[Reload]] = set()
 
     def reload() -> None:
         task = loop.create_task(instance.reload())
