@@ -26,6 +26,9 @@ def test_the_daemons_answers_say_what_went_wrong(tiny_plan: Path, tmp_path: Path
         config = write_config(tmp_path, sim.url, tiny_plan, port=port)
         with daemon(config, port, tmp_path / "daemon.log", FABRIC_API__ADMIN_TOKEN=ADMIN_TOKEN) as d:
             d.wait_for("a cycle", lambda: d.cycles() >= 1)
+            # No webhook secret is configured: said at start, where an operator looks.
+            [unsigned] = [line for line in d.lines() if "tickets.webhook_secret: not set" in line["message"]]
+            assert unsigned["level"] == "warning" and "accepts unsigned deliveries" in unsigned["message"]
             api = ["--api", d.api]
             # A wrong token is checked before anything else: it was "not halted", exit 0, the token never sent.
             refused = intruder.invoke(app, ["resume", "--reason", "r", *api])
