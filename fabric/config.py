@@ -58,7 +58,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from fabric.durations import format_duration, parse_duration
+from fabric.durations import CYCLE, format_duration, parse_duration
 from fabric.envsecrets import (
     ADMIN_TOKEN,
     JIRA_TOKEN,
@@ -427,7 +427,7 @@ class TicketsSection(_Section):
 
 
 class DaemonSection(_Section):
-    interval: PositiveDuration = timedelta(seconds=30)
+    interval: PositiveDuration = CYCLE
     """The cycle: the event poll, decisions, actions (also run at once on a webhook delivery or a request)."""
     reconcile_interval: PositiveDuration = timedelta(minutes=5)
     """The full state reconcile: UFM read again whatever its change counters say, then converged."""

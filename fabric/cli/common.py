@@ -41,6 +41,13 @@ ApiOption = Annotated[str | None, typer.Option(
          "is then the daemon's; writes need FABRIC_API__ADMIN_TOKEN).")]
 
 
+def command_group(help_text: str) -> typer.Typer:
+    """A group of commands (``fabricctl silence ...``). Help is click's plain text, as for the root: rich's tables
+    squeeze the option column at 80 columns until names are cut ("--ufm-secret-f…"), where click's puts a long name
+    on a line of its own and wraps its help below it."""
+    return typer.Typer(help=help_text, no_args_is_help=True, rich_markup_mode=None)
+
+
 def fail(message: str) -> NoReturn:
     """``message`` on stderr, exit 2. Its values are made visible; its own lines (a configuration's problems, one
     a line) stay lines."""
@@ -48,11 +55,15 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str]) -> None:
-    """``rows`` as a JSON list, or one line each (cut to the terminal's width; the JSON has them whole)."""
+def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str],
+               nothing: str) -> None:
+    """``rows`` as a JSON list, or one line each (cut to the terminal's width; the JSON has them whole), or
+    ``nothing`` when there are none: a command that prints nothing leaves its reader guessing whether it worked."""
     if output_format is OutputFormat.JSON:
         print_json(rows)
         return
+    if not rows:
+        typer.echo(one_line(nothing))
     for row in rows:
         typer.echo(one_line(line(row)))
 

@@ -13,12 +13,11 @@ from typing import Annotated, Any
 
 import typer
 
-from fabric.cli.common import FormatOption, OutputFormat, print_json
+from fabric.cli.common import FormatOption, OutputFormat, command_group, print_json
 from topology.printable import visible
 from topology.redact import redacted_url
 
-config_app = typer.Typer(help="The service's configuration: check a file, show what the service would run with.",
-                         no_args_is_help=True)
+config_app = command_group("The service's configuration: check a file, show what the service would run with.")
 
 ConfigArgument = Annotated[Path, typer.Argument(help="The TOML configuration file.", show_default=False)]
 

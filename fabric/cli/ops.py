@@ -30,6 +30,7 @@ from fabric.cli.common import (
     FormatOption,
     OutputFormat,
     StoreOption,
+    command_group,
     fail,
     open_store,
     print_json,
@@ -237,8 +238,7 @@ def decisions(
     out.print(table)
 
 
-components_app = typer.Typer(help="Components automation holds: list them, release a quarantined one.",
-                              no_args_is_help=True)
+components_app = command_group("Components automation holds: list them, release a quarantined one.")
 
 
 @components_app.command("list")
@@ -258,7 +258,8 @@ def components_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption
              "rule": c.rule, "reason": c.reason, "dry_run": c.dry_run} for c in found]
     print_rows(rows, output_format, lambda row: f"{row['lifecycle']:<16} {row['component']}  strikes "
                                                 f"{row['strikes']}  {row['rule']}: {row['reason']}"
-                                                f"{'  (dry run)' if row['dry_run'] else ''}")
+                                                f"{'  (dry run)' if row['dry_run'] else ''}",
+               "no component has a recorded state: all are healthy as far as automation knows")
 
 
 @components_app.command("clear")
@@ -291,8 +292,7 @@ def components_clear(component: str, reason: Annotated[str, typer.Option(help="W
                         "cycle"))
 
 
-silence_app = typer.Typer(help="Silences: findings on matching components are recorded, not acted on.",
-                          no_args_is_help=True)
+silence_app = command_group("Silences: findings on matching components are recorded, not acted on.")
 
 
 @silence_app.command("add")
@@ -353,7 +353,8 @@ def silence_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = 
     rows = [{"id": s.id, "matcher": s.matcher, "reason": s.reason, "by": s.created_by,
              "starts_at": s.starts_at.isoformat(), "ends_at": s.ends_at.isoformat()} for s in found]
     print_rows(rows, output_format, lambda row: f"{row['id']:>4}  {row['matcher']}  until {row['ends_at'][:19]}  "
-                                                f"{row['by']}: {row['reason']}")
+                                                f"{row['by']}: {row['reason']}",
+               "no current or future silence")
 
 
 @silence_app.command("expire")
@@ -378,7 +379,7 @@ def silence_expire(
     typer.echo(f"silence {silence_id} expired")
 
 
-store_app = typer.Typer(help="The service's database.", no_args_is_help=True)
+store_app = command_group("The service's database.")
 
 
 @store_app.command("migrate")

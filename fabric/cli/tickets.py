@@ -20,6 +20,7 @@ from fabric.cli.common import (
     FormatOption,
     OutputFormat,
     StoreOption,
+    command_group,
     fail,
     open_store,
     print_json,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from tickets.base import Ticket, TicketStatus
     from tickets.local import LocalTicketBackend
 
-tickets_app = typer.Typer(help="Tickets in the service's own database (the local backend).", no_args_is_help=True)
+tickets_app = command_group("Tickets in the service's own database (the local backend).")
 
 
 def _ticket_dict(ticket: Ticket) -> dict[str, object]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fabric.cli.common import fail
+from fabric.cli.common import command_group, fail
 from fabric.ufm.address import DEFAULT_TIMEOUT_S
 from topology.redact import redacted_url
 
@@ -69,7 +69,7 @@ def read_snapshot(target: UfmTarget) -> tuple[UfmSnapshot, str]:
         fail(f"{redacted_url(target.url)}: {exc}")
 
 
-ufm_app = typer.Typer(help="Read a live UFM.", no_args_is_help=True)
+ufm_app = command_group("Read a live UFM.")
 
 
 @ufm_app.command("snapshot")
