@@ -249,6 +249,11 @@ async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping
         raise StartError(f"UFM at {redacted_url(target.url)} refused the credentials of user {target.user!r} "
                          f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
                          "password or token (FABRIC_UFM__PASSWORD, FABRIC_UFM__TOKEN, ufm.secret_file)") from None
+    except FabricError as exc:
+        if exc.kind is not ErrorKind.UFM:
+            raise
+        # Which UFM: a daemon's configuration may come from a file, the environment and a credential at once.
+        raise StartError(f"UFM at {redacted_url(target.url)}: {exc}") from None
     apply_gc_policy()
     return True
 

@@ -4,10 +4,11 @@ are errors (exit 2, the problem named), never a success that did nothing."""
 from __future__ import annotations
 
 import signal
+import subprocess
 from pathlib import Path
 
 import httpx
-from daemon_support import daemon, migrate, simulator, write_config
+from daemon_support import command, daemon, daemon_env, migrate, simulator, write_config
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
@@ -51,3 +52,15 @@ def test_the_daemons_answers_say_what_went_wrong(tiny_plan: Path, tmp_path: Path
             assert elsewhere.exit_code == 2
             assert f"{sim.url} does not answer as a fabric-remediation daemon does" in elsewhere.output
             assert d.signal(signal.SIGTERM) == 0
+
+
+def test_ufm_failing_at_start_up_is_named_by_its_url_without_its_password(tiny_plan: Path, tmp_path: Path) -> None:
+    """It said "UFM request failed: ConnectError" without saying which UFM."""
+    migrate(tmp_path / "fabric.db")
+    closed = free_port()
+    config = write_config(tmp_path, f"http://admin:s3cret@127.0.0.1:{closed}", tiny_plan, port=free_port())
+    on_the_wall_clock = [arg for arg in command(config) if arg not in ("--clock", "simulator")]
+    done = subprocess.run(on_the_wall_clock, capture_output=True, env=daemon_env(), timeout=60, check=False)
+    code, stderr = done.returncode, done.stderr.decode()
+    assert code == 2 and "s3cret" not in stderr
+    assert stderr.splitlines()[-1].startswith(f"fabricctl: error: UFM at http://admin:***@127.0.0.1:{closed}: "), stderr
