@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,3 +49,14 @@ def test_the_simulators_clock_is_offered_where_an_operator_looks() -> None:
     """A daemon against a simulator at --speed 60 needs --clock simulator, which --help did not show."""
     assert "--clock" in narrow.invoke(app, ["run", "--help"]).output
     assert "--clock simulator" in " ".join(narrow.invoke(app, ["simulate", "--help"]).output.split())
+
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def test_the_readme_says_what_an_operator_asks_in_the_first_hour() -> None:
+    flat = " ".join(README.split())
+    assert "fabricctl run --config FILE --clock simulator" in flat  # a daemon against a fast simulator
+    assert "`1` the policy would have acted" in flat  # replay's exit 1
+    assert "Host health (`/api/v1/hosts`, `/api/v1/hosts/NAME/health`) always answers from the fabric's real" in flat
+    assert "with no secret configured, unsigned deliveries are accepted" in flat
