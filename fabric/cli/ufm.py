@@ -60,8 +60,8 @@ def read_snapshot(target: UfmTarget) -> tuple[UfmSnapshot, str]:
     from fabric.ufm.snapshot import fetch_snapshot
 
     async def fetch() -> tuple[UfmSnapshot, str]:
-        async with target.client() as client:
-            return await fetch_snapshot(client), client.base_url + client.prefix
+        async with target.client() as client:  # where it was read, as reports show it: never with a password
+            return await fetch_snapshot(client), redacted_url(client.base_url + client.prefix)
 
     try:
         return asyncio.run(fetch())
