@@ -9,6 +9,7 @@ import typer
 
 from fabric.cli.common import fail
 from topology.errors import InputError
+from topology.printable import visible
 
 
 def simulate(
@@ -55,7 +56,7 @@ def simulate(
             plan=plan, preset=preset, scenarios=scenario or [], host=host, port=port, tls=tls, user=user,
             password=password, ufm_version=ufm_version, rate=speed, job_seconds=job_seconds, miswire=miswire,
             seed=seed, event_log=event_log, append=append, offline=seconds, snapshot=snapshot)
-        code = run(options, lambda line: typer.echo(line, err=True))
+        code = run(options, lambda line: typer.echo(visible(line), err=True))  # scenario names, step errors
     except (InputError, ScenarioError, ValueError, OSError) as exc:
         fail(str(exc))
     raise typer.Exit(code)
