@@ -25,6 +25,7 @@ PREFIX = "/api/v1"
 """Where the daemon serves the API (``fabric.api.app.PREFIX``; not imported, so that a command over the API does
 not load FastAPI)."""
 _NO_SUCH_ROUTE = (httpx.codes.NOT_FOUND, httpx.codes.METHOD_NOT_ALLOWED)
+"""The statuses a web framework answers, with its reason phrase as the detail, for a path it does not serve."""
 TIMEOUT_SECONDS = 10.0
 """Per request: a daemon that does not answer within it is reported, not waited on."""
 
@@ -61,14 +62,14 @@ class ApiClient:
 
     def get_as(self, model: type[M], path: str, params: dict[str, Any] | None = None) -> M:
         """``GET path`` read as the daemon's ``model``."""
-        return self.read_as(model, "GET", path, self.get(path, params))
+        return self._read_as(model, "GET", path, self.get(path, params))
 
     def get_list_of(self, model: type[M], path: str, params: dict[str, Any] | None = None) -> list[M]:
         """``GET path`` read as a list of the daemon's ``model``."""
         answer = self.get(path, params)
         if not isinstance(answer, list):
             raise self._not_the_daemon("GET", path, "not a list")
-        return [self.read_as(model, "GET", path, item) for item in answer]
+        return [self._read_as(model, "GET", path, item) for item in answer]
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         """A write: it carries the admin token."""
@@ -76,9 +77,9 @@ class ApiClient:
 
     def post_as(self, model: type[M], path: str, body: dict[str, Any]) -> M:
         """``POST path`` (a write), its answer read as the daemon's ``model``."""
-        return self.read_as(model, "POST", path, self.post(path, body))
+        return self._read_as(model, "POST", path, self.post(path, body))
 
-    def read_as(self, model: type[M], method: str, path: str, answer: Any) -> M:
+    def _read_as(self, model: type[M], method: str, path: str, answer: Any) -> M:
         """``answer`` (to ``method path``) as the daemon's ``model``; an answer that is not one is no daemon's."""
         try:
             return model.model_validate(answer)
