@@ -116,3 +116,21 @@ def test_config_show_hides_a_password_in_the_store_url() -> None:
     for argv in (["config", "show"], ["config", "show", "--format", "json"]):
         result = CliRunner(env=env).invoke(app, argv)
         assert result.exit_code == 0 and "fabric:***@db.example" in result.output and "s3cret" not in result.output
+
+
+def test_a_nul_in_an_ibnetdiscover_node_description_is_shown_and_flagged(tmp_path: Path) -> None:
+    """It split the line and printed raw control characters in verify's tables."""
+    described = "host1\x00\u202e mlx5_0"
+    dump = tmp_path / "ibnetdiscover.txt"
+    dump.write_text("\n".join([
+        "vendid=0x2c9", "sysimgguid=0xa1", "switchguid=0xa1(a1)",
+        'Switch\t41 "S-00000000000000a1"\t\t# "MF0;leaf-1:MQM8700/U1" enhanced port 0 lid 3 lmc 0',
+        f'[1]\t"H-00000000000000b1"[1](b1) \t\t# "{described}" lid 4 4xHDR', "", "caguid=0xb1",
+        f'Ca\t1 "H-00000000000000b1"\t\t# "{described}"',
+        '[1](b1) \t"S-00000000000000a1"[1]\t\t# lid 4 lmc 0 "MF0;leaf-1:MQM8700/U1" lid 3 4xHDR', ""]))
+    (tmp_path / "plan.csv").write_text("StartDevice,StartPort,EndDevice,EndPort\nleaf-1,1,host1 mlx5_0,1\n")
+    result = to_a_file.invoke(app, ["verify", "--plan", str(tmp_path / "plan.csv"), "--as-built", str(dump)])
+    assert result.exit_code == 1
+    lines = _lines_shown(result.output)
+    [flagged] = [line for line in lines if "hidden characters: \\x00 at 6, \\u202e at 7" in line]
+    assert "host1\\x00\\u202e mlx5_0" in flagged and "host1 mlx5_0 (another device)" in flagged
