@@ -70,7 +70,7 @@ def test_an_error_message_shows_what_was_typed_visibly() -> None:
     assert "\\x1b[2Ja\\nb" in line
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(reason=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=80)
        .filter(lambda text: text.strip()))
 def test_any_reason_is_one_printable_row(tmp_path_factory: pytest.TempPathFactory, reason: str) -> None:
