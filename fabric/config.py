@@ -58,7 +58,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from fabric.durations import format_duration, parse_duration
+from fabric.durations import CYCLE, format_duration, parse_duration
 from fabric.envsecrets import (
     ADMIN_TOKEN,
     JIRA_TOKEN,
@@ -75,6 +75,7 @@ from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from fabric.ufm.plausibility import PlausibilitySettings
 from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
 from topology.guard import HARD_CEILING, GuardSettings
+from topology.redact import redacted_url
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
@@ -228,7 +229,7 @@ class GuardSection(_Section):
 
 def _url(value: str | None) -> str | None:
     if value is not None and not re.match(r"^https?://[^\s/]+", value):
-        raise ValueError(f"not an http(s) URL: {value!r}")
+        raise ValueError(f"not an http(s) URL: {redacted_url(value)!r}")
     return value.rstrip("/") if value else value
 
 
@@ -426,7 +427,7 @@ class TicketsSection(_Section):
 
 
 class DaemonSection(_Section):
-    interval: PositiveDuration = timedelta(seconds=30)
+    interval: PositiveDuration = CYCLE
     """The cycle: the event poll, decisions, actions (also run at once on a webhook delivery or a request)."""
     reconcile_interval: PositiveDuration = timedelta(minutes=5)
     """The full state reconcile: UFM read again whatever its change counters say, then converged."""

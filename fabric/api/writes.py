@@ -13,7 +13,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import AwareDatetime
 
-from fabric.api.deps import AdminDep, ComponentDep, RuntimeDep, StoreDep
+from fabric.api.context import NotApplied
+from fabric.api.deps import BAD_INPUT, AdminDep, ComponentDep, RuntimeDep, StoreDep
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
 from fabric.remediation.domain import Lifecycle
 from fabric.store import RequestKind
@@ -85,10 +86,20 @@ def clear(component: ComponentDep, body: Audit, store: StoreDep, runtime: Runtim
     return RequestOut.of(request)
 
 
-@router.post("/reload", response_model=Reloaded, dependencies=[AdminDep], responses=_DENIED,
-             summary="Re-read rules and silences without a restart")
+_NOT_APPLIED = {NotApplied.INVALID: BAD_INPUT,
+                NotApplied.BUSY: status.HTTP_503_SERVICE_UNAVAILABLE, NotApplied.STANDBY: status.HTTP_409_CONFLICT}
+"""A reload that applied nothing is no success: a script must tell it from one by the status alone."""
+
+
+@router.post("/reload", response_model=Reloaded, dependencies=[AdminDep],
+             responses={**_DENIED, 409: {"model": Problem}, 503: {"model": Problem}},
+             summary="Re-read rules and silences without a restart",
+             description="200 with what changed; 422 with the file's problems when it does not load (the running "
+                         "configuration stays), 503 while the engine starts or the daemon stops, 409 on a standby.")
 async def reload(body: Audit, runtime: RuntimeDep) -> Reloaded:
     # async: the runtime's reload runs on the service's loop; it touches no store from here.
-    changed = await runtime.reload()
-    log.info("reload by %s: %s; %s", body.by, body.reason, changed)
-    return Reloaded(changed=changed)
+    outcome = await runtime.reload()
+    log.info("reload by %s: %s; %s", body.by, body.reason, outcome.message)
+    if outcome.not_applied is not None:
+        raise HTTPException(_NOT_APPLIED[outcome.not_applied], outcome.message)
+    return Reloaded(changed=outcome.message)

@@ -15,6 +15,7 @@ from enum import StrEnum
 import httpx
 
 from fabric.errors import ErrorKind, FabricError
+from topology.redact import redacted_url
 
 
 class ClockKind(StrEnum):
@@ -65,8 +66,8 @@ class SimulatorClock:
             response.raise_for_status()
             self._now = datetime.fromisoformat(response.json()["now"])
         except (httpx.HTTPError, KeyError, ValueError) as exc:
-            raise ClockError(f"--clock simulator: cannot read the simulator's clock at {self._client.base_url}"
-                             f"{path}: {exc}") from None
+            shown = redacted_url(str(self._client.base_url))
+            raise ClockError(f"--clock simulator: cannot read the simulator's clock at {shown}{path}: {exc}") from None
 
     async def aclose(self) -> None:
         await self._client.aclose()

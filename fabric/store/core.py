@@ -29,6 +29,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 from fabric.store._base import Clock, Fence
 from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
+from fabric.store._fabrics import FabricOps
 from fabric.store._intents import IntentOps
 from fabric.store._leadership import LeadershipOps, check_epoch
 from fabric.store._outbox import OutboxOps
@@ -46,6 +47,7 @@ from fabric.store.migrations import (
     ensure_schema,
 )
 from fabric.store.records import SchemaTooNewError, StaleEpochError, StoreError
+from topology.redact import redacted_url
 
 __all__ = ["ScopedStore", "Store", "Transaction", "database_errors"]
 
@@ -66,7 +68,7 @@ def _begin(engine: Engine, fence: Fence | None) -> Iterator[Connection]:
 
 
 class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps, OutboxOps,
-                  LeadershipOps):
+                  LeadershipOps, FabricOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
     would_be: bool = False
@@ -307,11 +309,8 @@ def _schema_lock_key(schema: str | None) -> int:
 
 
 def _shown(url: str | URL) -> str:
-    """The URL as messages show it: never with its password."""
-    try:
-        return normalise_url(url).render_as_string(hide_password=True)
-    except (sa.exc.ArgumentError, ValueError):
-        return str(url)
+    """The URL as messages show it: never with its password (``topology.redact``)."""
+    return redacted_url(url if isinstance(url, str) else url.render_as_string(hide_password=False))
 
 
 def _connect(url: str | URL, make: Callable[[], Engine]) -> Engine:

@@ -11,6 +11,7 @@ from fabric.errors import ErrorKind, FabricError
 from fabric.ufm.address import DEFAULT_TIMEOUT_S, check_base_url, check_timeout
 from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
 from fabric.ufm.client import UfmClient
+from topology.redact import redacted_url
 
 
 class AuthMode(StrEnum):
@@ -62,7 +63,7 @@ class UfmTarget:
         try:
             check_base_url(self.url)
         except ValueError as exc:
-            raise ConnectError(f"UFM base URL {self.url!r}: {exc}") from None
+            raise ConnectError(f"UFM base URL {redacted_url(self.url)!r}: {exc}") from None
         try:
             check_timeout(self.timeout)
         except ValueError as exc:

@@ -32,6 +32,7 @@ from fabric.ufm.errors import (
     UfmTimeoutError,
     UfmTransportError,
 )
+from topology.redact import redacted_url
 
 __all__ = ["RetryPolicy", "SleepFn", "UfmHttp"]
 
@@ -107,7 +108,7 @@ class UfmHttp:
             self.base_url = check_base_url(base_url)
             httpx.URL(self.base_url)  # whatever else httpx refuses, refused here as the URL's fault
         except (ValueError, httpx.InvalidURL) as exc:
-            raise ValueError(f"UFM base URL {base_url!r}: {exc}") from None
+            raise ValueError(f"UFM base URL {redacted_url(base_url)!r}: {exc}") from None
         if not isinstance(timeout, httpx.Timeout):
             check_timeout(timeout)
         self._timeout = _timeout_text(timeout)
