@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, status
-from pydantic import AwareDatetime
+from fastapi import APIRouter, HTTPException, Path, Query, status
 
-from fabric.api.deps import AdminDep, ComponentDep, RuntimeDep, StoreDep
+from fabric.api.deps import BAD_INPUT, AdminDep, ComponentDep, RuntimeDep, StoreDep
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
+from fabric.bounded import Instant, StoreId
 from fabric.remediation.domain import Lifecycle
 from fabric.store import RequestKind
 
@@ -27,7 +27,7 @@ router = APIRouter(tags=["write"], responses={422: {"model": Problem}})
 @router.get("/silences", response_model=list[SilenceOut], summary="Current and future silences")
 def list_silences(
     store: StoreDep,
-    ended_since: Annotated[AwareDatetime | None, Query(description="Also those that ended after this time.")]
+    ended_since: Annotated[Instant | None, Query(description="Also those that ended after this time.")]
     = None,
 ) -> list[SilenceOut]:
     return [SilenceOut.of(silence) for silence in store.silences(include_ended_since=ended_since)]
@@ -36,8 +36,11 @@ def list_silences(
 @router.post("/silences", response_model=SilenceOut, status_code=status.HTTP_201_CREATED, dependencies=[AdminDep],
              responses=_DENIED, summary="Silence components (now, or a maintenance window)")
 def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
-    silence = store.add_silence(body.matcher, reason=body.reason, created_by=body.by, ends_at=body.ends_at,
-                                duration=body.length(), starts_at=body.starts_at)
+    try:
+        silence = store.add_silence(body.matcher, reason=body.reason, created_by=body.by, ends_at=body.ends_at,
+                                    duration=body.length(), starts_at=body.starts_at)
+    except ValueError as exc:  # the model checked all else: it ends before it starts (now, by the service's clock)
+        raise HTTPException(BAD_INPUT, f"ends_at: {exc}") from None
     log.info("silence %d of %s until %s added by %s: %s", silence.id, silence.matcher, silence.ends_at.isoformat(),
              body.by, body.reason)
     return SilenceOut.of(silence)
@@ -46,7 +49,7 @@ def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
 @router.delete("/silences/{silence_id}", response_model=Expired, dependencies=[AdminDep],
                responses={**_DENIED, 404: {"model": Problem}}, summary="Expire a silence now")
 def expire_silence(
-    silence_id: int,
+    silence_id: Annotated[StoreId, Path()],
     store: StoreDep,
     by: Annotated[str, Query(min_length=1, description="Who asks (logged).")],
     reason: Annotated[str, Query(min_length=1, description="Why (logged).")],
