@@ -21,7 +21,8 @@ from fabric.store import RequestKind
 log = logging.getLogger(__name__)
 
 _DENIED: dict[int | str, dict[str, Any]] = {401: {"model": Problem}, 403: {"model": Problem}}
-router = APIRouter(tags=["write"], responses={422: {"model": Problem}})
+router = APIRouter(tags=["write"], responses={
+    400: {"model": Problem, "description": "The body is not JSON."}, 422: {"model": Problem}})
 
 
 @router.get("/silences", response_model=list[SilenceOut], summary="Current and future silences")
@@ -75,7 +76,8 @@ def resume(body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
 
 @router.post("/components/{component_id:path}/clear", response_model=RequestOut,
              status_code=status.HTTP_202_ACCEPTED, dependencies=[AdminDep],
-             responses={**_DENIED, 409: {"model": Problem}},
+             responses={**_DENIED, 409: {"model": Problem},
+                        404: {"model": Problem, "description": "A path that names no component (a newline in it)."}},
              summary="Ask the engine to release a quarantined component (on probation, within the guard)")
 def clear(component: ComponentDep, body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
     with store.transaction() as tx:
