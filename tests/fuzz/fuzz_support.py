@@ -61,20 +61,29 @@ def _instants() -> st.SearchStrategy[str]:
 schemathesis.openapi.format("date-time", _instants())
 
 
+TALLIES: list[Tally] = []
+
+
 @dataclass
 class Tally:
     """What a suite sent: requests per operation and the time it took (printed for docs/reliability.md)."""
 
     name: str
     requests: Counter[str] = field(default_factory=Counter)
-    started: float = field(default_factory=time.monotonic)
+    started: float = 0.0
+    last: float = 0.0
+
+    def begin(self) -> None:
+        """The suite's server answers: the clock starts, and the figures are printed at the end of the run."""
+        self.started = time.monotonic()
+        TALLIES.append(self)
 
     def count(self, operation: str, requests: int = 1) -> None:
         self.requests[operation] += requests
+        self.last = time.monotonic()
 
     def line(self) -> str:
-        return (f"{self.name}: {len(self.requests)} operations, {sum(self.requests.values())} requests, "
-                f"{time.monotonic() - self.started:.1f} s")
+        return (f"{self.name}: {len(self.requests)} operations, {sum(self.requests.values())} requests in "
+                f"{max(0.0, self.last - self.started):.1f} s")
 
 
-TALLIES: list[Tally] = []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import schemathesis
 from daemon_support import daemon, migrate, simulator, write_config
-from fuzz_support import TALLIES, Tally, config
+from fuzz_support import Tally, config
 from schemathesis import Case
 from schemathesis.schemas import BaseSchema
 
@@ -37,7 +37,7 @@ def daemon_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BaseSche
         settings = write_config(tmp, sim.url, plan, port=port)
         with daemon(settings, port, tmp / "daemon.log", FABRIC_API__ADMIN_TOKEN=ADMIN_TOKEN,
                     FABRIC_TICKETS__WEBHOOK_TOKEN=WEBHOOK_TOKEN) as running:
-            TALLIES.append(TALLY)
+            TALLY.begin()
             yield schemathesis.openapi.from_url(f"{running.api}/api/v1/openapi.json", config=config())
             assert running.signal(signal.SIGTERM) == 0, Path(running.log).read_text()[-3000:]
 
