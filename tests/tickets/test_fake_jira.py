@@ -4,9 +4,12 @@ input)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -123,3 +126,41 @@ def test_fabricctl_simulate_jira_serves_the_backend() -> None:
         process.wait(timeout=15)
     banner = process.stderr.read().decode() if process.stderr else ""
     assert f"fake Jira (Cloud) on {url}, projects NET" in banner and TOKEN not in banner
+
+
+def test_fabricctl_simulate_jira_stops_on_sigterm_with_a_request_held_in_flight() -> None:
+    """An injected delay holds an answer for minutes on purpose; SIGTERM still stops the fake within seconds (the
+    requests in flight get ``SHUTDOWN_GRACE``), exit 0."""
+    from fabric.simulator.server import SHUTDOWN_GRACE
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "simulate-jira", "--port", str(port), "--user",
+                                USER, "--token", TOKEN], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert httpx.post(f"{url}/_admin/faults", json={"delay": 600}, timeout=2).status_code == 204
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, "fabricctl simulate-jira did not start"
+                time.sleep(0.2)
+        held = threading.Thread(target=_held_request, args=(f"{url}/rest/api/2/serverInfo",), daemon=True)
+        held.start()
+        time.sleep(1.0)  # the request is in, its answer held for ten minutes
+        stopping = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        # uvicorn, once stopped, raises the signal it caught again: the exit status a shell shows for SIGTERM.
+        assert process.wait(timeout=SHUTDOWN_GRACE + 10) in (0, -signal.SIGTERM)
+        assert time.monotonic() - stopping < SHUTDOWN_GRACE + 5
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=15)
+    assert "Traceback" not in (process.stderr.read().decode() if process.stderr else "")
+
+
+def _held_request(url: str) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # the fake closes the connection as it stops
+        httpx.get(url, auth=(USER, TOKEN), timeout=60)
