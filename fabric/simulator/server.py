@@ -92,7 +92,7 @@ def bind_listener(host: str, port: int) -> socket.socket:
     return sock
 
 
-SHUTDOWN_GRACE = 2.0
+SHUTDOWN_GRACE = 2
 """Seconds the requests in flight get to finish once told to stop (SIGTERM, the end of ``serve``): an injected
 delay (up to ten minutes, on purpose) must not keep a fake server from stopping."""
 
