@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -164,3 +165,42 @@ def test_fabricctl_simulate_jira_stops_on_sigterm_with_a_request_held_in_flight(
 def _held_request(url: str) -> None:
     with contextlib.suppress(httpx.HTTPError):  # the fake closes the connection as it stops
         httpx.get(url, auth=(USER, TOKEN), timeout=60)
+
+
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/_admin/faults", {"status": "abc"}, "status"),
+    ("/_admin/faults", {"status": 200}, "status"),
+    ("/_admin/faults", {"delay": "x"}, "delay"),
+    ("/_admin/faults", {"delay": False}, "delay"),
+    ("/_admin/faults", {"delay": 1e9}, "delay"),
+    ("/_admin/faults", {"count": "3"}, "count"),
+    ("/_admin/faults", {"retry_after": [1]}, "retry_after"),
+    ("/_admin/faults", {"method": 7}, "method"),
+    ("/_admin/faults", {"statsu": 503}, "statsu"),
+    ("/_admin/search-lag", {"seconds": "soon"}, "seconds"),
+    ("/_admin/search-lag", {"seconds": -1}, "seconds"),
+])
+def test_fault_settings_of_the_wrong_type_are_refused_and_later_requests_unharmed(path: str, body: dict[str, Any],
+                                                                                  field: str) -> None:
+    with fake_jira() as jira, httpx.Client(base_url=jira.url, auth=(USER, TOKEN), timeout=10) as http:
+        refused = http.request("POST" if path.endswith("faults") else "PUT", path, json=body)
+        assert refused.status_code == 400, refused.text
+        assert list(refused.json()["errors"]) == [field], refused.json()
+        assert http.get("/rest/api/2/serverInfo").status_code == 200
+        assert http.post("/rest/api/2/issue", json=ISSUE).status_code == 201
+        assert http.get("/rest/api/2/search", params={"jql": "labels = a"}).json()["total"] == 1
+
+
+@pytest.mark.parametrize(("method", "path", "body", "params"), [
+    ("POST", "/rest/api/2/search", None, None),
+    ("POST", "/rest/api/2/search", "[" * 100_000, None),
+    ("POST", "/rest/api/2/search", '{"jql": "labels = a", "maxResults": {}}', None),
+    ("POST", "/rest/api/3/search/jql", '{"jql": "labels = a", "nextPageToken": 5}', None),
+    ("GET", "/rest/api/2/search", None, {"jql": "labels = a", "startAt": "soon"}),
+])
+def test_a_search_it_cannot_run_is_jiras_400(method: str, path: str, body: str | None,
+                                             params: dict[str, str] | None) -> None:
+    with fake_jira() as jira, httpx.Client(base_url=jira.url, auth=(USER, TOKEN), timeout=10) as http:
+        refused = http.request(method, path, content=body, params=params, headers={"content-type": "application/json"})
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errorMessages"], refused.json()
