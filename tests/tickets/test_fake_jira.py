@@ -204,3 +204,12 @@ def test_a_search_it_cannot_run_is_jiras_400(method: str, path: str, body: str |
         refused = http.request(method, path, content=body, params=params, headers={"content-type": "application/json"})
         assert refused.status_code == 400, refused.text
         assert refused.json()["errorMessages"], refused.json()
+
+
+def test_a_key_or_id_of_digits_int_does_not_read_is_not_found() -> None:
+    """``"²".isdigit()`` is true and ``int("²")`` fails: found by ``make fuzz``."""
+    with fake_jira() as jira, httpx.Client(base_url=jira.url, auth=(USER, TOKEN), timeout=10) as http:
+        for tail in ("", "/comment", "/transitions"):
+            assert http.get(f"/rest/api/2/issue/\u00b2{tail}").status_code == 404, tail
+        created = http.post("/rest/api/2/issue", json={"fields": {**ISSUE["fields"], "project": {"id": "\u00b2"}}})
+        assert created.status_code == 400 and "project" in created.json()["errors"]

@@ -163,7 +163,8 @@ def _name_or_id(value: Any, names: list[str]) -> str | None:
         if isinstance(value.get(attr), str) and value[attr] in names:
             return str(value[attr])
     wanted = value.get("id")
-    if isinstance(wanted, str | int) and str(wanted).isdigit() and 0 < int(wanted) <= len(names):
+    if isinstance(wanted, str | int) and str(wanted).isascii() and str(wanted).isdigit() \
+            and 0 < int(wanted) <= len(names):
         return names[int(wanted) - 1]
     return None
 
