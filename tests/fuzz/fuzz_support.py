@@ -7,7 +7,7 @@ body as documented, invalid input refused (4xx), and an operation that needs a t
 it. ``positive_data_acceptance`` is off: a schema cannot say every rule (a matcher whose kind matches no kind, a
 component not in the plan), and such input is refused with a 4xx the document lists.
 
-``FABRIC_FUZZ_EXAMPLES`` sets the fuzzing examples per operation (``make fuzz``: 1000); the default keeps each suite
+``FABRIC_FUZZ_EXAMPLES`` sets the fuzzing examples per operation (``make fuzz``: 500); the default keeps each suite
 within seconds on two cores.
 """
 
