@@ -244,3 +244,20 @@ def test_a_maintenance_window_is_a_silence_that_starts_later(tmp_path: Path) -> 
         line = _one_error_line(runner.invoke(app, ["silence", "add", "link:*", "--duration", "1h", "--reason", "r",
                                                    "--starts", bad, "--store", url]))
         assert "--starts" in line
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["silence", "expire", str(2**64)], "SILENCE_ID: Input should be less than or equal to 9223372036854775807"),
+    (["silence", "expire", "0"], "SILENCE_ID: Input should be greater than or equal to 1"),
+    (["silence", "add", "link:*", "--duration", "1h", "--reason", "r", "--starts", "9999-12-31T23:30:00-05:00"],
+     "--starts: 9999-12-31T23:30:00-05:00 is not between 1970-01-01 and 3000-01-01 (UTC)"),
+    (["silence", "add", "link:*", "--duration", "1h", "--reason", "r", "--starts", "0001-01-01T00:00:00+01:00"],
+     "--starts: 0001-01-01T00:00:00+01:00 is not between"),
+])
+def test_numbers_and_times_past_what_the_store_holds_are_exit_2_naming_the_option(tmp_path: Path, args: list[str],
+                                                                                   line: str) -> None:
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    Store.open(url).close()
+    assert _one_error_line(runner.invoke(app, [*args, "--store", url])).startswith(f"fabricctl: error: {line}")
+    with Store.open(url) as store:
+        assert store.silences() == []

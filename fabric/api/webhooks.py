@@ -135,16 +135,20 @@ def webhook_router() -> APIRouter:
 
 
 # The bodies are read raw (the signature is over the bytes), so their schemas are given to OpenAPI by hand.
+_KEY: dict[str, Any] = {"type": "string", "pattern": r"^\s*\S+\s*$", "maxLength": 255, "example": "OPS-123"}
+"""A ticket key as ``tickets.events`` takes it: no space inside."""
 _JIRA_BODY: dict[str, Any] = {
     "type": "object", "required": ["webhookEvent", "issue"],
     "description": "Jira's webhook body; read: webhookEvent, issue.key, issue.fields.status.statusCategory.key, "
                    "issue.fields.resolution, changelog.id, timestamp",
-    "properties": {"webhookEvent": {"type": "string", "example": "jira:issue_updated"},
-                   "issue": {"type": "object"}, "changelog": {"type": "object"}, "timestamp": {"type": "integer"}},
+    "properties": {"webhookEvent": {"type": "string", "pattern": "^jira:issue_", "example": "jira:issue_updated"},
+                   "issue": {"type": "object", "required": ["key"], "properties": {"key": _KEY}},
+                   "changelog": {"type": ["object", "null"]},
+                   "timestamp": {"description": "Epoch milliseconds; anything else is ignored, not refused."}},
 }
 _GENERIC_BODY: dict[str, Any] = {
     "type": "object", "required": ["ticket", "status"],
-    "properties": {"ticket": {"type": "string", "example": "OPS-123"},
+    "properties": {"ticket": _KEY,
                    "status": {"type": "string", "enum": ["resolved", "reopened"]}},
 }
 

@@ -10,25 +10,26 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, status
-from pydantic import AwareDatetime
+from fastapi import APIRouter, HTTPException, Path, Query, status
 
 from fabric.api.context import NotApplied
 from fabric.api.deps import BAD_INPUT, AdminDep, ComponentDep, RuntimeDep, StoreDep
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
+from fabric.bounded import Instant, StoreId
 from fabric.remediation.domain import Lifecycle
 from fabric.store import RequestKind
 
 log = logging.getLogger(__name__)
 
 _DENIED: dict[int | str, dict[str, Any]] = {401: {"model": Problem}, 403: {"model": Problem}}
-router = APIRouter(tags=["write"], responses={422: {"model": Problem}})
+router = APIRouter(tags=["write"], responses={
+    400: {"model": Problem, "description": "The body is not JSON."}, 422: {"model": Problem}})
 
 
 @router.get("/silences", response_model=list[SilenceOut], summary="Current and future silences")
 def list_silences(
     store: StoreDep,
-    ended_since: Annotated[AwareDatetime | None, Query(description="Also those that ended after this time.")]
+    ended_since: Annotated[Instant | None, Query(description="Also those that ended after this time.")]
     = None,
 ) -> list[SilenceOut]:
     return [SilenceOut.of(silence) for silence in store.silences(include_ended_since=ended_since)]
@@ -37,8 +38,11 @@ def list_silences(
 @router.post("/silences", response_model=SilenceOut, status_code=status.HTTP_201_CREATED, dependencies=[AdminDep],
              responses=_DENIED, summary="Silence components (now, or a maintenance window)")
 def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
-    silence = store.add_silence(body.matcher, reason=body.reason, created_by=body.by, ends_at=body.ends_at,
-                                duration=body.length(), starts_at=body.starts_at)
+    try:
+        silence = store.add_silence(body.matcher, reason=body.reason, created_by=body.by, ends_at=body.ends_at,
+                                    duration=body.length(), starts_at=body.starts_at)
+    except ValueError as exc:  # the model checked all else: it ends before it starts (now, by the service's clock)
+        raise HTTPException(BAD_INPUT, f"ends_at: {exc}") from None
     log.info("silence %d of %s until %s added by %s: %s", silence.id, silence.matcher, silence.ends_at.isoformat(),
              body.by, body.reason)
     return SilenceOut.of(silence)
@@ -47,7 +51,7 @@ def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
 @router.delete("/silences/{silence_id}", response_model=Expired, dependencies=[AdminDep],
                responses={**_DENIED, 404: {"model": Problem}}, summary="Expire a silence now")
 def expire_silence(
-    silence_id: int,
+    silence_id: Annotated[StoreId, Path()],
     store: StoreDep,
     by: Annotated[str, Query(min_length=1, description="Who asks (logged).")],
     reason: Annotated[str, Query(min_length=1, description="Why (logged).")],
@@ -73,7 +77,8 @@ def resume(body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
 
 @router.post("/components/{component_id:path}/clear", response_model=RequestOut,
              status_code=status.HTTP_202_ACCEPTED, dependencies=[AdminDep],
-             responses={**_DENIED, 409: {"model": Problem}},
+             responses={**_DENIED, 409: {"model": Problem},
+                        404: {"model": Problem, "description": "A path that names no component (a newline in it)."}},
              summary="Ask the engine to release a quarantined component (on probation, within the guard)")
 def clear(component: ComponentDep, body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
     with store.transaction() as tx:

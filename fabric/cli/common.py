@@ -55,6 +55,24 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
+def bounded(type_name: str, option: str) -> Callable[[str], Any]:
+    """A typer ``parser`` for ``option``: its text read as the type ``type_name`` of ``fabric.bounded`` (the one the
+    HTTP API validates the same value with); out of bounds, one line naming the option and exit 2. Imported when
+    the option is given, so that pydantic stays out of every other command's start-up."""
+    def parse(text: str) -> Any:
+        from pydantic import TypeAdapter, ValidationError
+
+        from fabric import bounded as types
+
+        try:
+            return TypeAdapter(getattr(types, type_name)).validate_python(text)
+        except ValidationError as exc:
+            fail(f"{option}: {str(exc.errors()[0]['msg']).removeprefix('Value error, ')}")
+
+    parse.__name__ = type_name  # what --help shows as the value's type
+    return parse
+
+
 def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str],
                nothing: str) -> None:
     """``rows`` as a JSON list, or one line each (cut to the terminal's width; the JSON has them whole), or

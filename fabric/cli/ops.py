@@ -30,6 +30,7 @@ from fabric.cli.common import (
     FormatOption,
     OutputFormat,
     StoreOption,
+    bounded,
     command_group,
     fail,
     open_store,
@@ -300,7 +301,8 @@ def silence_add(
     matcher: Annotated[str, typer.Argument(help="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")],
     duration: Annotated[str, typer.Option(help="How long: 90m, 2h, 1d.")],
     reason: Annotated[str, typer.Option(help="Why (maintenance ticket, change number...).")],
-    starts: Annotated[str | None, typer.Option(
+    starts: Annotated[datetime | None, typer.Option(
+        parser=bounded("Instant", "--starts"), metavar="TIME",
         help="When it starts, with its zone (2026-12-02T01:00:00+00:00): a maintenance window. Default: now.")]
     = None,
     created_by: ByOption = "operator",
@@ -323,15 +325,14 @@ def silence_add(
         check_matcher(matcher)
     except ValueError as exc:
         fail(str(exc))
-    starts_at = _aware_time(starts, "--starts") if starts is not None else None
     why = _reason(reason)
     if api is None:
         with open_store(store_url, fabric, writes=True) as store:
             silence = SilenceOut.of(store.add_silence(matcher, reason=why, created_by=created_by, duration=length,
-                                                      starts_at=starts_at))
+                                                      starts_at=starts))
     else:
         body = {"matcher": matcher, "duration": duration, "reason": why, "by": created_by,
-                "starts_at": None if starts_at is None else starts_at.isoformat()}
+                "starts_at": None if starts is None else starts.isoformat()}
         with _api(api) as client:
             silence = client.post_as(SilenceOut, "/silences", body)
     typer.echo(one_line(f"silence {silence.id}: {silence.matcher} until "
@@ -359,7 +360,7 @@ def silence_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = 
 
 @silence_app.command("expire")
 def silence_expire(
-    silence_id: int,
+    silence_id: Annotated[int, typer.Argument(parser=bounded("StoreId", "SILENCE_ID"), metavar="SILENCE_ID")],
     store_url: StoreOption = DEFAULT_STORE,
     fabric: FabricOption = DEFAULT_FABRIC,
     reason: Annotated[str | None, typer.Option(
@@ -402,16 +403,6 @@ def store_migrate(
         typer.echo(f"migrated from version {report.found} to {report.now}")
     else:
         typer.echo(f"already at schema version {report.now}")
-
-
-def _aware_time(text: str, option: str) -> datetime:
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        fail(f"{option}: not a time: {text!r} (write e.g. 2026-12-02T01:00:00+00:00)")
-    if when.tzinfo is None:
-        fail(f"{option}: {text!r} has no time zone (add +00:00 for UTC): which one was meant?")
-    return when
 
 
 def _reason(text: str) -> str:

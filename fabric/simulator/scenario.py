@@ -122,7 +122,7 @@ def parse_scenario(data: object, source: str = "<scenario>") -> Scenario:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ScenarioError(f"{source}: 'seed' must be an integer")
     for key in ("name", "description"):
-        if not isinstance(data.get(key) or "", str):
+        if data.get(key) is not None and not isinstance(data[key], str):  # 0, false and [] are not text either
             raise ScenarioError(f"{source}: '{key}' must be text")
     steps = tuple(parse_step(raw, f"{source}: step {i + 1}") for i, raw in enumerate(raw_steps))
     ordered = tuple(sorted(steps, key=lambda s: s.at))

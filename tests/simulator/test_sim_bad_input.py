@@ -74,6 +74,11 @@ def _still_serving(sim: Sim) -> None:
     ("POST", "/simulator/scenario", '{"name": {"a": 1}, "steps": [{"fault": "flap"}]}', "'name' must be text"),
     ("POST", "/simulator/scenario", '{"steps": [{"fault": "flap"}], "seed": ' + HUGE + "}", "not valid JSON"),
     ("GET", "/ufmRest/jobs/" + HUGE, None, "not found"),
+    ("POST", "/simulator/scenario", '{"steps": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ("POST", "/simulator/faults", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ("POST", "/simulator/scenario", '{"name": 0, "steps": [{"fault": "flap"}]}', "'name' must be text"),
+    ("POST", "/simulator/scenario", '{"description": [], "steps": [{"fault": "flap"}]}', "'description' must be"),
+    ("POST", "/simulator/clock/advance", '{"seconds": {}, "by": "90s"}', "give seconds or by, not both"),
 ])
 def test_bad_admin_input_is_a_4xx_with_a_reason(sim: Sim, method: str, path: str, body: str | None,
                                                 message: str) -> None:
