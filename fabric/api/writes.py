@@ -16,6 +16,7 @@ from pydantic import AwareDatetime
 from fabric.api.deps import AdminDep, ComponentDep, RuntimeDep, StoreDep
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
 from fabric.remediation.domain import Lifecycle
+from fabric.remediation.textlimits import BY_MAX, REASON_MAX
 from fabric.store import RequestKind
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,8 @@ def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
 def expire_silence(
     silence_id: int,
     store: StoreDep,
-    by: Annotated[str, Query(min_length=1, description="Who asks (logged).")],
-    reason: Annotated[str, Query(min_length=1, description="Why (logged).")],
+    by: Annotated[str, Query(min_length=1, max_length=BY_MAX, description="Who asks (logged).")],
+    reason: Annotated[str, Query(min_length=1, max_length=REASON_MAX, description="Why (logged).")],
 ) -> Expired:
     if not store.expire_silence(silence_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no active silence {silence_id} in fabric {store.fabric}")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from fabric.cli.text import one_line
+from fabric.remediation.textlimits import within
 
 if TYPE_CHECKING:
     from fabric.store import Store
@@ -42,6 +43,15 @@ ApiOption = Annotated[str | None, typer.Option(
 def fail(message: str) -> NoReturn:
     typer.echo(f"fabricctl: error: {message}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def bounded(text: str, limit: int, option: str) -> str:
+    """``text``, or one line naming ``option`` and exit 2 when it is longer than ``limit`` characters (what the
+    store keeps of an operator's words is bounded: ``fabric.remediation.textlimits``)."""
+    try:
+        return within(text, limit, option)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str]) -> None:

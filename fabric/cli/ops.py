@@ -30,12 +30,14 @@ from fabric.cli.common import (
     FormatOption,
     OutputFormat,
     StoreOption,
+    bounded,
     fail,
     open_store,
     print_json,
     print_rows,
 )
 from fabric.cli.text import one_line
+from fabric.remediation.textlimits import BY_MAX, REASON_MAX
 
 if TYPE_CHECKING:
     from fabric.api.models import Component, RequestOut
@@ -43,7 +45,8 @@ if TYPE_CHECKING:
     from fabric.remediation.domain import ComponentId
     from fabric.store import Store
 
-ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).")]
+ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).",
+                                       callback=lambda by: bounded(by, BY_MAX, "--by"))]
 
 
 def _api(url: str) -> ApiClient:
@@ -390,7 +393,7 @@ def _aware_time(text: str, option: str) -> datetime:
 def _reason(text: str) -> str:
     if not text.strip():
         fail("--reason: give a reason (it is kept in the audit trail)")
-    return text.strip()
+    return bounded(text.strip(), REASON_MAX, "--reason")
 
 
 def register(app: typer.Typer) -> None:

@@ -20,11 +20,13 @@ from fabric.cli.common import (
     FormatOption,
     OutputFormat,
     StoreOption,
+    bounded,
     fail,
     open_store,
     print_json,
 )
 from fabric.cli.text import one_line
+from fabric.remediation.textlimits import COMMENT_MAX
 
 if TYPE_CHECKING:
     from tickets.base import Ticket, TicketStatus
@@ -132,6 +134,7 @@ def tickets_resolve(key: str, comment: Annotated[str, typer.Option(help="What wa
 
     if not comment.strip():
         fail("--comment: say what was repaired")
+    bounded(comment, COMMENT_MAX, "--comment")
     with _fabric_tickets(store_url, fabric, writes=True) as (backend, keys):
         try:
             _mine(backend.status(key), keys, fabric)
