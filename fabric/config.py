@@ -73,6 +73,7 @@ from fabric.envsecrets import (
 from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
+from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
 from fabric.ufm.plausibility import PlausibilitySettings
 from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
 from topology.errors import InputError
@@ -473,6 +474,14 @@ class ApiSection(_Section):
     port: int = Field(8080, ge=0, le=65535)
     """0: any free port (tests), written to the log when bound."""
     admin_token_file: Path | None = None
+    read_timeout: PositiveDuration = timedelta(seconds=READ_TIMEOUT)
+    """A request's headers must arrive within it, then its body: else 408 and the connection closed."""
+    max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=65535)
+    """Connections served at once; a request past them is answered 503."""
+
+    def server_limits(self) -> ServerLimits:
+        """The limits the HTTP servers read their clients within (``fabric.serving``)."""
+        return ServerLimits(self.read_timeout.total_seconds(), self.max_connections)
 
     def admin_token(self) -> SecretStr | None:
         """The bearer token the API's writes need: ``admin_token_file`` if set, else ``FABRIC_API__ADMIN_TOKEN``;
