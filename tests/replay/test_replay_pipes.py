@@ -94,3 +94,16 @@ def test_the_standard_input_replays_as_its_file_does(flap: Recording, form: str)
     from_stdin = _replay(flap.snapshot, "-", stdin=_form(flap, form))
     assert from_stdin["summary"]["events"] == flap.events
     assert _without_source(from_stdin) == _without_source(from_file)
+
+
+@pytest.mark.parametrize("form", ["event.log", "events.jsonl"])
+def test_an_endless_line_from_a_pipe_is_counted_not_held(flap: Recording, tmp_path: Path, form: str) -> None:
+    """A line of 8 MiB amid the events, from a FIFO: counted as a line too long, read past (at most 1 MiB of it is
+    ever held), the events around it replayed."""
+    lines = flap.files[form].read_bytes().splitlines(keepends=True)
+    data = b"".join([*lines[:3], b"x" * (8 << 20) + b"\n", *lines[3:]])
+    with _fifo(tmp_path, data) as fifo:
+        report = _replay(flap.snapshot, str(fifo))
+    assert report["summary"]["events"] == flap.events + 1  # the records read, the one refused among them
+    assert report["summary"]["skipped_events"] == {"line too long": 1}
+    assert report["decisions"] == _replay_file(flap.snapshot, flap.files[form])["decisions"]
