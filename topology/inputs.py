@@ -26,7 +26,7 @@ from typing import IO, AnyStr
 from topology.errors import InputError
 
 __all__ = ["CONFIGURATION", "DOCUMENT", "LINE_LIMIT", "SECRET", "STDIN", "Bound", "capped_lines", "open_input",
-           "peeked", "read_input"]
+           "peeked", "read_input", "read_stream"]
 
 STDIN = "-"
 """The name a command that streams takes for its standard input (``replay --events -``)."""
@@ -53,6 +53,8 @@ CONFIGURATION = Bound(16 << 20, "a configuration, scenario or CA bundle file")
 """A configuration is a few KiB; a system's whole CA bundle some 200 KiB."""
 SECRET = Bound(64 << 10, "a secret file")
 """A password, token or key is a line."""
+_PIPE_CHUNK = 1 << 20
+"""How much of a pipe one read asks for: memory grows with what arrives, never by the bound at once."""
 LINE_LIMIT = 1 << 20
 """The longest line, in bytes or characters, a reader that streams takes (an event.log or JSON lines record is
 under 2 KiB)."""
@@ -112,23 +114,28 @@ def read_input(path: str | os.PathLike[str], bound: Bound) -> bytes:
 
 def read_stream(stream: IO[bytes], bound: Bound, name: str) -> bytes:
     """The rest of an open ``stream`` (named ``name`` in errors), refused when it holds more than ``bound``."""
+    want = _PIPE_CHUNK
     try:
         status = os.fstat(stream.fileno())
-        if stat.S_ISREG(status.st_mode) and status.st_size - stream.tell() > bound.limit:
-            raise _too_large(bound, name)
-    except (OSError, io.UnsupportedOperation):  # a stream with no file behind it: counted as it is read
+        if stat.S_ISREG(status.st_mode):
+            left = status.st_size - stream.tell()
+            if left > bound.limit:
+                raise _too_large(bound, name)
+            want = left + 1  # the whole file in one read, and a byte more to see that it did not grow meanwhile
+    except (OSError, io.UnsupportedOperation):  # a pipe, or a stream with no file behind it: read a piece at a time
         pass
     chunks: list[bytes] = []
     size = 0
     try:
-        while size <= bound.limit and (chunk := stream.read(bound.limit + 1 - size)):
+        while size <= bound.limit and (chunk := stream.read(min(want, bound.limit + 1 - size))):
             chunks.append(chunk)
             size += len(chunk)
+            want = _PIPE_CHUNK
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=name) from None
     if size > bound.limit:
         raise _too_large(bound, name)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _too_large(bound: Bound, name: str) -> InputError:
