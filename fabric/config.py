@@ -68,13 +68,17 @@ from fabric.envsecrets import (
     WEBHOOK_TOKEN,
     EnvSecret,
     EnvSecretError,
+    read_secret_file,
 )
 from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
+from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
 from fabric.ufm.plausibility import PlausibilitySettings
 from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
+from topology.errors import InputError
 from topology.guard import HARD_CEILING, GuardSettings
+from topology.inputs import CONFIGURATION, read_input
 from topology.redact import redacted_url
 
 if TYPE_CHECKING:
@@ -238,9 +242,9 @@ def _read_secret(path: tuple[str, ...], file: Path | None, what: str) -> SecretS
     env, file_key = ENV_SECRETS[path]
     if file is not None:
         try:
-            text = file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError([f"{file_key}: cannot read the {what} file {file}: {exc.strerror or exc}"]) from None
+            text = read_secret_file(file)
+        except InputError as exc:
+            raise ConfigError([f"{file_key}: cannot read the {what} file {file}: {exc.message}"]) from None
         if not text:
             raise ConfigError([f"{file_key}: the {what} file {file} is empty"])
         return SecretStr(text)
@@ -471,6 +475,14 @@ class ApiSection(_Section):
     port: int = Field(8080, ge=0, le=65535)
     """0: any free port (tests), written to the log when bound."""
     admin_token_file: Path | None = None
+    read_timeout: PositiveDuration = timedelta(seconds=READ_TIMEOUT)
+    """A request's headers must arrive within it, then its body: else 408 and the connection closed."""
+    max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=65535)
+    """Connections served at once; a request past them is answered 503."""
+
+    def server_limits(self) -> ServerLimits:
+        """The limits the HTTP servers read their clients within (``fabric.serving``)."""
+        return ServerLimits(self.read_timeout.total_seconds(), self.max_connections)
 
     def admin_token(self) -> SecretStr | None:
         """The bearer token the API's writes need: ``admin_token_file`` if set, else ``FABRIC_API__ADMIN_TOKEN``;
@@ -566,14 +578,9 @@ def load_config(path: Path | str | None = None) -> ServiceConfig:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError([f"{path}: no such file"]) from None
-    except IsADirectoryError:
-        raise ConfigError([f"{path}: is a directory, not a TOML file"]) from None
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+        return tomllib.loads(read_input(path, CONFIGURATION).decode("utf-8"))
+    except InputError as exc:
+        raise ConfigError([str(exc)]) from None
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
     except tomllib.TOMLDecodeError as exc:

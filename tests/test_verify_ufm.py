@@ -78,7 +78,7 @@ def test_a_missing_ca_bundle_is_one_line(tiny_plan: Path, tmp_path: Path) -> Non
     code, output = verify(tiny_plan, "https://127.0.0.1:9", "--ufm-ca-bundle", str(tmp_path / "ca.pem"))
     assert code == 2 and output.strip().splitlines() == [
         f"fabricctl: error: https://127.0.0.1:9: cannot use the CA bundle {tmp_path / 'ca.pem'}: "
-        "No such file or directory"], output
+        "no such file"], output
 
 
 def test_a_password_in_the_url_is_not_in_the_report(tiny_plan: Path) -> None:

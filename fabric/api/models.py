@@ -13,6 +13,7 @@ from fabric.bounded import Instant
 from fabric.durations import parse_duration
 from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
 from fabric.remediation.muting import check_matcher
+from fabric.remediation.textlimits import BY_MAX, DURATION_MAX, MATCHER_MAX, REASON_MAX
 from fabric.store import DecisionRecord, IntentRecord, OperatorRequest, Silence, TicketRecord
 
 
@@ -239,8 +240,9 @@ class HostHealth(_Model):
 class Audit(_Model):
     """Who asks and why: kept with the request, the silence or the log line of a write."""
 
-    reason: str = Field(min_length=1, description="Why (a change or ticket number...): kept in the audit trail.")
-    by: str = Field(min_length=1, description="Who asks.")
+    reason: str = Field(min_length=1, max_length=REASON_MAX,
+                        description="Why (a change or ticket number...): kept in the audit trail.")
+    by: str = Field(min_length=1, max_length=BY_MAX, description="Who asks.")
 
     @field_validator("reason", "by")
     @classmethod
@@ -251,8 +253,10 @@ class Audit(_Model):
 
 
 class SilenceCreate(Audit):
-    matcher: str = Field(description="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")
-    duration: str | None = Field(None, description="How long: '90m', '2h', '1d' (or give ends_at).")
+    matcher: str = Field(max_length=MATCHER_MAX,
+                         description="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")
+    duration: str | None = Field(None, max_length=DURATION_MAX,
+                                 description="How long: '90m', '2h', '1d' (or give ends_at).")
     starts_at: Instant | None = Field(None, description="When it starts (a maintenance window); default now.")
     ends_at: Instant | None = Field(None, description="When it ends: after starts_at (and after now).")
 

@@ -17,6 +17,7 @@ from fabric.api.deps import BAD_INPUT, AdminDep, ComponentDep, RuntimeDep, Store
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
 from fabric.bounded import Instant, StoreId
 from fabric.remediation.domain import Lifecycle
+from fabric.remediation.textlimits import BY_MAX, REASON_MAX
 from fabric.store import RequestKind
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,8 @@ def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
 def expire_silence(
     silence_id: Annotated[StoreId, Path()],
     store: StoreDep,
-    by: Annotated[str, Query(min_length=1, description="Who asks (logged).")],
-    reason: Annotated[str, Query(min_length=1, description="Why (logged).")],
+    by: Annotated[str, Query(min_length=1, max_length=BY_MAX, description="Who asks (logged).")],
+    reason: Annotated[str, Query(min_length=1, max_length=REASON_MAX, description="Why (logged).")],
 ) -> Expired:
     if not store.expire_silence(silence_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no active silence {silence_id} in fabric {store.fabric}")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from fabric.remediation.textlimits import within
 from fabric.terminal import one_line
 from topology.printable import visible_lines
 from topology.redact import redacted_url
@@ -71,6 +72,15 @@ def bounded(type_name: str, option: str) -> Callable[[str], Any]:
 
     parse.__name__ = type_name  # what --help shows as the value's type
     return parse
+
+
+def limited(text: str, limit: int, option: str) -> str:
+    """``text``, or one line naming ``option`` and exit 2 when it is longer than ``limit`` characters (what the
+    store keeps of an operator's words is bounded: ``fabric.remediation.textlimits``)."""
+    try:
+        return within(text, limit, option)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str],

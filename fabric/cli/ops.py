@@ -33,10 +33,12 @@ from fabric.cli.common import (
     bounded,
     command_group,
     fail,
+    limited,
     open_store,
     print_json,
     print_rows,
 )
+from fabric.remediation.textlimits import BY_MAX, REASON_MAX
 from fabric.terminal import LineTable, console, one_line
 from topology.printable import visible
 
@@ -48,7 +50,8 @@ if TYPE_CHECKING:
 
 CONFLICT = 409
 """The API's answer to a resume when automation is not halted."""
-ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).")]
+ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).",
+                                       callback=lambda by: limited(by, BY_MAX, "--by"))]
 
 
 def _api(url: str) -> ApiClient:
@@ -408,7 +411,7 @@ def store_migrate(
 def _reason(text: str) -> str:
     if not text.strip():
         fail("--reason: give a reason (it is kept in the audit trail)")
-    return text.strip()
+    return limited(text.strip(), REASON_MAX, "--reason")
 
 
 def register(app: typer.Typer) -> None:

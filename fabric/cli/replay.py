@@ -30,7 +30,8 @@ def replay(
                                  "fabric's names, GUIDs and ports, and its model unless --plan is given.")],
     events: Annotated[Path, typer.Option(
         "--events", "-e", help="Recorded UFM events: an event.log (.gz too), a GET /app/events JSON list "
-                               "(bare or {\"data\": [...]}, either UFM payload shape) or JSON lines.")],
+                               "(bare or {\"data\": [...]}, either UFM payload shape) or JSON lines; a file, "
+                               "a pipe (<(zcat week.log.gz)) or - for the standard input.")],
     plan: Annotated[Path | None, typer.Option(
         "--plan", "-p", help="The wiring plan (NDT CSV) as the model, joined with the snapshot's GUIDs.")] = None,
     config: Annotated[Path | None, typer.Option(

@@ -22,9 +22,11 @@ from fabric.cli.common import (
     StoreOption,
     command_group,
     fail,
+    limited,
     open_store,
     print_json,
 )
+from fabric.remediation.textlimits import COMMENT_MAX
 from fabric.terminal import LineTable, console
 from topology.printable import visible, visible_lines
 
@@ -130,6 +132,7 @@ def tickets_resolve(key: str, comment: Annotated[str, typer.Option(help="What wa
 
     if not comment.strip():
         fail("--comment: say what was repaired")
+    limited(comment, COMMENT_MAX, "--comment")
     with _fabric_tickets(store_url, fabric, writes=True) as (backend, keys):
         try:
             _mine(backend.status(key), keys, fabric)

@@ -62,4 +62,4 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
         generic = "bearer token" if settings.tickets.webhook_token() is not None else "refused: no webhook token"
         typer.echo(f"webhook receiver on http://{shown}:{listener.getsockname()[1]} for fabric "
                    f"{settings.fabric.name}: POST /webhooks/jira ({signed}), /webhooks/generic ({generic})", err=True)
-        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[listener])
+        uvicorn.Server(uvicorn_config(app, host, port, limits=settings.api.server_limits())).run(sockets=[listener])

@@ -48,6 +48,7 @@ from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
 from fabric.daemon.sessions import store_session
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, FabricError
+from fabric.serving import ServerConfig
 from fabric.simulator.server import bind_listener
 from fabric.store import StaleEpochError, Store, database_errors
 from fabric.ufm.client import JobPollPolicy, RetryPolicy
@@ -169,7 +170,7 @@ async def _run_loop(config: ServiceConfig, instance: InstanceRuntime, lead: Call
     writes may wait for UFM's jobs up to ``[ufm] job_deadline``, and a health check must not find the process dead
     meanwhile); then run the jobs until SIGTERM or SIGINT, or until the leadership is lost."""
     loop = asyncio.get_running_loop()
-    server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
+    server = _Server(ServerConfig(app, config.api.server_limits(), log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
     reloads: set[asyncio.Task[Reload]] = set()
 

@@ -37,6 +37,8 @@ from fabric.errors import quoted
 from fabric.simulator.clock import later
 from fabric.simulator.faults import STEP_TYPES, Step
 from fabric.simulator.state import SimState, TargetError
+from topology.errors import InputError
+from topology.inputs import CONFIGURATION, read_input
 
 
 class ScenarioError(ValueError):
@@ -92,9 +94,11 @@ def load_scenario(path: Path | str) -> Scenario:
     """Read a ``.toml``, ``.yaml`` or ``.yml`` scenario file."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{file}: cannot read: {exc.strerror}") from exc
+        text = read_input(file, CONFIGURATION).decode("utf-8")
+    except InputError as exc:
+        raise ScenarioError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{file}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     suffix = file.suffix.lower()
     try:
         if suffix == ".toml":

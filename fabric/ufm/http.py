@@ -32,6 +32,8 @@ from fabric.ufm.errors import (
     UfmTimeoutError,
     UfmTransportError,
 )
+from topology.errors import InputError
+from topology.inputs import CONFIGURATION, read_input
 from topology.redact import redacted_url
 
 __all__ = ["RetryPolicy", "SleepFn", "UfmHttp"]
@@ -86,7 +88,12 @@ def _ssl_context(verify: bool, ca_bundle: str | Path | None) -> ssl.SSLContext |
         return False
     if ca_bundle is None:
         return True
-    return ssl.create_default_context(cafile=str(ca_bundle))
+    # Read here, not by OpenSSL: a device or an endless pipe named as the bundle is refused, not read forever.
+    # ``cadata`` takes ASCII text: certificates are, a bundle's comments may name an issuer in UTF-8.
+    pem = read_input(ca_bundle, CONFIGURATION).decode("ascii", errors="ignore")
+    if "-----BEGIN CERTIFICATE-----" not in pem:  # an empty ``cadata`` would trust the system's CAs instead
+        raise InputError("no PEM certificate (-----BEGIN CERTIFICATE-----) in it", source=str(ca_bundle))
+    return ssl.create_default_context(cadata=pem)
 
 
 class UfmHttp:

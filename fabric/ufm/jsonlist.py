@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
 import re
 from collections.abc import Callable, Generator, Iterator
-from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from fabric.ufm.models import unwrap_list
 from topology.formats import fastjson
@@ -82,38 +82,37 @@ def bare_list_bounds(body: bytes | mmap.mmap) -> tuple[int, int] | None:
     return start, end
 
 
-def file_items(path: Path, *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
-    """The elements of the JSON list in the file at ``path``, exactly as ``list_items`` gives those of its bytes,
-    read a piece at a time: the file is mapped, not read, and the pages behind the last piece are given back as
-    it goes, so memory stays at a piece or two whatever the file's size. Only a file the fast way cannot decode
-    to its end (a piece it refuses, not a bare UTF-8 list) is held whole, from where that way stopped. A
-    ``json.JSONDecodeError`` names the line and column in the file, a ``UnicodeDecodeError`` the byte; ``OSError``
-    when it cannot be read."""
-    with path.open("rb") as handle:
-        if handle.seek(0, 2) == 0:
-            yield from list_items(b"")
+def file_items(file: IO[bytes], *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
+    """The elements of the JSON list in the open regular ``file`` (from its start, wherever it is read to),
+    exactly as ``list_items`` gives those of its bytes, read a piece at a time: the file is mapped, not read, and
+    the pages behind the last piece are given back as it goes, so memory stays at a piece or two whatever the
+    file's size. Only a file the fast way cannot decode to its end (a piece it refuses, not a bare UTF-8 list) is
+    held whole, from where that way stopped. A ``json.JSONDecodeError`` names the line and column in the file, a
+    ``UnicodeDecodeError`` the byte; ``OSError`` when it cannot be read."""
+    if os.fstat(file.fileno()).st_size == 0:
+        yield from list_items(b"")
+        return
+    with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as body:
+        bounds = bare_list_bounds(body)
+        if bounds is None:
+            yield from list_items(body[:])
             return
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as body:
-            bounds = bare_list_bounds(body)
-            if bounds is None:
-                yield from list_items(body[:])
-                return
-            resume_at = yield from _by_pieces(body, bounds, piece_bytes, _releaser(body))
-            if resume_at is None:
-                return
-            if resume_at == 0:
-                yield from list_items(body[:])
-                return
-            # Pieces from ``resume_at`` on, one element at a time; an error's place counted from the file's start.
-            try:
-                rest = body[resume_at:].decode("utf-8", "surrogatepass")
-            except UnicodeDecodeError as exc:
-                exc.start, exc.end = exc.start + resume_at, exc.end + resume_at
-                raise
-            try:
-                yield from _by_elements("[" + rest, 1)
-            except json.JSONDecodeError as exc:
-                raise _placed(exc, body, resume_at) from None
+        resume_at = yield from _by_pieces(body, bounds, piece_bytes, _releaser(body))
+        if resume_at is None:
+            return
+        if resume_at == 0:
+            yield from list_items(body[:])
+            return
+        # Pieces from ``resume_at`` on, one element at a time; an error's place counted from the file's start.
+        try:
+            rest = body[resume_at:].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as exc:
+            exc.start, exc.end = exc.start + resume_at, exc.end + resume_at
+            raise
+        try:
+            yield from _by_elements("[" + rest, 1)
+        except json.JSONDecodeError as exc:
+            raise _placed(exc, body, resume_at) from None
 
 
 def _releaser(body: mmap.mmap) -> Callable[[int], None] | None:

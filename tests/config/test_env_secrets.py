@@ -165,7 +165,7 @@ def test_an_empty_or_unreadable_credential_is_refused_not_taken_as_unset(credent
         load_config()
     assert caught.value.problems == [
         f"FABRIC_API__ADMIN_TOKEN: the credential {empty} is empty",
-        f"FABRIC_TICKETS__WEBHOOK_TOKEN: cannot read the credential {unreadable}: Is a directory"]
+        f"FABRIC_TICKETS__WEBHOOK_TOKEN: cannot read the credential {unreadable}: is a directory, not a file"]
 
 
 def test_config_check_refuses_a_credential_conflict_in_one_line_without_the_values(

@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 
 from topology.errors import InputError
 from topology.formats import fastjson as fast_json
+from topology.inputs import DOCUMENT, read_input
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,
@@ -92,12 +93,7 @@ def load_ufm_json(path: Path, *, fields: tuple[str, ...] | None = None) -> Any:
 
     With ``fields``, a list response's objects keep only those fields (when it is a list of objects: else it is
     decoded whole, for the builder to say what is wrong with it)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise InputError("file not found", source=str(path)) from exc
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
+    data = read_input(path, DOCUMENT)
     try:
         return fast_json.decode(data) if fields is None else fast_json.decode_entries(data, fields)
     except fast_json.Refused:
