@@ -34,7 +34,9 @@ def test_a_help_screen_at_80_columns_cuts_no_name(path: tuple[str, ...], command
     assert result.exit_code == 0, result.output
     assert "…" not in result.output, result.output
     for param in command.params:
-        for name in [*param.opts, *param.secondary_opts, *([param.envvar] if isinstance(param.envvar, str) else [])]:
+        # an argument is shown by its metavar when it has one (SILENCE_ID), else by its name (key)
+        shown = [param.metavar or param.name] if param.param_type_name == "argument" else param.opts
+        for name in [*shown, *param.secondary_opts, *([param.envvar] if isinstance(param.envvar, str) else [])]:
             if not getattr(param, "hidden", False):
                 assert name in result.output, (name, result.output)
 

@@ -124,8 +124,8 @@ def jira_event(payload: Any, *, delivery: str | None = None) -> TicketEvent:
         status = TicketStatus.RESOLVED
     else:
         status = TicketStatus.OPEN
+    changelog = _field(payload, "changelog.id")  # read with or without the header: a changelog not an object is refused
     if delivery is None:
-        changelog = _field(payload, "changelog.id")
         if isinstance(changelog, str) and len(changelog) > MAX_DELIVERY_CHARS:
             raise TicketEventError(f"changelog.id: {len(changelog):,} characters, more than the "
                                    f"{MAX_DELIVERY_CHARS} of a delivery id")

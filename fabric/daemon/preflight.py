@@ -79,9 +79,10 @@ def _read_plan(config: ServiceConfig) -> Fabric:
 
 
 def _check_store(config: ServiceConfig) -> None:
-    """The database exists at this version's schema (opened as the commands open it: nothing created)."""
+    """The database exists at this version's schema and takes writes (opened as ``run`` opens it: nothing created;
+    the write it tries changes nothing)."""
     with database_errors(config.store.url):
-        wiring.open_existing_store(config.store.url, fabric=config.fabric.name).close()
+        wiring.open_existing_store(config.store.url, fabric=config.fabric.name, read_only=False).close()
 
 
 def warnings(config: ServiceConfig, plan: Fabric | None) -> list[str]:

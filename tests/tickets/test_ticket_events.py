@@ -111,3 +111,11 @@ def test_any_payload_is_an_event_or_one_error_naming_the_field(payload: Any) -> 
 def test_any_bytes_parse_or_fail_as_one_error(raw: bytes) -> None:
     with contextlib.suppress(TicketEventError):  # anything else fails the test
         parse_body(raw)
+
+
+@pytest.mark.parametrize("delivery", [None, "b6b1c0de-header"])
+def test_a_changelog_that_is_not_an_object_is_refused_with_or_without_the_header(delivery: str | None) -> None:
+    """With the header the changelog was not read, and ``"changelog": [null]`` was accepted (schemathesis)."""
+    payload = {"webhookEvent": "jira:issue_updated", "issue": {"key": "OPS-1"}, "changelog": [None, None]}
+    with pytest.raises(TicketEventError, match=r"^changelog: expected an object, got list$"):
+        jira_event(payload, delivery=delivery)
