@@ -24,17 +24,18 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from topology.ports import excerpt
 
-__all__ = ["MAX_DEPTH", "JsonError", "as_text", "loads", "raw_decode", "too_deep"]
+__all__ = ["MAX_DEPTH", "JsonError", "as_text", "bounded", "loads", "raw_decode", "too_deep"]
 
 MAX_DEPTH = 100
 """The deepest nesting read: far above any document the project reads (UFM's are four deep, a request body three)
 and far below what recursing code (an encoder, a validator, an error's ``repr``) can walk."""
 
+T = TypeVar("T")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -99,6 +100,18 @@ def raw_decode(text: str, at: int = 0, *, depth: int = 0) -> tuple[Any, int]:
     ``depth``: how many containers around it the nesting bound counts (an element of a list read one at a time:
     1). A ``JsonError``'s line and column are counted in the whole ``text``."""
     return _decode(text, at, whole=False, depth=depth)
+
+
+def bounded(load: Callable[[], T]) -> T:
+    """What ``load`` decodes (a TOML or YAML parser's call: they recurse, as ``json`` does), or ``JsonError`` when
+    it is nested deeper than ``MAX_DEPTH``: the parser's ``RecursionError`` caught, the depth of what it built
+    measured."""
+    try:
+        value = load()
+    except RecursionError:
+        raise JsonError(f"nested deeper than {MAX_DEPTH} levels") from None
+    _check_depth(value, 0)
+    return value
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:

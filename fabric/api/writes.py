@@ -10,18 +10,19 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import HTTPException, Query, status
 from pydantic import AwareDatetime
 
 from fabric.api.deps import AdminDep, ComponentDep, RuntimeDep, StoreDep
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
+from fabric.jsonbody import strict_router
 from fabric.remediation.domain import Lifecycle
 from fabric.store import RequestKind
 
 log = logging.getLogger(__name__)
 
 _DENIED: dict[int | str, dict[str, Any]] = {401: {"model": Problem}, 403: {"model": Problem}}
-router = APIRouter(tags=["write"], responses={422: {"model": Problem}})
+router = strict_router(tags=["write"], responses={422: {"model": Problem}})
 
 
 @router.get("/silences", response_model=list[SilenceOut], summary="Current and future silences")

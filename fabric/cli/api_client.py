@@ -15,6 +15,8 @@ import httpx
 
 from fabric.config import ADMIN_TOKEN_ENV
 from fabric.errors import FabricError
+from topology import strictjson
+from topology.strictjson import JsonError
 
 PREFIX = "/api/v1"
 """Where the daemon serves the API (``fabric.api.app.PREFIX``; not imported, so that a command over the API does
@@ -66,8 +68,11 @@ class ApiClient:
         except httpx.HTTPError as exc:  # refused, no such host, a broken connection, a URL httpx cannot use
             raise ApiError(f"the API at {self.url} is unreachable: {exc or type(exc).__name__}") from None
         try:
-            answer = response.json()
-        except ValueError:
+            answer = strictjson.loads(response.content)
+        except JsonError as exc:
+            if exc.path is not None:  # JSON, but with a key given twice, NaN...: no answer of the daemon's
+                raise ApiError(f"the API at {self.url} answered {method} {path} with JSON the CLI refuses: "
+                               f"{exc}") from None
             raise ApiError(f"the API at {self.url} answered {response.status_code} {response.reason_phrase} to "
                            f"{method} {path}, not JSON: is {self.url} the daemon's address?") from None
         if response.is_success:

@@ -33,6 +33,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse, Response
 
+from fabric.jsonbody import json_body, strict_router
 from fabric.simulator.clock import MAX_RATE, later
 from fabric.simulator.events import parse_version
 from fabric.simulator.faults import MAX_STORM, storm
@@ -45,17 +46,14 @@ def _json(payload: Any, status: int = 200) -> Response:
 
 
 async def _body(request: Request) -> Mapping[str, Any]:
-    try:
-        data = json.loads(await request.body() or b"{}")
-    except ValueError as exc:  # also a number of more than 4300 digits
-        raise HTTPException(400, f"the body is not valid JSON: {exc}") from None
+    data = await json_body(request, empty={})
     if not isinstance(data, Mapping):
         raise HTTPException(400, "the body must be a JSON object")
     return data
 
 
 def admin_router(state: SimState) -> APIRouter:
-    router = APIRouter()
+    router = strict_router()
     _clock_and_state(router, state)
     _faults(router, state)
     return router

@@ -22,6 +22,7 @@ from typing import Any
 from fastapi import APIRouter, Body, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
+from fabric.jsonbody import json_body, strict_app, strict_router
 from fabric.simulator.jira.jql import JqlError, parse_jql
 from fabric.simulator.jira.state import (
     CATEGORY_IDS,
@@ -172,7 +173,7 @@ def _lookup(state: JiraState, key: str) -> Issue | JSONResponse:
 
 
 def rest_routes(state: JiraState) -> APIRouter:
-    router = APIRouter()
+    router = strict_router()
     _info_routes(router, state)
     _issue_routes(router, state)
     _search_routes(router, state)
@@ -261,7 +262,7 @@ def _search_routes(router: APIRouter, state: JiraState) -> None:
 
     async def params_of(request: Request) -> dict[str, Any]:
         if request.method == "POST":
-            body = await request.json()
+            body = await json_body(request)
             return body if isinstance(body, dict) else {}
         return dict(request.query_params)
 
@@ -365,7 +366,7 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
 def admin_routes(state: JiraState) -> APIRouter:
     """``POST /_admin/faults`` (a ``Fault``'s fields as JSON), ``DELETE /_admin/faults``, ``PUT
     /_admin/search-lag`` (``{"seconds": n}``), ``POST /_admin/issues/{key}/resolve`` (``{"resolution": ...}``)."""
-    router = APIRouter(prefix="/_admin")
+    router = strict_router(prefix="/_admin")
 
     @router.post("/faults", status_code=204)
     def inject(body: dict[str, Any] = Body(...)) -> None:  # noqa: B008
@@ -422,7 +423,7 @@ def send_webhooks(state: JiraState, base: str, target: WebhookTarget) -> Webhook
 def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:
     """The fake Jira serving ``state``; every ``/rest`` request is authenticated and may meet a fault."""
     credentials = auth or JiraAuth()
-    app = FastAPI(title="Fake Jira", docs_url=None, redoc_url=None, openapi_url=None)
+    app = strict_app(title="Fake Jira", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.middleware("http")
     async def faults_and_auth(request: Request, call_next: Next) -> Response:
