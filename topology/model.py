@@ -7,6 +7,7 @@ distinct ends on the same pair of devices.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from topology.errors import InputError
-from topology.ports import Kind, display_port, host_of
+from topology.ports import Kind, display_port, excerpt, host_of
 
 
 class Tier(StrEnum):
@@ -87,6 +88,13 @@ def canonical_guid(text: str) -> str:
     return value.rjust(16, "0")
 
 
+def _control_character(name: str) -> str | None:
+    """The first control character (C0, DEL, C1: a NUL, an escape, a line break) in ``name``, if any. Every reader
+    adds its devices here, so a name read with one is refused whatever the format; bidi controls and look-alike
+    letters are not control characters, and are left to where names are compared."""
+    return next((char for char in name if unicodedata.category(char) == "Cc"), None)
+
+
 class Fabric:
     """A set of devices and cables, built by a plan reader or an as-built source."""
 
@@ -116,6 +124,9 @@ class Fabric:
         key = name.casefold()
         device = self.devices.get(key)
         if device is None:
+            if not name.isprintable() and (control := _control_character(name)) is not None:
+                raise self._error(f"device name {excerpt(name)} holds the control character U+{ord(control):04X}: "
+                                  "no device is named so (a damaged file?)", origin)
             device = Device(name, kind, tier, None, host, origin)
             self.devices[key] = device
         elif device.kind is not kind:

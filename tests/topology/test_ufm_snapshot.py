@@ -382,6 +382,27 @@ def test_json_nested_too_deeply_or_with_too_long_a_number(tmp_path: Path, docume
     assert error.message == "invalid JSON: a number of more than 4300 digits"
 
 
+def test_a_key_given_twice_nan_or_infinity_is_refused_naming_the_document_and_field(tmp_path: Path) -> None:
+    """Read last-wins, a link end's port given twice was the second one's: a false wrong_port."""
+    text = json.dumps(LINKS, indent=2)
+    twice = text.replace('"source_port": "21",', '"source_port": "21", "source_port": "22",', 1)
+    assert twice != text
+    error = error_of(snapshot(tmp_path / "twice", links=twice))
+    assert str(error) == f"{tmp_path / 'twice' / 'links.json'}: field '[2].source_port': duplicate key 'source_port'"
+    nan = json.dumps(PORTS).replace('"number": 20', '"number": NaN', 1)
+    error = error_of(snapshot(tmp_path / "nan", ports=nan))
+    assert (error.column, error.message) == ("[2].number", "NaN is not a number JSON has")
+    infinite = json.dumps(PORTS).replace('"number": 20', '"number": 1e999', 1)
+    assert error_of(snapshot(tmp_path / "inf", ports=infinite)).column == "[2].number"
+
+
+def test_a_control_character_in_a_system_name_is_refused(tmp_path: Path) -> None:
+    systems = json.dumps(SYSTEMS).replace('"leaf-1"', '"leaf\\u0000-1"', 1)
+    error = error_of(snapshot(tmp_path / "nul", systems=systems))
+    assert "device name 'leaf\\x00-1' holds the control character U+0000" in str(error)
+    assert (error.source, error.column) == (str(tmp_path / "nul" / "systems.json"), "[0]")
+
+
 @pytest.mark.parametrize(("value", "column", "text"), [
     (changed(LINKS, 0, source_port_dname=HUGE), "[0].source_port_dname", "port number '9999"),  # leaf end
     (changed(LINKS, 0, source_port_dname="x", source_port=HUGE), "[0].source_port", "port number '9999"),

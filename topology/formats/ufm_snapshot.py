@@ -475,8 +475,9 @@ class _Builder:
             try:
                 fabric.add_device(device.name, device.kind, guid=device.guid, host=device.host,
                                   origin=device.origin)
-            except InputError as exc:
-                raise InputError(exc.message, source=self.source) from exc
+            except InputError as exc:  # named by the document and field the device was read from
+                document, _, field = device.origin.rpartition(":")
+                raise InputError(exc.message, source=document or self.source, column=field or None) from exc
         links_doc = self.names["links"]
         by_end = fabric.by_end  # the cables placed so far, by end: no set or map of its own (a million entries at 32k)
         for link in self.links:
