@@ -714,9 +714,7 @@ def _suggest(word: str, choices: object) -> str:
 def _describe(error: Mapping[str, Any], source: str) -> str:
     loc = [str(part) for part in error.get("loc", ())]
     dotted = ".".join(loc) or "(top level)"
-    # The variable that set the key, or a section or table around it (its value is JSON): the longest one set.
-    names = (ENV_PREFIX + ENV_DELIMITER.join(loc[:end]).upper() for end in range(len(loc), 0, -1))
-    where = next((name for name in names if _env_has(name)), source)
+    where = _env_source(loc) or source
     kind = error.get("type", "")
     if kind == "extra_forbidden":
         known = _known_keys(loc[:-1])
@@ -732,6 +730,17 @@ def _describe(error: Mapping[str, Any], source: str) -> str:
 
 def _env_has(name: str) -> bool:
     return any(key.upper() == name for key in os.environ)
+
+
+def _env_source(loc: list[str]) -> str | None:
+    """The variable that set the key at ``loc``, or a section or table around it (its value is JSON): the longest
+    one set; else, for a section's check of its keys together, the variables that set keys in it."""
+    above = (ENV_PREFIX + ENV_DELIMITER.join(loc[:end]).upper() for end in range(len(loc), 0, -1))
+    if (name := next((name for name in above if _env_has(name)), None)) is not None:
+        return name
+    inside = ENV_PREFIX + ENV_DELIMITER.join(loc).upper() + ENV_DELIMITER
+    below = sorted(key for key in os.environ if loc and key.upper().startswith(inside))
+    return " and ".join(below) or None
 
 
 def _known_keys(loc: list[str]) -> set[str]:

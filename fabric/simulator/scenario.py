@@ -107,7 +107,12 @@ def load_scenario(path: Path | str) -> Scenario:
             raise ScenarioError(f"{file}: a scenario is a .toml, .yaml or .yml file")
     except JsonError as exc:  # nested deeper than any scenario
         raise ScenarioError(f"{file}: {exc}") from None
-    except (ValueError, yaml.YAMLError) as exc:  # ValueError: TOMLDecodeError, or an integer of > 4300 digits
+    except yaml.YAMLError as exc:  # its own message spans lines, the text and a caret: its problem and line only
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise ScenarioError(f"{file}{where}: not valid YAML: {problem}") from None
+    except ValueError as exc:  # TOMLDecodeError, or an integer of > 4300 digits
         raise ScenarioError(f"{file}: not valid {suffix[1:].upper()}: {exc}") from exc
     return parse_scenario(data, str(file))
 
