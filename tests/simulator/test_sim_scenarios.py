@@ -75,8 +75,8 @@ def test_unreadable_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [
-    ("dup.yaml", "steps:\n  - fault: flap\n    link: a\n    link: b\n", "the key 'link' is given twice"),
-    ("dup.yaml", "name: a\nsteps: []\nname: b\n", "the key 'name' is given twice"),
+    ("dup.yaml", "steps:\n  - fault: flap\n    link: a\n    link: b\n", ":4: not valid YAML: the key 'link'"),
+    ("dup.yaml", "name: a\nsteps: []\nname: b\n", ":3: not valid YAML: the key 'name' is given twice"),
     ("dup.toml", '[[steps]]\nfault = "flap"\nfault = "storm"\n', "not valid TOML: Cannot overwrite a value"),
     ("deep.yaml", "steps: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 100 levels"),
     ("deep.yaml", "steps: " + "[" * 150 + "]" * 150 + "\n", "steps[0][0]"),
@@ -88,7 +88,7 @@ def test_a_key_given_twice_or_nesting_past_the_bound_is_refused_naming_the_file(
     (tmp_path / name).write_text(text)
     with pytest.raises(ScenarioError) as refused:
         load_scenario(tmp_path / name)
-    assert str(refused.value).startswith(f"{tmp_path / name}: ") and message in str(refused.value)
+    assert str(refused.value).startswith(f"{tmp_path / name}:") and message in str(refused.value)
 
 
 def test_yaml_merge_keys_still_override() -> None:

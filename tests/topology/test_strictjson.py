@@ -85,6 +85,26 @@ def test_too_deep_walks_a_shared_container_once() -> None:
     for _ in range(60):
         shared = [shared, shared]
     started = time.perf_counter()
-    assert too_deep(shared) is None
-    assert too_deep(shared, limit=10) == "[0]" * 10
+    assert too_deep(shared, shared=True) is None
+    assert too_deep(shared, limit=10, shared=True) == "[0]" * 10
     assert time.perf_counter() - started < 1.0
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+NESTED = st.recursive(st.none() | st.integers() | st.text(max_size=3),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                   max_size=3), max_leaves=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(NESTED, st.integers(0, 8))
+def test_too_deep_finds_a_container_exactly_when_the_nesting_passes_the_limit(value: object, limit: int) -> None:
+    assert (too_deep(value, limit) is not None) == (_depth(value) > limit)
+    assert (too_deep(value, limit, shared=True) is not None) == (_depth(value) > limit)
