@@ -58,7 +58,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from fabric.durations import format_duration, parse_duration
+from fabric.durations import CYCLE, format_duration, parse_duration
 from fabric.envsecrets import (
     ADMIN_TOKEN,
     JIRA_TOKEN,
@@ -68,14 +68,19 @@ from fabric.envsecrets import (
     WEBHOOK_TOKEN,
     EnvSecret,
     EnvSecretError,
+    read_secret_file,
 )
 from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
+from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
 from fabric.ufm.plausibility import PlausibilitySettings
 from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
 from topology import strictjson
+from topology.errors import InputError
 from topology.guard import HARD_CEILING, GuardSettings
+from topology.inputs import CONFIGURATION, read_input
+from topology.redact import redacted_url
 from topology.strictjson import JsonError
 
 if TYPE_CHECKING:
@@ -230,7 +235,7 @@ class GuardSection(_Section):
 
 def _url(value: str | None) -> str | None:
     if value is not None and not re.match(r"^https?://[^\s/]+", value):
-        raise ValueError(f"not an http(s) URL: {value!r}")
+        raise ValueError(f"not an http(s) URL: {redacted_url(value)!r}")
     return value.rstrip("/") if value else value
 
 
@@ -239,9 +244,9 @@ def _read_secret(path: tuple[str, ...], file: Path | None, what: str) -> SecretS
     env, file_key = ENV_SECRETS[path]
     if file is not None:
         try:
-            text = file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError([f"{file_key}: cannot read the {what} file {file}: {exc.strerror or exc}"]) from None
+            text = read_secret_file(file)
+        except InputError as exc:
+            raise ConfigError([f"{file_key}: cannot read the {what} file {file}: {exc.message}"]) from None
         if not text:
             raise ConfigError([f"{file_key}: the {what} file {file} is empty"])
         return SecretStr(text)
@@ -428,7 +433,7 @@ class TicketsSection(_Section):
 
 
 class DaemonSection(_Section):
-    interval: PositiveDuration = timedelta(seconds=30)
+    interval: PositiveDuration = CYCLE
     """The cycle: the event poll, decisions, actions (also run at once on a webhook delivery or a request)."""
     reconcile_interval: PositiveDuration = timedelta(minutes=5)
     """The full state reconcile: UFM read again whatever its change counters say, then converged."""
@@ -472,6 +477,14 @@ class ApiSection(_Section):
     port: int = Field(8080, ge=0, le=65535)
     """0: any free port (tests), written to the log when bound."""
     admin_token_file: Path | None = None
+    read_timeout: PositiveDuration = timedelta(seconds=READ_TIMEOUT)
+    """A request's headers must arrive within it, then its body: else 408 and the connection closed."""
+    max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=65535)
+    """Connections served at once; a request past them is answered 503."""
+
+    def server_limits(self) -> ServerLimits:
+        """The limits the HTTP servers read their clients within (``fabric.serving``)."""
+        return ServerLimits(self.read_timeout.total_seconds(), self.max_connections)
 
     def admin_token(self) -> SecretStr | None:
         """The bearer token the API's writes need: ``admin_token_file`` if set, else ``FABRIC_API__ADMIN_TOKEN``;
@@ -568,22 +581,18 @@ def load_config(path: Path | str | None = None) -> ServiceConfig:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            text = handle.read().decode("utf-8")
+        text = read_input(path, CONFIGURATION).decode("utf-8")
+    except InputError as exc:
+        raise ConfigError([str(exc)]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
+    try:
         return strictjson.bounded(lambda: tomllib.loads(text))
     except JsonError as exc:  # an array or inline table nested deeper than any configuration
         if exc.path is None and (found := _deep_key(text)) is not None:
             line, key = found
             raise ConfigError([f"{path}:{line}: {key}: {exc}"]) from None
         raise ConfigError([f"{path}: {exc}"]) from None
-    except FileNotFoundError:
-        raise ConfigError([f"{path}: no such file"]) from None
-    except IsADirectoryError:
-        raise ConfigError([f"{path}: is a directory, not a TOML file"]) from None
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError([f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{path}: not valid TOML: {exc}"]) from None
 

@@ -14,6 +14,9 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 LONGEST = timedelta(days=3650)
 """No setting, silence or window means more than ten years; a longer one is a typo (and Python's ``timedelta``
 overflows not far beyond)."""
+CYCLE = timedelta(seconds=30)
+"""The daemon's cycle unless ``[daemon] interval`` says otherwise, and so ``replay``'s step: here, where the command
+line's help can read it without loading the configuration's machinery."""
 
 
 def parse_duration(value: object) -> timedelta:

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabric.errors import ErrorKind, FabricError
+from topology.errors import InputError
+from topology.inputs import SECRET, read_input
 
 __all__ = ["ADMIN_TOKEN", "CREDENTIALS_DIRECTORY", "JIRA_TOKEN", "UFM_PASSWORD", "UFM_TOKEN", "WEBHOOK_SECRET",
-           "WEBHOOK_TOKEN", "EnvSecret", "EnvSecretError"]
+           "WEBHOOK_TOKEN", "EnvSecret", "EnvSecretError", "read_secret_file"]
 
 
 CREDENTIALS_DIRECTORY = "CREDENTIALS_DIRECTORY"
@@ -95,10 +97,9 @@ class EnvSecret:
         if path is None:
             return None
         try:
-            text = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise EnvSecretError(f"{self.name}: cannot read the credential {path}: {why}") from None
+            text = read_secret_file(path)
+        except InputError as exc:
+            raise EnvSecretError(f"{self.name}: cannot read the credential {path}: {exc.message}") from None
         if not text:
             raise EnvSecretError(f"{self.name}: the credential {path} is empty")
         return text
@@ -110,3 +111,13 @@ JIRA_TOKEN = EnvSecret("FABRIC_TICKETS__JIRA__TOKEN", "FABRIC_JIRA_TOKEN")
 ADMIN_TOKEN = EnvSecret("FABRIC_API__ADMIN_TOKEN")
 WEBHOOK_SECRET = EnvSecret("FABRIC_TICKETS__WEBHOOK_SECRET")
 WEBHOOK_TOKEN = EnvSecret("FABRIC_TICKETS__WEBHOOK_TOKEN")
+
+
+def read_secret_file(path: Path) -> str:
+    """A secret file's whole content, surrounding whitespace removed (every secret file, credential or ``*_file``
+    key, is read here): ``InputError`` when it cannot be read, is larger than ``topology.inputs.SECRET`` or is not
+    UTF-8 text; the message never holds the content."""
+    try:
+        return read_input(path, SECRET).decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from None

@@ -21,6 +21,7 @@ from fabric.ufm.client import JobPollPolicy, PortActionMethod, RetryPolicy, UfmC
 from fabric.ufm.http import SleepFn
 from tickets.base import TicketBackend
 from tickets.local import LocalTicketBackend
+from topology.inputs import CONFIGURATION, read_input
 from topology.model import Fabric
 
 Clock = Callable[[], datetime]
@@ -71,6 +72,8 @@ def jira_tickets(config: ServiceConfig) -> TicketBackend:
     jira = config.tickets.jira
     if jira.url is None or jira.project is None:  # the configuration refuses this; here for the type checker
         raise ConfigError(["tickets.jira.url and tickets.jira.project: not set"])
+    if jira.ca_bundle is not None:  # the Jira library reads it by path: a device or an endless pipe refused first
+        read_input(jira.ca_bundle, CONFIGURATION)
     settings = JiraSettings(
         url=jira.url, project=jira.project, scope_label=fabric_label(config.fabric.name),
         auth=JiraAuthKind(jira.auth), user=jira.user, issue_type=jira.issue_type, labels=jira.labels,

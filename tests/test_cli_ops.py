@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,8 @@ def test_tickets_list_show_resolve(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["tickets", "show", "LOCAL-1", *lab])
     assert "5 cycles in 10 min" in shown.output
     # Another fabric of the same database neither sees nor resolves lab's ticket.
+    with Store.open(url, fabric="other") as store:
+        store.add_silence("switch:*", reason="its daemon ran", created_by="test", duration=timedelta(hours=1))
     other = ["--store", url, "--fabric", "other"]
     assert json.loads(runner.invoke(app, ["tickets", "list", *other, "--format", "json"]).output) == []
     foreign = runner.invoke(app, ["tickets", "resolve", "LOCAL-1", "--comment", "x", *other])
@@ -62,6 +65,8 @@ def test_status_and_resume(tmp_path: Path) -> None:
     payload = json.loads(halted.output)
     assert payload["halted"] and payload["components"] == {"awaiting_repair": 1}
     assert payload["not_healthy"][0]["component"] == str(LINK)
+    with Store.open(url, fabric="other") as store:
+        store.add_silence("switch:*", reason="its daemon ran", created_by="test", duration=timedelta(hours=1))
     other = runner.invoke(app, ["status", "--store", url, "--fabric", "other"])
     assert other.exit_code == 0 and "running" in other.output  # breakers are per fabric
     resumed = runner.invoke(app, ["resume", "--reason", "firmware rollout finished", "--store", url, "--fabric", "lab"])
@@ -72,6 +77,27 @@ def test_status_and_resume(tmp_path: Path) -> None:
     assert pending.exit_code == 1
     [request] = json.loads(pending.output)["pending_requests"]
     assert (request["kind"], request["reason"]) == ("resume", "firmware rollout finished")
+
+
+@pytest.mark.parametrize("command", [
+    ["status"], ["decisions"], ["components", "list"], ["silence", "list"], ["tickets", "list"],
+    ["resume", "--reason", "r"], ["silence", "add", "switch:*", "--duration", "1h", "--reason", "r"],
+])
+def test_a_fabric_the_database_does_not_hold_is_named_not_shown_as_a_healthy_one(tmp_path: Path,
+                                                                                 command: list[str]) -> None:
+    """``status --fabric <typo>`` said "automation: running" (exit 0); a silence for a typo silenced nothing."""
+    url = seeded(tmp_path)
+    line = _one_error_line(runner.invoke(app, [*command, "--store", url, "--fabric", "lba"]))
+    assert f"{url}: no fabric 'lba' there (it holds 'lab')" in line
+
+
+def test_a_database_that_holds_no_fabric_yet_says_so_and_takes_a_first_silence(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    Store.open(url).close()
+    assert "it holds no fabric yet" in _one_error_line(runner.invoke(app, ["status", "--store", url]))
+    added = runner.invoke(app, ["silence", "add", "switch:*", "--duration", "1h", "--reason", "r", "--store", url])
+    assert added.exit_code == 0, added.output
+    assert runner.invoke(app, ["status", "--store", url]).exit_code == 0
 
 
 def test_bad_store_url_exits_2(tmp_path: Path) -> None:
@@ -218,3 +244,20 @@ def test_a_maintenance_window_is_a_silence_that_starts_later(tmp_path: Path) -> 
         line = _one_error_line(runner.invoke(app, ["silence", "add", "link:*", "--duration", "1h", "--reason", "r",
                                                    "--starts", bad, "--store", url]))
         assert "--starts" in line
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["silence", "expire", str(2**64)], "SILENCE_ID: Input should be less than or equal to 9223372036854775807"),
+    (["silence", "expire", "0"], "SILENCE_ID: Input should be greater than or equal to 1"),
+    (["silence", "add", "link:*", "--duration", "1h", "--reason", "r", "--starts", "9999-12-31T23:30:00-05:00"],
+     "--starts: 9999-12-31T23:30:00-05:00 is not between 1970-01-01 and 3000-01-01 (UTC)"),
+    (["silence", "add", "link:*", "--duration", "1h", "--reason", "r", "--starts", "0001-01-01T00:00:00+01:00"],
+     "--starts: 0001-01-01T00:00:00+01:00 is not between"),
+])
+def test_numbers_and_times_past_what_the_store_holds_are_exit_2_naming_the_option(tmp_path: Path, args: list[str],
+                                                                                   line: str) -> None:
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    Store.open(url).close()
+    assert _one_error_line(runner.invoke(app, [*args, "--store", url])).startswith(f"fabricctl: error: {line}")
+    with Store.open(url) as store:
+        assert store.silences() == []

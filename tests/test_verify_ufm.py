@@ -78,4 +78,11 @@ def test_a_missing_ca_bundle_is_one_line(tiny_plan: Path, tmp_path: Path) -> Non
     code, output = verify(tiny_plan, "https://127.0.0.1:9", "--ufm-ca-bundle", str(tmp_path / "ca.pem"))
     assert code == 2 and output.strip().splitlines() == [
         f"fabricctl: error: https://127.0.0.1:9: cannot use the CA bundle {tmp_path / 'ca.pem'}: "
-        "No such file or directory"], output
+        "no such file"], output
+
+
+def test_a_password_in_the_url_is_not_in_the_report(tiny_plan: Path) -> None:
+    with serve(SimState.from_plan(PLAN)) as server:
+        code, output = verify(tiny_plan, server.url.replace("http://", "http://admin:s3cret@"))
+    assert code == 0, output
+    assert "s3cret" not in output and json.loads(output)["as_built"].startswith("http://admin:***@127.0.0.1:")

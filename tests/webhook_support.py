@@ -15,7 +15,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
-from fabric.api.context import ApiContext, RuntimeStatus
+from fabric.api.context import ApiContext, Reload, RuntimeStatus
 from fabric.api.webhooks import webhook_router
 from fabric.config import ServiceConfig
 from fabric.simulator.server import uvicorn_config
@@ -32,8 +32,8 @@ class IdleRuntime:
     def status(self) -> RuntimeStatus:
         return RuntimeStatus(started_at=datetime(2026, 1, 1, tzinfo=UTC), dry_run=True, interval_seconds=30.0)
 
-    async def reload(self) -> str:
-        return "nothing to reload"
+    async def reload(self) -> Reload:
+        return Reload("nothing to reload")
 
     def wake(self) -> None:
         """Nothing to wake."""

@@ -28,10 +28,15 @@ from tickets.base import TicketError, TicketStatus
 from topology import strictjson
 from topology.strictjson import JsonError
 
-__all__ = ["MAX_BODY_BYTES", "TicketEvent", "TicketEventError", "generic_event", "jira_event", "parse_body"]
+__all__ = ["MAX_BODY_BYTES", "MAX_DELIVERY_CHARS", "MAX_KEY_CHARS", "TicketEvent", "TicketEventError",
+           "generic_event", "jira_event", "parse_body"]
 
 MAX_BODY_BYTES = 1 << 20
 """Larger bodies are refused before they are decoded (Jira's payloads are a few KiB)."""
+MAX_DELIVERY_CHARS = 200
+"""The longest delivery id kept (Jira's identifier is a UUID, a changelog id a number): a longer one is refused."""
+MAX_KEY_CHARS = 255
+"""The longest ticket key taken (Jira's are a project key, a dash and a number)."""
 _DONE = "done"
 _GENERIC_STATUS = {"resolved": TicketStatus.RESOLVED, "reopened": TicketStatus.OPEN}
 
@@ -84,7 +89,8 @@ def _field(document: Any, path: str) -> Any:
 
 
 def _key(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 255 or any(c.isspace() for c in value.strip()):
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_KEY_CHARS \
+            or any(c.isspace() for c in value.strip()):
         raise TicketEventError(f"{where}: expected a ticket key such as OPS-123, got {json.dumps(value)[:60]}")
     return value.strip()
 
@@ -123,6 +129,9 @@ def jira_event(payload: Any, *, delivery: str | None = None) -> TicketEvent:
         status = TicketStatus.OPEN
     if delivery is None:
         changelog = _field(payload, "changelog.id")
+        if isinstance(changelog, str) and len(changelog) > MAX_DELIVERY_CHARS:
+            raise TicketEventError(f"changelog.id: {len(changelog):,} characters, more than the "
+                                   f"{MAX_DELIVERY_CHARS} of a delivery id")
         delivery = f"{key}:{changelog}" if isinstance(changelog, str | int) and not isinstance(changelog, bool) \
             else _digest(payload)
     return TicketEvent("jira", key, status, delivery, _timestamp(payload.get("timestamp")))

@@ -43,6 +43,7 @@ from tickets.base import (
     ticket_labels,
 )
 from tickets.jira_settings import JiraAuthKind, JiraSettings
+from topology.redact import redacted_url
 
 __all__ = ["JiraAuthKind", "JiraSettings", "JiraTicketBackend"]
 
@@ -309,7 +310,8 @@ class JiraTicketBackend:
         try:
             return self._new_client()
         except (KeyError, ValueError) as err:  # the library's own checks of serverInfo's answer
-            raise TicketError(f"{self.settings.url} does not answer as Jira does (serverInfo: {err})") from None
+            raise TicketError(f"{redacted_url(self.settings.url)} does not answer as Jira does (serverInfo: {err})"
+                              ) from None
 
     def _new_client(self) -> JIRA:
         settings = self.settings

@@ -6,6 +6,11 @@ planned cable lands in exactly one of ``ok``, ``degraded`` (right ports, below p
 so ``planned = ok + degraded + missing + miswired``. Unlike NDT, a cable that landed on a different device
 is one miswire (not a missing plus an extra), and two cables whose far ends were exchanged are recognised
 as a swap. ``unexpected`` holds as-built cables that touch no planned port at all.
+
+Names are compared as they are, so a switch named with a Cyrillic letter that looks Latin is another device: it is
+listed in ``odd_names`` with what is odd about it and the planned device it looks like, as is every name of either
+side that holds hidden characters or is not ASCII (``topology.lookalikes``), so a report never shows two
+identical-looking names as one missing and one unknown device without saying why.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from topology.capacity import LeafPaths, leaf_paths
+from topology.lookalikes import oddity, skeleton
 from topology.model import Cable, End, Fabric, Tier, switch_components
 
 DEFAULT_GUARD = 0.75
@@ -46,6 +52,20 @@ class Degraded:
     actual: Cable
     expected_width: int | None
     expected_speed_gbps: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class OddName:
+    """A device name that is not what it looks like."""
+
+    side: str
+    """``plan`` or ``as-built``."""
+    name: str
+    why: str | None
+    """What in it is not plain printable ASCII (``topology.lookalikes.oddity``); None for a plain name that looks
+    like another."""
+    looks_like: str | None = None
+    """The planned device an as-built device not in the plan looks like: one is not the other."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +118,7 @@ class VerifyReport:
     degraded: list[Degraded] = field(default_factory=list)
     unknown_devices: list[str] = field(default_factory=list)
     absent_devices: list[str] = field(default_factory=list)
+    odd_names: list[OddName] = field(default_factory=list)
     components: list[list[str]] = field(default_factory=list)
     planned_components: int = 1
     leaves: list[LeafCapacity] = field(default_factory=list)
@@ -132,6 +153,7 @@ class VerifyReport:
             "planned_partitions": self.planned_components,
             "unknown_devices": len(self.unknown_devices),
             "absent_devices": len(self.absent_devices),
+            "odd_names": len(self.odd_names),
             "leaves_below_guard": len(self.leaves_below_guard),
             "plan_conflicts": len(self.plan.conflicts),
         }
@@ -178,6 +200,10 @@ class VerifyReport:
             "plan_conflicts": [str(error) for error in plan.conflicts],
             "unknown_devices": [actual.devices[k].name for k in self.unknown_devices],
             "absent_devices": [plan.devices[k].name for k in self.absent_devices],
+            "odd_names": [
+                {"side": odd.side, "name": odd.name, "why": odd.why, "looks_like": odd.looks_like}
+                for odd in self.odd_names
+            ],
             "partitions": {
                 "count": len(self.components),
                 "planned": self.planned_components,
@@ -263,10 +289,26 @@ def verify(plan: Fabric, actual: Fabric, guard: float = DEFAULT_GUARD, *, bandwi
 
     report.unknown_devices = sorted(k for k in actual.devices if k not in plan.devices)
     report.absent_devices = sorted(k for k in plan.devices if k not in actual.devices)
+    report.odd_names = _odd_names(plan, actual, report.unknown_devices)
     _check_structure(report)
     if bandwidth:
         report.bandwidth = _check_bandwidth(report, default_speed or _modal([c.speed_gbps for c in plan.cables]))
     return report
+
+
+def _odd_names(plan: Fabric, actual: Fabric, unknown: list[str]) -> list[OddName]:
+    """Names of either side that are not plain printable ASCII, and as-built devices not in the plan that look like
+    a planned one (with what makes them differ, or, both names plain, that they differ only in look-alikes)."""
+    planned_looks = {skeleton(device.name): device.name for device in plan.devices.values()} if unknown else {}
+    twins = {key: planned_looks.get(skeleton(actual.devices[key].name)) for key in unknown}
+    odd: list[OddName] = []
+    for side, fabric in (("plan", plan), ("as-built", actual)):
+        for key, device in fabric.devices.items():
+            why = oddity(device.name)
+            twin = twins.get(key) if fabric is actual else None
+            if why is not None or twin is not None:
+                odd.append(OddName(side, device.name, why, twin))
+    return odd
 
 
 def below_plan(actual: Cable, width: int | None, speed_gbps: float | None) -> bool:

@@ -6,9 +6,6 @@ calls it on its own app (which adds ``/healthz``, ``/readyz``, ``/metrics``); te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -17,6 +14,7 @@ from fabric.api import hosts, reads, writes
 from fabric.api.context import ApiContext
 from fabric.api.deps import BAD_INPUT
 from fabric.api.webhooks import webhook_router
+from fabric.http_problems import problems
 from fabric.jsonbody import strict_app, strict_router
 
 PREFIX = "/api/v1"
@@ -49,14 +47,5 @@ def create_app(context: ApiContext, *, title: str = "fabric-remediation") -> Fas
 async def _bad_input(request: Request, exc: Exception) -> JSONResponse:
     """422 with one line per problem, each naming its field: ``duration: not a duration: '10 minutes'``."""
     assert isinstance(exc, RequestValidationError)
-    return JSONResponse({"detail": "; ".join(_describe(error) for error in exc.errors())},
+    return JSONResponse({"detail": "; ".join(f"{field}: {message}" for field, message in problems(exc))},
                         status_code=BAD_INPUT)
-
-
-def _describe(error: dict[str, Any]) -> str:
-    loc: Sequence[Any] = error.get("loc", ())
-    if len(loc) > 1 and loc[0] in ("body", "query", "path", "header"):
-        loc = loc[1:]
-    field = ".".join(str(part) for part in loc) or "body"
-    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-    return f"{field}: {message}"

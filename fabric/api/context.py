@@ -85,11 +85,31 @@ class RuntimeStatus:
     """Who acts (``None``: a runtime outside the daemon, which always acts)."""
 
 
+class NotApplied(StrEnum):
+    """Why a reload applied nothing: a script asking for one must be able to tell (``POST /reload`` answers
+    non-2xx)."""
+
+    INVALID = "invalid"
+    """The file does not load, or the engine refused its settings: the running configuration stays (422)."""
+    BUSY = "busy"
+    """The engine is starting or the daemon stopping: ask again later (503)."""
+    STANDBY = "standby"
+    """This instance stands by and runs no engine: it leads with the configuration it started with (409)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reload:
+    """What a reload did: ``message`` for the audit and the answer; ``not_applied`` when it applied nothing."""
+
+    message: str
+    not_applied: NotApplied | None = None
+
+
 class Runtime(Protocol):
     def status(self) -> RuntimeStatus: ...
 
-    async def reload(self) -> str:
-        """Re-read rules and silences (SIGHUP, ``POST /api/v1/reload``); returns what changed, for the audit."""
+    async def reload(self) -> Reload:
+        """Re-read rules and silences (SIGHUP, ``POST /api/v1/reload``); what changed, or why nothing was."""
         ...
 
     def wake(self) -> None:

@@ -78,8 +78,14 @@ def require_admin(config: ConfigDep,
 AdminDep = Depends(require_admin)
 
 
+COMPONENT_PATTERN = "^(" + "|".join(sorted(kind.value for kind in ComponentKind)) + r"):[^\n]+$"
+"""What a component id looks like (``kind:name``), for the OpenAPI document; ``parse_component`` checks it and
+says what is wrong in its own words. No newline: a path with one matches no route (404)."""
+
+
 async def path_component(component_id: Annotated[str, Path(description="kind:name, URL-encoded, e.g. "
-                                                                  "'link%3Aleaf01%2F1%7Cspine01%2F1'.")]
+                                                                  "'link%3Aleaf01%2F1%7Cspine01%2F1'.",
+                                                       json_schema_extra={"pattern": COMPONENT_PATTERN})]
                    ) -> ComponentId:
     return parse_component(component_id, "component_id")
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from fabric.api.context import GuardFigures, LeaderView
+from fabric.bounded import Instant
 from fabric.durations import parse_duration
 from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
 from fabric.remediation.muting import check_matcher
+from fabric.remediation.textlimits import BY_MAX, DURATION_MAX, MATCHER_MAX, REASON_MAX
 from fabric.store import DecisionRecord, IntentRecord, OperatorRequest, Silence, TicketRecord
 
 
@@ -238,8 +240,9 @@ class HostHealth(_Model):
 class Audit(_Model):
     """Who asks and why: kept with the request, the silence or the log line of a write."""
 
-    reason: str = Field(min_length=1, description="Why (a change or ticket number...): kept in the audit trail.")
-    by: str = Field(min_length=1, description="Who asks.")
+    reason: str = Field(min_length=1, max_length=REASON_MAX,
+                        description="Why (a change or ticket number...): kept in the audit trail.")
+    by: str = Field(min_length=1, max_length=BY_MAX, description="Who asks.")
 
     @field_validator("reason", "by")
     @classmethod
@@ -250,10 +253,12 @@ class Audit(_Model):
 
 
 class SilenceCreate(Audit):
-    matcher: str = Field(description="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")
-    duration: str | None = Field(None, description="How long: '90m', '2h', '1d' (or give ends_at).")
-    ends_at: AwareDatetime | None = None
-    starts_at: AwareDatetime | None = Field(None, description="When it starts (a maintenance window); default now.")
+    matcher: str = Field(max_length=MATCHER_MAX,
+                         description="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")
+    duration: str | None = Field(None, max_length=DURATION_MAX,
+                                 description="How long: '90m', '2h', '1d' (or give ends_at).")
+    starts_at: Instant | None = Field(None, description="When it starts (a maintenance window); default now.")
+    ends_at: Instant | None = Field(None, description="When it ends: after starts_at (and after now).")
 
     @field_validator("matcher")
     @classmethod
@@ -265,6 +270,14 @@ class SilenceCreate(Audit):
     def _duration(cls, value: str | None) -> str | None:
         if value is not None and parse_duration(value) <= timedelta():
             raise ValueError("a silence must last longer than zero")
+        return value
+
+    @field_validator("ends_at")
+    @classmethod
+    def _after_start(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        starts_at = info.data.get("starts_at")
+        if value is not None and starts_at is not None and value <= starts_at:
+            raise ValueError(f"a silence must end after it starts ({starts_at.isoformat()})")
         return value
 
     @model_validator(mode="after")

@@ -12,9 +12,15 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import HTTPException, Query, status
-from pydantic import AwareDatetime
 
-from fabric.api.deps import ComponentDep, PlanIndexDep, RuntimeDep, StoreDep, parse_component
+from fabric.api.deps import (
+    COMPONENT_PATTERN,
+    ComponentDep,
+    PlanIndexDep,
+    RuntimeDep,
+    StoreDep,
+    parse_component,
+)
 from fabric.api.models import (
     Component,
     ComponentDetail,
@@ -29,6 +35,7 @@ from fabric.api.models import (
     Status,
     Ticket,
 )
+from fabric.bounded import Instant, RowOffset
 from fabric.jsonbody import strict_router
 from fabric.remediation.domain import Lifecycle
 from fabric.store.records import TicketState
@@ -69,7 +76,7 @@ def list_components(
     = None,
     rule: Annotated[str | None, Query(description="Only those put in their state by this rule.")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[RowOffset, Query()] = 0,
 ) -> ComponentPage:
     wanted_switch = switch.casefold() if switch is not None else None
     if wanted_switch is not None and not index.known_switch(wanted_switch):
@@ -113,9 +120,10 @@ def get_component(component: ComponentDep, store: StoreDep, index: PlanIndexDep)
 @router.get("/decisions", response_model=list[Decision], summary="Decisions, oldest first, with the guard's figures")
 def list_decisions(
     store: StoreDep,
-    since: Annotated[AwareDatetime | None, Query(description="From this time on (with its zone).")] = None,
-    until: Annotated[AwareDatetime | None, Query(description="Before this time (with its zone).")] = None,
-    component: Annotated[str | None, Query(description="Only this component's (kind:name).")] = None,
+    since: Annotated[Instant | None, Query(description="From this time on (with its zone).")] = None,
+    until: Annotated[Instant | None, Query(description="Before this time (with its zone).")] = None,
+    component: Annotated[str | None, Query(description="Only this component's (kind:name).",
+                                           json_schema_extra={"pattern": COMPONENT_PATTERN})] = None,
     limit: Annotated[int, Query(ge=1, le=10_000, description="The newest N of them.")] = 100,
 ) -> list[Decision]:
     wanted = None if component is None else parse_component(component, "component")

@@ -37,7 +37,16 @@ from fabric.config import ConfigError
 from fabric.controller.deliveries import delivery_payload
 from fabric.jsonbody import strict_router
 from fabric.store import NewDelivery, Store
-from tickets.events import MAX_BODY_BYTES, TicketEvent, TicketEventError, generic_event, jira_event, parse_body
+from tickets.events import (
+    MAX_BODY_BYTES,
+    MAX_DELIVERY_CHARS,
+    MAX_KEY_CHARS,
+    TicketEvent,
+    TicketEventError,
+    generic_event,
+    jira_event,
+    parse_body,
+)
 
 __all__ = ["DeliveryAnswer", "DeliveryCounter", "Outcome", "Refusal", "count_deliveries", "webhook_router"]
 
@@ -107,7 +116,7 @@ def webhook_router() -> APIRouter:
     }
 
     @router.post("/webhooks/jira", summary="A Jira webhook", responses=answers, response_model=DeliveryAnswer,
-                 openapi_extra=_body_schema(_JIRA_BODY))
+                 openapi_extra=_body_schema(_JIRA_BODY, _IDENTIFIER))
     async def jira(request: Request) -> JSONResponse:
         """A Jira webhook (Cloud or Data Center). When ``[tickets] webhook_secret`` is set, ``X-Hub-Signature:
         sha256=<hex>`` must be the HMAC-SHA256 of the raw body with it."""
@@ -136,22 +145,34 @@ def webhook_router() -> APIRouter:
 
 
 # The bodies are read raw (the signature is over the bytes), so their schemas are given to OpenAPI by hand.
+_KEY: dict[str, Any] = {"type": "string", "pattern": r"^\s*\S+\s*$", "maxLength": MAX_KEY_CHARS, "example": "OPS-123"}
+"""A ticket key as ``tickets.events`` takes it: no space inside."""
 _JIRA_BODY: dict[str, Any] = {
     "type": "object", "required": ["webhookEvent", "issue"],
     "description": "Jira's webhook body; read: webhookEvent, issue.key, issue.fields.status.statusCategory.key, "
                    "issue.fields.resolution, changelog.id, timestamp",
-    "properties": {"webhookEvent": {"type": "string", "example": "jira:issue_updated"},
-                   "issue": {"type": "object"}, "changelog": {"type": "object"}, "timestamp": {"type": "integer"}},
+    "properties": {"webhookEvent": {"type": "string", "pattern": "^jira:issue_", "example": "jira:issue_updated"},
+                   "issue": {"type": "object", "required": ["key"], "properties": {"key": _KEY}},
+                   "changelog": {"type": ["object", "null"]},
+                   "timestamp": {"description": "Epoch milliseconds; anything else is ignored, not refused."}},
 }
 _GENERIC_BODY: dict[str, Any] = {
     "type": "object", "required": ["ticket", "status"],
-    "properties": {"ticket": {"type": "string", "example": "OPS-123"},
+    "properties": {"ticket": _KEY,
                    "status": {"type": "string", "enum": ["resolved", "reopened"]}},
 }
 
 
-def _body_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+_IDENTIFIER: dict[str, Any] = {
+    "name": IDENTIFIER_HEADER, "in": "header", "required": False,
+    "description": "The sender's id of the delivery, the same across its retries (stored: a repeat is a duplicate)",
+    "schema": {"type": "string", "maxLength": MAX_DELIVERY_CHARS},
+}
+
+
+def _body_schema(schema: dict[str, Any], *headers: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+            **({"parameters": list(headers)} if headers else {})}
 
 
 def _context(request: Request) -> ApiContext:
@@ -228,8 +249,12 @@ def _check_token(header: str | None, token: bytes | None) -> None:
 
 
 def _event(parse: Callable[..., TicketEvent], raw: bytes, delivery: str | None) -> TicketEvent:
+    delivery = delivery.strip() if delivery and delivery.strip() else None
+    if delivery is not None and len(delivery) > MAX_DELIVERY_CHARS:  # it is stored: bounded like every stored text
+        raise _Refused(Refusal.MALFORMED, 400, f"{IDENTIFIER_HEADER}: {len(delivery):,} characters, more than the "
+                                               f"{MAX_DELIVERY_CHARS} of a delivery id")
     try:
-        return parse(parse_body(raw), delivery=delivery.strip() if delivery and delivery.strip() else None)
+        return parse(parse_body(raw), delivery=delivery)
     except TicketEventError as exc:
         raise _Refused(Refusal.MALFORMED, 400, str(exc)) from None
 

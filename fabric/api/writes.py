@@ -10,13 +10,15 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import HTTPException, Query, status
-from pydantic import AwareDatetime
+from fastapi import HTTPException, Path, Query, status
 
-from fabric.api.deps import AdminDep, ComponentDep, RuntimeDep, StoreDep
+from fabric.api.context import NotApplied
+from fabric.api.deps import BAD_INPUT, AdminDep, ComponentDep, RuntimeDep, StoreDep
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
+from fabric.bounded import Instant, StoreId
 from fabric.jsonbody import strict_router
 from fabric.remediation.domain import Lifecycle
+from fabric.remediation.textlimits import BY_MAX, REASON_MAX
 from fabric.store import RequestKind
 
 log = logging.getLogger(__name__)
@@ -28,7 +30,7 @@ router = strict_router(tags=["write"], responses={422: {"model": Problem}})
 @router.get("/silences", response_model=list[SilenceOut], summary="Current and future silences")
 def list_silences(
     store: StoreDep,
-    ended_since: Annotated[AwareDatetime | None, Query(description="Also those that ended after this time.")]
+    ended_since: Annotated[Instant | None, Query(description="Also those that ended after this time.")]
     = None,
 ) -> list[SilenceOut]:
     return [SilenceOut.of(silence) for silence in store.silences(include_ended_since=ended_since)]
@@ -37,8 +39,11 @@ def list_silences(
 @router.post("/silences", response_model=SilenceOut, status_code=status.HTTP_201_CREATED, dependencies=[AdminDep],
              responses=_DENIED, summary="Silence components (now, or a maintenance window)")
 def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
-    silence = store.add_silence(body.matcher, reason=body.reason, created_by=body.by, ends_at=body.ends_at,
-                                duration=body.length(), starts_at=body.starts_at)
+    try:
+        silence = store.add_silence(body.matcher, reason=body.reason, created_by=body.by, ends_at=body.ends_at,
+                                    duration=body.length(), starts_at=body.starts_at)
+    except ValueError as exc:  # the model checked all else: it ends before it starts (now, by the service's clock)
+        raise HTTPException(BAD_INPUT, f"ends_at: {exc}") from None
     log.info("silence %d of %s until %s added by %s: %s", silence.id, silence.matcher, silence.ends_at.isoformat(),
              body.by, body.reason)
     return SilenceOut.of(silence)
@@ -47,10 +52,10 @@ def add_silence(body: SilenceCreate, store: StoreDep) -> SilenceOut:
 @router.delete("/silences/{silence_id}", response_model=Expired, dependencies=[AdminDep],
                responses={**_DENIED, 404: {"model": Problem}}, summary="Expire a silence now")
 def expire_silence(
-    silence_id: int,
+    silence_id: Annotated[StoreId, Path()],
     store: StoreDep,
-    by: Annotated[str, Query(min_length=1, description="Who asks (logged).")],
-    reason: Annotated[str, Query(min_length=1, description="Why (logged).")],
+    by: Annotated[str, Query(min_length=1, max_length=BY_MAX, description="Who asks (logged).")],
+    reason: Annotated[str, Query(min_length=1, max_length=REASON_MAX, description="Why (logged).")],
 ) -> Expired:
     if not store.expire_silence(silence_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no active silence {silence_id} in fabric {store.fabric}")
@@ -73,7 +78,8 @@ def resume(body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
 
 @router.post("/components/{component_id:path}/clear", response_model=RequestOut,
              status_code=status.HTTP_202_ACCEPTED, dependencies=[AdminDep],
-             responses={**_DENIED, 409: {"model": Problem}},
+             responses={**_DENIED, 409: {"model": Problem},
+                        404: {"model": Problem, "description": "A path that names no component (a newline in it)."}},
              summary="Ask the engine to release a quarantined component (on probation, within the guard)")
 def clear(component: ComponentDep, body: Audit, store: StoreDep, runtime: RuntimeDep) -> RequestOut:
     with store.transaction() as tx:
@@ -86,10 +92,20 @@ def clear(component: ComponentDep, body: Audit, store: StoreDep, runtime: Runtim
     return RequestOut.of(request)
 
 
-@router.post("/reload", response_model=Reloaded, dependencies=[AdminDep], responses=_DENIED,
-             summary="Re-read rules and silences without a restart")
+_NOT_APPLIED = {NotApplied.INVALID: BAD_INPUT,
+                NotApplied.BUSY: status.HTTP_503_SERVICE_UNAVAILABLE, NotApplied.STANDBY: status.HTTP_409_CONFLICT}
+"""A reload that applied nothing is no success: a script must tell it from one by the status alone."""
+
+
+@router.post("/reload", response_model=Reloaded, dependencies=[AdminDep],
+             responses={**_DENIED, 409: {"model": Problem}, 503: {"model": Problem}},
+             summary="Re-read rules and silences without a restart",
+             description="200 with what changed; 422 with the file's problems when it does not load (the running "
+                         "configuration stays), 503 while the engine starts or the daemon stops, 409 on a standby.")
 async def reload(body: Audit, runtime: RuntimeDep) -> Reloaded:
     # async: the runtime's reload runs on the service's loop; it touches no store from here.
-    changed = await runtime.reload()
-    log.info("reload by %s: %s; %s", body.by, body.reason, changed)
-    return Reloaded(changed=changed)
+    outcome = await runtime.reload()
+    log.info("reload by %s: %s; %s", body.by, body.reason, outcome.message)
+    if outcome.not_applied is not None:
+        raise HTTPException(_NOT_APPLIED[outcome.not_applied], outcome.message)
+    return Reloaded(changed=outcome.message)

@@ -54,6 +54,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,  # see fabric.cli.common.command_group
 )
 app.add_typer(plan.plan_app, name="plan")
 app.command()(verify.verify)

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from fabric.cli.text import one_line
+from fabric.remediation.textlimits import within
+from fabric.terminal import one_line
+from topology.printable import visible_lines
+from topology.redact import redacted_url
 
 if TYPE_CHECKING:
     from fabric.store import Store
@@ -39,16 +42,56 @@ ApiOption = Annotated[str | None, typer.Option(
          "is then the daemon's; writes need FABRIC_API__ADMIN_TOKEN).")]
 
 
+def command_group(help_text: str) -> typer.Typer:
+    """A group of commands (``fabricctl silence ...``). Help is click's plain text, as for the root: rich's tables
+    squeeze the option column at 80 columns until names are cut ("--ufm-secret-f…"), where click's puts a long name
+    on a line of its own and wraps its help below it."""
+    return typer.Typer(help=help_text, no_args_is_help=True, rich_markup_mode=None)
+
+
 def fail(message: str) -> NoReturn:
-    typer.echo(f"fabricctl: error: {message}", err=True)
+    """``message`` on stderr, exit 2. Its values are made visible; its own lines (a configuration's problems, one
+    a line) stay lines."""
+    typer.echo(f"fabricctl: error: {visible_lines(message)}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str]) -> None:
-    """``rows`` as a JSON list, or one line each (cut to the terminal's width; the JSON has them whole)."""
+def bounded(type_name: str, option: str) -> Callable[[str], Any]:
+    """A typer ``parser`` for ``option``: its text read as the type ``type_name`` of ``fabric.bounded`` (the one the
+    HTTP API validates the same value with); out of bounds, one line naming the option and exit 2. Imported when
+    the option is given, so that pydantic stays out of every other command's start-up."""
+    def parse(text: str) -> Any:
+        from pydantic import TypeAdapter, ValidationError
+
+        from fabric import bounded as types
+
+        try:
+            return TypeAdapter(getattr(types, type_name)).validate_python(text)
+        except ValidationError as exc:
+            fail(f"{option}: {str(exc.errors()[0]['msg']).removeprefix('Value error, ')}")
+
+    parse.__name__ = type_name  # what --help shows as the value's type
+    return parse
+
+
+def limited(text: str, limit: int, option: str) -> str:
+    """``text``, or one line naming ``option`` and exit 2 when it is longer than ``limit`` characters (what the
+    store keeps of an operator's words is bounded: ``fabric.remediation.textlimits``)."""
+    try:
+        return within(text, limit, option)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str],
+               nothing: str) -> None:
+    """``rows`` as a JSON list, or one line each (cut to the terminal's width; the JSON has them whole), or
+    ``nothing`` when there are none: a command that prints nothing leaves its reader guessing whether it worked."""
     if output_format is OutputFormat.JSON:
         print_json(rows)
         return
+    if not rows:
+        typer.echo(one_line(nothing))
     for row in rows:
         typer.echo(one_line(line(row)))
 
@@ -60,14 +103,34 @@ def print_json(payload: Any) -> None:
 
 @contextmanager
 def open_store(url: str, fabric: str, *, writes: bool = False) -> Iterator[Store]:
-    """The store of a fabric that already runs: never created by a command (a typo must not look like an empty,
-    healthy system). Errors (no such file, not a database, refused by PostgreSQL) reach ``app``'s one handler."""
+    """The store of a fabric that already runs: never created by a command, and refused when it holds no row of
+    ``fabric`` (a typo in a path or a fabric's name must not look like an empty, healthy system: "automation:
+    running" for a fabric that does not exist). Errors (no such file, not a database, refused by PostgreSQL, no
+    such fabric) reach ``app``'s one handler."""
     from fabric import wiring
     from fabric.store import database_errors
 
     with database_errors(url):
         store = wiring.open_existing_store(url, fabric=fabric, read_only=not writes)
         try:
+            _check_fabric(store, url, writes=writes)
             yield store
         finally:
             store.close()
+
+
+def _check_fabric(store: Store, url: str, *, writes: bool) -> None:
+    """A ``StoreError`` when the database holds no row of the store's fabric; but a database that holds no fabric
+    yet takes writes (a fabric's first silence may come before its daemon's first start), where one that holds
+    other fabrics does not (a typo in ``--fabric`` would silence nothing)."""
+    from fabric.store import StoreError
+
+    if store.holds_fabric():
+        return
+    known = store.fabrics()
+    if writes and not known:
+        return
+    held = (f"it holds {', '.join(repr(name) for name in known)}" if known else
+            "it holds no fabric yet: a fabric's rows are written when its daemon first starts")
+    raise StoreError(f"{redacted_url(url)}: no fabric {store.fabric!r} there ({held}); check --fabric or "
+                     "FABRIC_FABRIC__NAME")

@@ -30,12 +30,17 @@ from fabric.cli.common import (
     FormatOption,
     OutputFormat,
     StoreOption,
+    bounded,
+    command_group,
     fail,
+    limited,
     open_store,
     print_json,
     print_rows,
 )
-from fabric.cli.text import one_line
+from fabric.remediation.textlimits import BY_MAX, REASON_MAX
+from fabric.terminal import LineTable, console, one_line
+from topology.printable import visible
 
 if TYPE_CHECKING:
     from fabric.api.models import Component, RequestOut
@@ -43,7 +48,10 @@ if TYPE_CHECKING:
     from fabric.remediation.domain import ComponentId
     from fabric.store import Store
 
-ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).")]
+CONFLICT = 409
+"""The API's answer to a resume when automation is not halted."""
+ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).",
+                                       callback=lambda by: limited(by, BY_MAX, "--by"))]
 
 
 def _api(url: str) -> ApiClient:
@@ -87,7 +95,7 @@ def _status_from_store(store: Store) -> _StatusView:
 def _status_from_api(client: ApiClient) -> _StatusView:
     from fabric.api.models import Status
 
-    live = Status.model_validate(client.get("/status"))
+    live = client.get_as(Status, "/status")
     return _StatusView(live.fabric, live.would_be, live.halted, live.halted_since, live.halt_reason, live.components,
                        _api_components(client), live.pending_requests)
 
@@ -98,7 +106,7 @@ def _api_components(client: ApiClient) -> list[Component]:
 
     found: list[Component] = []
     while True:
-        page = ComponentPage.model_validate(client.get("/components", {"limit": 1000, "offset": len(found)}))
+        page = client.get_as(ComponentPage, "/components", {"limit": 1000, "offset": len(found)})
         found.extend(page.items)
         if not page.items or len(found) >= page.total:
             return found
@@ -146,21 +154,45 @@ def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (k
     from fabric.store.records import RequestKind
 
     why = _reason(reason)
+    request: RequestOut | None = None
     if api is None:
         with open_store(store_url, fabric, writes=True) as store:
             before = _status_from_store(store)
             if before.halted:
                 request = RequestOut.of(store.request(RequestKind.RESUME, reason=why, requested_by=requested_by))
     else:
+        from fabric.cli.api_client import ApiError
+
         with _api(api) as client:
             before = _status_from_api(client)
-            if before.halted:  # the API answers 409 (an error) when it is not: say so as --store does
-                request = RequestOut.model_validate(client.post("/resume", {"reason": why, "by": requested_by}))
-    if not before.halted:
-        typer.echo(f"automation of fabric {before.fabric} is not halted")
+            try:  # asked whatever the status says: the daemon checks the token first (a wrong one exits 2)
+                request = client.post_as(RequestOut, "/resume", {"reason": why, "by": requested_by})
+            except ApiError as exc:
+                if exc.status != CONFLICT:  # 409: not halted, said as --store says it
+                    raise
+    if request is None:
+        typer.echo(one_line(f"automation of fabric {before.fabric} is not halted"))
         return
     typer.echo(one_line(f"resume requested (request {request.id}); halted since {before.since}: {before.reason}"))
     typer.echo("the engine resumes automation at its next cycle")
+
+
+def reload(reason: Annotated[str, typer.Option(help="Why (the daemon logs who asked and why).")],
+           requested_by: ByOption = "operator", api: ApiOption = None) -> None:
+    """Ask the running daemon to re-read its configuration file, as SIGHUP does, and say what it applied.
+
+    Exit 0 when it applied the file (or nothing had changed); 2 when it applied nothing: the file does not load (its
+    problems named; the daemon goes on with the configuration it has), the engine is starting or the daemon
+    stopping, or this daemon stands by.
+    """
+    from fabric.api.models import Reloaded
+
+    if api is None:
+        fail("reload asks the running daemon: give --api URL (or FABRIC_API_URL), or send the daemon SIGHUP")
+    why = _reason(reason)
+    with _api(api) as client:
+        done = client.post_as(Reloaded, "/reload", {"reason": why, "by": requested_by})
+    typer.echo(visible(done.changed))
 
 
 def decisions(
@@ -190,7 +222,7 @@ def decisions(
     else:
         params: dict[str, object] = {"limit": limit} | ({} if wanted is None else {"component": str(wanted)})
         with _api(api) as client:
-            found = [Decision.model_validate(item) for item in client.get("/decisions", params)]
+            found = client.get_list_of(Decision, "/decisions", params)
     rows = [{"at": d.at.isoformat(), "action": d.kind, "rule": d.rule, "component": d.component or "",
              "reason": d.reason, "dry_run": d.dry_run, "guard": d.guard} for d in found]
     if output_format is OutputFormat.JSON:
@@ -198,23 +230,19 @@ def decisions(
         return
     if wanted is not None:
         for row in rows:
-            typer.echo(f"{row['at']}  {row['action']}{' (dry run)' if row['dry_run'] else ''}  {row['rule']}\n"
-                       f"  {row['reason']}\n  guard: {row['guard'] or '-'}")
+            dry = " (dry run)" if row["dry_run"] else ""
+            typer.echo(f"{row['at']}  {row['action']}{dry}  {visible(str(row['rule']))}\n"
+                       f"  {visible(str(row['reason']))}\n  guard: {visible(str(row['guard'] or '-'))}")
         return
-    from rich.console import Console
-
-    from fabric.replay.render import line_table
-
-    table = line_table("Decisions, oldest first (UTC)", "at", "action", "rule", "component", "why")
+    out = console()
+    table = LineTable(out, "Decisions, oldest first (UTC)", "at", "action", "rule", "component", "why")
     for row in rows:
         action = f"{row['action']} (dry)" if row["dry_run"] else str(row["action"])
-        table.add_row(str(row["at"])[5:19].replace("T", " "), action, str(row["rule"]), str(row["component"]),
-                      one_line(str(row["reason"]), 10_000))
-    Console().print(table)
+        table.add(str(row["at"])[5:19].replace("T", " "), action, row["rule"], row["component"], row["reason"])
+    out.print(table)
 
 
-components_app = typer.Typer(help="Components automation holds: list them, release a quarantined one.",
-                              no_args_is_help=True)
+components_app = command_group("Components automation holds: list them, release a quarantined one.")
 
 
 @components_app.command("list")
@@ -234,7 +262,8 @@ def components_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption
              "rule": c.rule, "reason": c.reason, "dry_run": c.dry_run} for c in found]
     print_rows(rows, output_format, lambda row: f"{row['lifecycle']:<16} {row['component']}  strikes "
                                                 f"{row['strikes']}  {row['rule']}: {row['reason']}"
-                                                f"{'  (dry run)' if row['dry_run'] else ''}")
+                                                f"{'  (dry run)' if row['dry_run'] else ''}",
+               "no component has a recorded state: all are healthy as far as automation knows")
 
 
 @components_app.command("clear")
@@ -261,13 +290,13 @@ def components_clear(component: str, reason: Annotated[str, typer.Option(help="W
                                                   requested_by=requested_by))
     else:  # the API answers 409 with the same line when it is not quarantined
         with _api(api) as client:
-            request = RequestOut.model_validate(client.post(f"{_component_path(wanted)}/clear",
-                                                            {"reason": why, "by": requested_by}))
-    typer.echo(f"{component}: clear requested (request {request.id}); the engine releases it at its next cycle")
+            request = client.post_as(RequestOut, f"{_component_path(wanted)}/clear",
+                                     {"reason": why, "by": requested_by})
+    typer.echo(one_line(f"{component}: clear requested (request {request.id}); the engine releases it at its next "
+                        "cycle"))
 
 
-silence_app = typer.Typer(help="Silences: findings on matching components are recorded, not acted on.",
-                          no_args_is_help=True)
+silence_app = command_group("Silences: findings on matching components are recorded, not acted on.")
 
 
 @silence_app.command("add")
@@ -275,7 +304,8 @@ def silence_add(
     matcher: Annotated[str, typer.Argument(help="A component id or a glob: 'link:pod01-leaf01/*', 'switch:core03-*'.")],
     duration: Annotated[str, typer.Option(help="How long: 90m, 2h, 1d.")],
     reason: Annotated[str, typer.Option(help="Why (maintenance ticket, change number...).")],
-    starts: Annotated[str | None, typer.Option(
+    starts: Annotated[datetime | None, typer.Option(
+        parser=bounded("Instant", "--starts"), metavar="TIME",
         help="When it starts, with its zone (2026-12-02T01:00:00+00:00): a maintenance window. Default: now.")]
     = None,
     created_by: ByOption = "operator",
@@ -298,18 +328,18 @@ def silence_add(
         check_matcher(matcher)
     except ValueError as exc:
         fail(str(exc))
-    starts_at = _aware_time(starts, "--starts") if starts is not None else None
     why = _reason(reason)
     if api is None:
         with open_store(store_url, fabric, writes=True) as store:
             silence = SilenceOut.of(store.add_silence(matcher, reason=why, created_by=created_by, duration=length,
-                                                      starts_at=starts_at))
+                                                      starts_at=starts))
     else:
         body = {"matcher": matcher, "duration": duration, "reason": why, "by": created_by,
-                "starts_at": None if starts_at is None else starts_at.isoformat()}
+                "starts_at": None if starts is None else starts.isoformat()}
         with _api(api) as client:
-            silence = SilenceOut.model_validate(client.post("/silences", body))
-    typer.echo(f"silence {silence.id}: {silence.matcher} until {silence.ends_at.isoformat(timespec='seconds')}")
+            silence = client.post_as(SilenceOut, "/silences", body)
+    typer.echo(one_line(f"silence {silence.id}: {silence.matcher} until "
+                        f"{silence.ends_at.isoformat(timespec='seconds')}"))
 
 
 @silence_app.command("list")
@@ -323,16 +353,17 @@ def silence_list(store_url: StoreOption = DEFAULT_STORE, fabric: FabricOption = 
             found = [SilenceOut.of(silence) for silence in store.silences()]
     else:
         with _api(api) as client:
-            found = [SilenceOut.model_validate(item) for item in client.get("/silences")]
+            found = client.get_list_of(SilenceOut, "/silences")
     rows = [{"id": s.id, "matcher": s.matcher, "reason": s.reason, "by": s.created_by,
              "starts_at": s.starts_at.isoformat(), "ends_at": s.ends_at.isoformat()} for s in found]
     print_rows(rows, output_format, lambda row: f"{row['id']:>4}  {row['matcher']}  until {row['ends_at'][:19]}  "
-                                                f"{row['by']}: {row['reason']}")
+                                                f"{row['by']}: {row['reason']}",
+               "no current or future silence")
 
 
 @silence_app.command("expire")
 def silence_expire(
-    silence_id: int,
+    silence_id: Annotated[int, typer.Argument(parser=bounded("StoreId", "SILENCE_ID"), metavar="SILENCE_ID")],
     store_url: StoreOption = DEFAULT_STORE,
     fabric: FabricOption = DEFAULT_FABRIC,
     reason: Annotated[str | None, typer.Option(
@@ -352,7 +383,7 @@ def silence_expire(
     typer.echo(f"silence {silence_id} expired")
 
 
-store_app = typer.Typer(help="The service's database.", no_args_is_help=True)
+store_app = command_group("The service's database.")
 
 
 @store_app.command("migrate")
@@ -377,20 +408,10 @@ def store_migrate(
         typer.echo(f"already at schema version {report.now}")
 
 
-def _aware_time(text: str, option: str) -> datetime:
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        fail(f"{option}: not a time: {text!r} (write e.g. 2026-12-02T01:00:00+00:00)")
-    if when.tzinfo is None:
-        fail(f"{option}: {text!r} has no time zone (add +00:00 for UTC): which one was meant?")
-    return when
-
-
 def _reason(text: str) -> str:
     if not text.strip():
         fail("--reason: give a reason (it is kept in the audit trail)")
-    return text.strip()
+    return limited(text.strip(), REASON_MAX, "--reason")
 
 
 def register(app: typer.Typer) -> None:
@@ -399,4 +420,5 @@ def register(app: typer.Typer) -> None:
     app.add_typer(store_app, name="store")
     app.command()(status)
     app.command()(resume)
+    app.command()(reload)
     app.command()(decisions)

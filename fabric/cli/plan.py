@@ -11,13 +11,13 @@ from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
-from fabric.cli.common import fail
+from fabric.cli.common import command_group, fail
 from topology.errors import InputError
 
 if TYPE_CHECKING:
     import networkx as nx
 
-plan_app = typer.Typer(help="Wiring plans.", no_args_is_help=True)
+plan_app = command_group("Wiring plans.")
 
 
 class GraphFormat(StrEnum):

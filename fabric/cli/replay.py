@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, fail
+from fabric.durations import CYCLE, format_duration
 from topology.errors import InputError
 
 
@@ -29,7 +30,8 @@ def replay(
                                  "fabric's names, GUIDs and ports, and its model unless --plan is given.")],
     events: Annotated[Path, typer.Option(
         "--events", "-e", help="Recorded UFM events: an event.log (.gz too), a GET /app/events JSON list "
-                               "(bare or {\"data\": [...]}, either UFM payload shape) or JSON lines.")],
+                               "(bare or {\"data\": [...]}, either UFM payload shape) or JSON lines; a file, "
+                               "a pipe (<(zcat week.log.gz)) or - for the standard input.")],
     plan: Annotated[Path | None, typer.Option(
         "--plan", "-p", help="The wiring plan (NDT CSV) as the model, joined with the snapshot's GUIDs.")] = None,
     config: Annotated[Path | None, typer.Option(
@@ -37,7 +39,7 @@ def replay(
                                "FABRIC_* variables apply. Always a dry run.")] = None,
     interval: Annotated[str | None, typer.Option(
         help="Virtual cycle length, at least 1s, e.g. 60s (default: the configuration's daemon.interval, "
-             "60s).")] = None,
+             f"{format_duration(CYCLE)} unless it says otherwise).")] = None,
     output_format: Annotated[ReplayFormat, typer.Option(
         "--format", "-f", help="Report format: table, json (one document), jsonl (JSON lines, each decision "
                                "written as it is taken, the summary last).")] = ReplayFormat.TABLE,
@@ -67,9 +69,9 @@ def replay(
         elif output_format is ReplayFormat.JSON:
             report.write_json(sys.stdout)
         else:
-            from rich.console import Console
+            from fabric.terminal import console
 
-            render_table(report, Console())
+            render_table(report, console())
     except OSError as exc:
         # A disk that filled: the likeliest the temporary files' (the decisions, a log's events sorted out of
         # order: hundreds of MB for a month), so they are named. Anything else is no operator's to fix here.

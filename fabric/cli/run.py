@@ -13,7 +13,9 @@ def run(
     log_format: Annotated[str, typer.Option(
         "--log-format", help="json: one JSON object a line (for a log pipeline); text: for a terminal.")] = "json",
     clock: Annotated[str, typer.Option(
-        hidden=True, help="system, or simulator: the UFM simulator's clock (the demo and the tests).")] = "system",
+        help="system, or simulator: keep to the clock of the UFM simulator at ufm.url (fabricctl simulate), for a "
+             "simulator running faster than real time (--speed): cycles, windows, probation and timestamps then "
+             "follow simulated time.")] = "system",
 ) -> None:
     """Run the remediation service: a cycle every daemon.interval, the HTTP API on api.host and api.port.
 

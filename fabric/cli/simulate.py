@@ -9,6 +9,7 @@ import typer
 
 from fabric.cli.common import fail
 from topology.errors import InputError
+from topology.printable import visible
 
 
 def simulate(
@@ -23,12 +24,17 @@ def simulate(
     password: Annotated[str, typer.Option(help="UFM password.")] = "123456",
     ufm_version: Annotated[str, typer.Option(
         help="UFM release to imitate; 6.16 and older serve the legacy event shape.")] = "6.20.0",
-    speed: Annotated[float, typer.Option(min=0.0, help="Simulated seconds per real second (0 freezes).")] = 1.0,
+    speed: Annotated[float, typer.Option(min=0.0, help="Simulated seconds per real second (0 freezes). A daemon run "
+                                                      "against a simulator faster than real time keeps to its "
+                                                      "clock with fabricctl run --clock simulator.")] = 1.0,
     job_seconds: Annotated[float, typer.Option(min=0.0, help="Simulated seconds a port action runs.")] = 2.0,
     miswire: Annotated[int, typer.Option(min=0, help="Swap this many cable pairs in the as-built fabric.")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for random choices and planted miswires.")] = 0,
-    event_log: Annotated[Path | None, typer.Option(help="Append every event to this file as event.log lines.")]
-    = None,
+    event_log: Annotated[Path | None, typer.Option(
+        help="Write every event to this file as event.log lines. A file holding an earlier run's events is "
+             "refused (replay would read both runs as one history) unless --append.")] = None,
+    append: Annotated[bool, typer.Option(
+        "--append", help="Add this run's events to an --event-log file that holds some already.")] = False,
     offline: Annotated[str | None, typer.Option(
         help="Do not serve: run this much simulated time (e.g. 2h) at once, write the event log, exit.")] = None,
     snapshot: Annotated[Path | None, typer.Option(
@@ -49,8 +55,8 @@ def simulate(
         options = SimulateOptions(
             plan=plan, preset=preset, scenarios=scenario or [], host=host, port=port, tls=tls, user=user,
             password=password, ufm_version=ufm_version, rate=speed, job_seconds=job_seconds, miswire=miswire,
-            seed=seed, event_log=event_log, offline=seconds, snapshot=snapshot)
-        code = run(options, lambda line: typer.echo(line, err=True))
+            seed=seed, event_log=event_log, append=append, offline=seconds, snapshot=snapshot)
+        code = run(options, lambda line: typer.echo(visible(line), err=True))  # scenario names, step errors
     except (InputError, ScenarioError, ValueError, OSError) as exc:
         fail(str(exc))
     raise typer.Exit(code)

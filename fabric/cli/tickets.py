@@ -20,17 +20,21 @@ from fabric.cli.common import (
     FormatOption,
     OutputFormat,
     StoreOption,
+    command_group,
     fail,
+    limited,
     open_store,
     print_json,
 )
-from fabric.cli.text import one_line
+from fabric.remediation.textlimits import COMMENT_MAX
+from fabric.terminal import LineTable, console
+from topology.printable import visible, visible_lines
 
 if TYPE_CHECKING:
     from tickets.base import Ticket, TicketStatus
     from tickets.local import LocalTicketBackend
 
-tickets_app = typer.Typer(help="Tickets in the service's own database (the local backend).", no_args_is_help=True)
+tickets_app = command_group("Tickets in the service's own database (the local backend).")
 
 
 def _ticket_dict(ticket: Ticket) -> dict[str, object]:
@@ -79,15 +83,11 @@ def tickets_list(
     if output_format is OutputFormat.JSON:
         print_json(rows)
         return
-    from rich.console import Console
-
-    from fabric.replay.render import line_table
-
-    table = line_table("Tickets, oldest first (UTC)", "key", "status", "created", "why")
+    out = console()
+    table = LineTable(out, "Tickets, oldest first (UTC)", "key", "status", "created", "why")
     for row in rows:
-        table.add_row(str(row["key"]), str(row["status"]), str(row["created_at"])[5:19].replace("T", " "),
-                      one_line(str(row["summary"]), 10_000))
-    Console().print(table)
+        table.add(row["key"], row["status"], str(row["created_at"])[5:19].replace("T", " "), row["summary"])
+    out.print(table)
 
 
 def _tickets_from_api(api: str, wanted: TicketStatus | None) -> list[dict[str, object]]:
@@ -95,8 +95,7 @@ def _tickets_from_api(api: str, wanted: TicketStatus | None) -> list[dict[str, o
     from fabric.cli.api_client import ApiClient
 
     with ApiClient(api) as client:
-        found = [TicketOut.model_validate(item) for item in
-                 client.get("/tickets", None if wanted is None else {"state": wanted.value})]
+        found = client.get_list_of(TicketOut, "/tickets", None if wanted is None else {"state": wanted.value})
     return [{"key": t.external_key or "(creating)", "status": t.state, "summary": t.summary,
              "dedup_key": t.dedup_key, "created_at": t.created_at.isoformat(),
              "resolved_at": t.resolved_at.isoformat() if t.resolved_at else None} for t in found]
@@ -119,9 +118,10 @@ def tickets_show(key: str, store_url: StoreOption = DEFAULT_STORE, fabric: Fabri
     if output_format is OutputFormat.JSON:
         print_json(payload)
         return
-    typer.echo(f"{ticket.key} [{ticket.status.value}] {ticket.summary}\n\n{ticket.description}")
+    typer.echo(f"{visible(ticket.key)} [{ticket.status.value}] {visible(ticket.summary)}\n\n"
+               f"{visible_lines(ticket.description)}")
     for at, text in comments:
-        typer.echo(f"\n-- {at.isoformat(timespec='seconds')}\n{text}")
+        typer.echo(f"\n-- {at.isoformat(timespec='seconds')}\n{visible_lines(text)}")
 
 
 @tickets_app.command("resolve")
@@ -132,10 +132,11 @@ def tickets_resolve(key: str, comment: Annotated[str, typer.Option(help="What wa
 
     if not comment.strip():
         fail("--comment: say what was repaired")
+    limited(comment, COMMENT_MAX, "--comment")
     with _fabric_tickets(store_url, fabric, writes=True) as (backend, keys):
         try:
             _mine(backend.status(key), keys, fabric)
             ticket = backend.resolve(key, comment)
         except (TicketError, ValueError) as exc:
             fail(str(exc))
-    typer.echo(f"{ticket.key} is {ticket.status.value}")
+    typer.echo(f"{visible(ticket.key)} is {ticket.status.value}")

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fabric.cli.common import fail
+from fabric.cli.common import command_group, fail
 from fabric.ufm.address import DEFAULT_TIMEOUT_S
+from topology.redact import redacted_url
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
@@ -38,7 +39,7 @@ def ufm_target(url: str, auth: str, user: str, secret_file: Path | None, ca: Pat
     try:
         check_base_url(url)
     except ValueError as exc:
-        fail(f"--ufm {url!r}: {exc}")
+        fail(f"--ufm {redacted_url(url)!r}: {exc}")
     try:
         check_timeout(timeout)
     except ValueError as exc:
@@ -59,16 +60,16 @@ def read_snapshot(target: UfmTarget) -> tuple[UfmSnapshot, str]:
     from fabric.ufm.snapshot import fetch_snapshot
 
     async def fetch() -> tuple[UfmSnapshot, str]:
-        async with target.client() as client:
-            return await fetch_snapshot(client), client.base_url + client.prefix
+        async with target.client() as client:  # where it was read, as reports show it: never with a password
+            return await fetch_snapshot(client), redacted_url(client.base_url + client.prefix)
 
     try:
         return asyncio.run(fetch())
     except (ConnectError, UfmError) as exc:
-        fail(f"{target.url}: {exc}")
+        fail(f"{redacted_url(target.url)}: {exc}")
 
 
-ufm_app = typer.Typer(help="Read a live UFM.", no_args_is_help=True)
+ufm_app = command_group("Read a live UFM.")
 
 
 @ufm_app.command("snapshot")

@@ -79,9 +79,8 @@ def verify(
     if output_format is OutputFormat.JSON:
         print_json(report.to_dict(worst))
     else:
-        from rich.console import Console
-
         from fabric.cli.verify_render import render_verify
+        from fabric.terminal import console
 
-        render_verify(report, Console(), worst)
+        render_verify(report, console(), worst)
     raise typer.Exit(EXIT_OK if report.matches else EXIT_FINDINGS)

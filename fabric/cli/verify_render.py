@@ -1,4 +1,4 @@
-"""The ``fabricctl verify`` report as tables for a terminal."""
+"""The ``fabricctl verify`` report as tables for a terminal (every name made visible: ``fabric.terminal``)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
+from fabric.terminal import boxed_table as _table
+from fabric.terminal import cell, cell_lines
 from topology.model import Cable, End, Fabric
-from topology.verify import BandwidthReport, Miswire, VerifyReport
-
-
-def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold")
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*(str(cell) for cell in row))
-    return table
+from topology.verify import BandwidthReport, Miswire, OddName, VerifyReport
 
 
 def _devices_hit(fabric: Fabric, cables: Iterable[Cable]) -> Counter[str]:
@@ -33,8 +26,9 @@ def _devices_hit(fabric: Fabric, cables: Iterable[Cable]) -> Counter[str]:
 def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> None:
     plan, actual = report.plan, report.actual
     summary = report.summary()
-    verdict = "[green]MATCHES the plan[/]" if report.matches else "[red]DOES NOT MATCH the plan[/]"
-    console.print(f"As-built [bold]{actual.source}[/] {verdict} [dim]({plan.source})[/]")
+    verdict = cell("MATCHES the plan", "green") if report.matches else cell("DOES NOT MATCH the plan", "red")
+    console.print(Text.assemble("As-built ", cell(actual.source, "bold"), " ", verdict, " ",
+                                cell(f"({plan.source})", "dim")))
     console.print(_table("Summary", ("check", "count"), summary.items()))
 
     def more(items: Sequence[object]) -> str:
@@ -55,8 +49,8 @@ def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> No
             shown.append(m)
         console.print(_table(
             f"Miswired cables{more(shown)}", ("kind", "expected", "actual"),
-            ((m.kind.value, "\n".join(plan.describe_cable(c) for c in (m.expected, m.swapped_with) if c),
-              "\n".join(actual.describe_cable(c) for c in m.actual)) for m in shown[:worst]),
+            ((m.kind.value, cell_lines(plan.describe_cable(c) for c in (m.expected, m.swapped_with) if c),
+              cell_lines(actual.describe_cable(c) for c in m.actual)) for m in shown[:worst]),
         ))
     if report.unexpected:
         console.print(_table(f"Unexpected cables{more(report.unexpected)}", ("cable",),
@@ -75,17 +69,26 @@ def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> No
             ("not in the plan", ", ".join(actual.devices[k].name for k in report.unknown_devices[:worst])),
             ("planned but absent", ", ".join(plan.devices[k].name for k in report.absent_devices[:worst])),
         )))
+    if report.odd_names:
+        console.print(_table(f"Names that are not what they look like{more(report.odd_names)}",
+                             ("side", "name", "what is odd", "looks like the planned"),
+                             (_odd_row(odd) for odd in report.odd_names[:worst])))
     bad_cables = [*report.missing, *(m.expected for m in report.miswired), *(d.planned for d in report.degraded)]
     hits = _devices_hit(plan, bad_cables).most_common(worst)
     if hits and hits[0][1] > 1:  # only worth a table when faults concentrate on some devices
         console.print(_table("Devices with the most cabling faults", ("device", "faulty cables"), hits))
     sizes = ", ".join(str(len(c)) for c in report.components[:worst])
     style = "red" if len(report.components) > report.planned_components else "green"
-    console.print(f"[{style}]Switch fabric partitions: {len(report.components)}[/] "
-                  f"(planned {report.planned_components}; switches per partition: {sizes})")
+    console.print(Text.assemble(cell(f"Switch fabric partitions: {len(report.components)}", style),
+                                f" (planned {report.planned_components}; switches per partition: {sizes})"))
     _render_paths(report, console, worst)
     if report.bandwidth is not None:
         _render_bandwidth(report, report.bandwidth, console, worst)
+
+
+def _odd_row(odd: OddName) -> tuple[str, str, str, str]:
+    why = odd.why or "plain ASCII: the planned name it looks like is not"
+    return odd.side, odd.name, why, "" if odd.looks_like is None else f"{odd.looks_like} (another device)"
 
 
 def _render_paths(report: VerifyReport, console: Console, worst: int) -> None:

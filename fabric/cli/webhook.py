@@ -25,7 +25,7 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
     """Serve only POST /webhooks/jira and /webhooks/generic; the running daemon processes what they store."""
     import uvicorn
 
-    from fabric.api.context import ApiContext, RuntimeStatus
+    from fabric.api.context import ApiContext, Reload, RuntimeStatus
     from fabric.api.webhooks import webhook_router
     from fabric.config import load_config
     from fabric.simulator.server import bind_listener, uvicorn_config
@@ -41,8 +41,8 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
             return RuntimeStatus(started_at=started, dry_run=settings.policy.dry_run,
                                  interval_seconds=settings.daemon.interval.total_seconds())
 
-        async def reload(self) -> str:
-            return "the webhook receiver alone has nothing to reload"
+        async def reload(self) -> Reload:
+            return Reload("the webhook receiver alone has nothing to reload")
 
         def wake(self) -> None:
             """The daemon's engine finds the deliveries stored here at its next cycle."""
@@ -62,4 +62,4 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
         generic = "bearer token" if settings.tickets.webhook_token() is not None else "refused: no webhook token"
         typer.echo(f"webhook receiver on http://{shown}:{listener.getsockname()[1]} for fabric "
                    f"{settings.fabric.name}: POST /webhooks/jira ({signed}), /webhooks/generic ({generic})", err=True)
-        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[listener])
+        uvicorn.Server(uvicorn_config(app, host, port, limits=settings.api.server_limits())).run(sockets=[listener])

@@ -10,7 +10,8 @@ import asyncio
 from datetime import datetime, timedelta
 
 from fastapi import APIRouter, FastAPI, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, Field
 
 from fabric.api.app import PREFIX, install
 from fabric.api.context import ApiContext, Role, RuntimeStatus
@@ -35,23 +36,34 @@ def build_app(context: ApiContext, metrics: DaemonMetrics) -> FastAPI:
     return app
 
 
+class Alive(BaseModel):
+    alive: bool
+
+
+class Readiness(BaseModel):
+    ready: bool
+    reasons: list[str] = Field(description="Why it is not ready, one line each (empty when ready).")
+
+
 def _health_router() -> APIRouter:
     router = strict_router(prefix=PREFIX, tags=["health"])
 
     @router.get("/healthz", summary="The process is alive and its loop answers.")
-    async def healthz() -> dict[str, bool]:
-        return {"alive": True}
+    async def healthz() -> Alive:
+        return Alive(alive=True)
 
     @router.get("/readyz", summary="Ready: the database answers, UFM answered the last cycle, which is recent "
                                     "and was decided on a reading of UFM that can be true, on event lists that could "
                                     "be believed lately (503 with the reasons); "
-                                    "a standby: the database answers (it serves reads, and stands ready to lead).")
+                                    "a standby: the database answers (it serves reads, and stands ready to lead).",
+                response_model=Readiness, responses={503: {"model": Readiness, "description": "Not ready."}})
     async def readyz(request: Request) -> JSONResponse:
         context: ApiContext = request.app.state.context
         reasons = await _not_ready(context)
-        return JSONResponse({"ready": not reasons, "reasons": reasons}, status_code=503 if reasons else 200)
+        answer = Readiness(ready=not reasons, reasons=reasons)
+        return JSONResponse(answer.model_dump(), status_code=503 if reasons else 200)
 
-    @router.get("/metrics", summary="Prometheus metrics (text exposition format).")
+    @router.get("/metrics", summary="Prometheus metrics (text exposition format).", response_class=PlainTextResponse)
     async def metrics(request: Request) -> Response:
         registry: DaemonMetrics = request.app.state.metrics
         return Response(registry.render(), media_type=CONTENT_TYPE_PROMETHEUS)

@@ -16,6 +16,7 @@ import httpx
 
 from fabric.errors import ErrorKind, FabricError
 from topology import strictjson
+from topology.redact import redacted_url
 
 
 class ClockKind(StrEnum):
@@ -66,8 +67,8 @@ class SimulatorClock:
             response.raise_for_status()
             self._now = datetime.fromisoformat(strictjson.loads(response.content)["now"])
         except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:  # JsonError: a ValueError
-            raise ClockError(f"--clock simulator: cannot read the simulator's clock at {self._client.base_url}"
-                             f"{path}: {exc}") from None
+            shown = redacted_url(str(self._client.base_url))
+            raise ClockError(f"--clock simulator: cannot read the simulator's clock at {shown}{path}: {exc}") from None
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -3,6 +3,11 @@
 Every line logged while a cycle runs carries that cycle's id (``CYCLE_ID``, a context variable the runtime sets
 around the cycle: the tasks the cycle starts inherit it); decision lines carry their component, rule and decision
 as fields of their own (``extra=``), so a log pipeline can filter on them without parsing the message.
+
+Messages carry what others wrote (a silence's matcher and reason, a node description from UFM, a ticket's summary):
+both formats write them through ``topology.printable.visible``, so a newline in one cannot end the line and forge
+the next (log injection), and no control or bidirectional character reaches a terminal or a log viewer. A text
+line is one line; a traceback follows it on lines of its own, each indented, so none of them reads as a record.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import sys
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from enum import StrEnum
+
+from topology.printable import visible, visible_lines
 
 CYCLE_ID: ContextVar[int | None] = ContextVar("fabric_cycle_id", default=None)
 
@@ -37,16 +44,17 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": visible(record.getMessage()),
         }
         cycle = getattr(record, "cycle", None)
         if cycle is not None:
             line["cycle"] = cycle
         for key in FIELDS:
             if hasattr(record, key):
-                line[key] = getattr(record, key)
+                value = getattr(record, key)
+                line[key] = visible(value) if isinstance(value, str) else value
         if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
+            line["exception"] = visible_lines(self.formatException(record.exc_info))
         return json.dumps(line, default=str)
 
 
@@ -55,9 +63,17 @@ class TextFormatter(logging.Formatter):
         super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
 
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
+        record.message = visible(record.getMessage())
+        record.asctime = self.formatTime(record, self.datefmt)
+        text = self.formatMessage(record)
         cycle = getattr(record, "cycle", None)
-        return text if cycle is None else f"{text} [cycle {cycle}]"
+        if cycle is not None:
+            text += f" [cycle {cycle}]"
+        details = [self.formatException(record.exc_info)] if record.exc_info else []
+        details += [self.formatStack(record.stack_info)] if record.stack_info else []
+        for detail in details:
+            text += "".join(f"\n    {visible(line)}" for line in detail.split("\n"))
+        return text
 
 
 def cycle_filter() -> logging.Filter:

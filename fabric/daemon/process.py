@@ -1,10 +1,11 @@
 """``fabricctl run``: start-up with its refusals, then one asyncio loop serving the API and running the cycles.
 
 Start-up refuses, each with one line (a ``FabricError``: the CLI's handler makes it exit 2), before anything is
-written or served: a bad configuration (``load_config`` names the file and the key), no ``[fabric] plan``, a
-database that is missing, unreachable or not at this version's schema (``fabricctl store migrate`` creates or
-migrates it: the daemon never does), another daemon on the same SQLite database (``lock``), UFM refusing the
-credentials (the engine's first read), a port the API cannot listen on.
+written or served: a bad configuration (``load_config`` names the file and the key), then the first problem
+``fabric.daemon.preflight`` finds (``fabricctl config check`` reports them all): no ``[fabric] plan``, no UFM URL or
+secret, no Jira token, a database that is missing, unreachable or not at this version's schema (``fabricctl store
+migrate`` creates or migrates it: the daemon never does); its warnings are logged. Then: another daemon on the same
+SQLite database (``lock``), UFM refusing the credentials (the engine's first read), a port the API cannot listen on.
 
 Then: the API served at once; on PostgreSQL a standby until this instance leads (``fabric.daemon.leader``); the
 engine started on the fenced store of its epoch (settling what a crash left pending), the garbage collector's
@@ -33,7 +34,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from fabric import wiring
-from fabric.api.context import ApiContext
+from fabric.api.context import ApiContext, Reload
 from fabric.config import ConfigError, ServiceConfig, load_config
 from fabric.daemon import lock
 from fabric.daemon.app import build_app
@@ -42,17 +43,19 @@ from fabric.daemon.gcpolicy import apply_gc_policy
 from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
 from fabric.daemon.leader import Leadership, instance_id
 from fabric.daemon.metrics import DaemonMetrics
+from fabric.daemon.preflight import preflight, warnings
 from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
 from fabric.daemon.sessions import store_session
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, FabricError
+from fabric.serving import ServerConfig
 from fabric.simulator.server import bind_listener
 from fabric.store import StaleEpochError, Store, database_errors
 from fabric.ufm.client import JobPollPolicy, RetryPolicy
 from fabric.ufm.connect import UfmTarget
 from fabric.ufm.errors import UfmAuthError
-from topology.formats.ndt import read_ndt
 from topology.model import Fabric
+from topology.redact import redacted_url
 
 log = logging.getLogger(__name__)
 
@@ -73,15 +76,10 @@ class RunOptions:
 def run(options: RunOptions) -> None:
     """Start, serve until SIGTERM/SIGINT, stop cleanly; a ``FabricError`` for every refusal to start."""
     config = load_config(options.config_path)
-    plan = _load_plan(config)
-    asyncio.run(_serve(config, plan, options))
-
-
-def _load_plan(config: ServiceConfig) -> Fabric:
-    if config.fabric.plan is None:
-        raise ConfigError(["fabric.plan: not set: fabricctl run needs the wiring plan (an NDT CSV) in the file or "
-                           "FABRIC_FABRIC__PLAN"])
-    return read_ndt(config.fabric.plan)
+    checked = preflight(config)  # what `fabricctl config check` reports: the first problem is the refusal
+    if checked.problems or checked.plan is None:
+        raise ConfigError(checked.problems[:1] or ["fabric.plan: does not read"])
+    asyncio.run(_serve(config, checked.plan, options))
 
 
 def _listen(config: ServiceConfig) -> socket.socket:
@@ -172,9 +170,9 @@ async def _run_loop(config: ServiceConfig, instance: InstanceRuntime, lead: Call
     writes may wait for UFM's jobs up to ``[ufm] job_deadline``, and a health check must not find the process dead
     meanwhile); then run the jobs until SIGTERM or SIGINT, or until the leadership is lost."""
     loop = asyncio.get_running_loop()
-    server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
+    server = _Server(ServerConfig(app, config.api.server_limits(), log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
-    reloads: set[asyncio.Task[str]] = set()
+    reloads: set[asyncio.Task[Reload]] = set()
 
     def reload() -> None:
         task = loop.create_task(instance.reload())
@@ -249,9 +247,14 @@ async def _started(runtime: DaemonRuntime, serving: asyncio.Task[None], stopping
     try:
         starting.result()
     except UfmAuthError as exc:
-        raise StartError(f"UFM at {target.url} refused the credentials of user {target.user!r} "
+        raise StartError(f"UFM at {redacted_url(target.url)} refused the credentials of user {target.user!r} "
                          f"({exc.status_code or 'login failed'}): check [ufm] user and auth and the "
                          "password or token (FABRIC_UFM__PASSWORD, FABRIC_UFM__TOKEN, ufm.secret_file)") from None
+    except FabricError as exc:
+        if exc.kind is not ErrorKind.UFM:
+            raise
+        # Which UFM: a daemon's configuration may come from a file, the environment and a credential at once.
+        raise StartError(f"UFM at {redacted_url(target.url)}: {exc}") from None
     apply_gc_policy()
     return True
 
@@ -268,6 +271,8 @@ async def _run_jobs(config: ServiceConfig, runtime: DaemonRuntime, sock: socket.
     host, port = sock.getsockname()[:2]
     log.info("fabric %s: serving http://%s:%d/api/v1, a cycle every %gs, %s", config.fabric.name, host, port,
              config.daemon.interval.total_seconds(), "dry run" if config.policy.dry_run else "live")
+    for warning in warnings(config, runtime.engine.plan):  # `fabricctl config check` prints them too
+        log.warning("%s", warning)
     await asyncio.wait({serving, stopping, lost}, return_when=asyncio.FIRST_COMPLETED)
     stop_taking_cycles(scheduler)
     if lost.done():

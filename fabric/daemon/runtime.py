@@ -22,7 +22,7 @@ from itertools import count
 from typing import Any, TypeVar
 
 from fabric import wiring
-from fabric.api.context import GuardFigures, LeaderView, RuntimeStatus
+from fabric.api.context import GuardFigures, LeaderView, NotApplied, Reload, RuntimeStatus
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport, Engine
 from fabric.controller.outbox import OutboxReport
@@ -61,9 +61,10 @@ def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
                         hourly_limit=guard.settings.hourly_limit)
 
 
-def _said(message: str, *, warn: bool) -> str:
-    (log.warning if warn else log.info)(message)
-    return message
+def _said(message: str, *, warn: bool = False, not_applied: NotApplied | None = None) -> Reload:
+    """A reload's outcome, logged (a warning when nothing or not everything was applied)."""
+    (log.warning if warn or not_applied else log.info)(message)
+    return Reload(message, not_applied)
 
 
 class DaemonRuntime:
@@ -166,20 +167,20 @@ class DaemonRuntime:
             log.info("ticket outbox: %d sent, %d failed, %d waiting (the oldest for %.0f s)", report.sent,
                      len(report.failed), report.figures.pending, report.figures.oldest_seconds)
 
-    async def reload(self) -> str:
+    async def reload(self) -> Reload:
         """Re-read the file; apply changed rules, policy and guard settings between two jobs (``RELOADED``:
         ``Engine.reconfigure`` rebuilds the pipeline on them without losing what its windows hold); report a
         change to anything else, which takes a restart. Silences are read at every cycle: a new one needs no
         reload. A file that does not load is not applied at all."""
         if self._status.starting:
-            return _said("reload: the engine is still starting: not applied", warn=True)
+            return _said("reload: the engine is still starting: not applied", not_applied=NotApplied.BUSY)
         try:
             fresh = load_config(self.config_path)
         except Exception as exc:
             error = as_fabric_error(exc)
             if error is None:
                 raise
-            return _said(f"reload: {self.config_path} not applied: {error}", warn=True)
+            return _said(f"reload: {self.config_path} not applied: {error}", not_applied=NotApplied.INVALID)
         current = self.config
         restart: list[str] = []
         if fresh.policy.dry_run != current.policy.dry_run:
@@ -195,14 +196,14 @@ class DaemonRuntime:
             settings = wiring.engine_settings(current.model_copy(update=update))
             async with self._alone() as running:
                 if not running:
-                    return _said("reload: the daemon is stopping: not applied", warn=True)
+                    return _said("reload: the daemon is stopping: not applied", not_applied=NotApplied.BUSY)
                 try:
                     await self._engine_loop.run(self._synced(lambda: self.engine.reconfigure(settings))())
                 except Exception as exc:
                     error = as_fabric_error(exc)
                     if error is None:
                         raise
-                    return _said(f"reload: {', '.join(applied)} not applied: {error}", warn=True)
+                    return _said(f"reload: {', '.join(applied)} not applied: {error}", not_applied=NotApplied.INVALID)
             self.config = current.model_copy(update=update)
         parts = [f"applied {', '.join(applied)}" if applied else f"{self.config_path}: nothing to apply"]
         if restart:
@@ -362,10 +363,10 @@ class InstanceRuntime:
         status = self.running.status() if self.running is not None else self._standby
         return replace(status, leadership=self._leadership())
 
-    async def reload(self) -> str:
+    async def reload(self) -> Reload:
         if self.running is None:
             return _said("reload: this instance stands by and runs no engine: nothing to apply (it "
-                                       "leads with the configuration it started with)", warn=True)
+                         "leads with the configuration it started with)", not_applied=NotApplied.STANDBY)
         return await self.running.reload()
 
     def wake(self) -> None:

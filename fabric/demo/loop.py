@@ -31,6 +31,7 @@ from fabric.simulator.driver import SimulatorDriver
 from fabric.simulator.jira import JiraAuth, JiraState, RunningJira, WebhookTarget, send_webhooks, serve_jira
 from tickets.base import DEDUP_PREFIX
 from topology.model import Device, Fabric
+from topology.printable import visible
 
 START = datetime(2026, 1, 15, 3, 0, tzinfo=UTC)  # 3 a.m., when these things happen
 
@@ -276,7 +277,7 @@ def _tell(story: Story, plan: Fabric) -> Outcome:
 
 def _print(console: Console, story: Story, outcome: Outcome) -> None:
     def say(text: str, indent: str = "") -> None:
-        for line in textwrap.wrap(text, WIDTH, subsequent_indent=indent) or [""]:
+        for line in textwrap.wrap(visible(text), WIDTH, subsequent_indent=indent) or [""]:
             console.print(line, markup=False, highlight=False)
 
     say(f"{START:%Y-%m-%d}, simulated time: the daemon runs on the simulator's clock.")
@@ -339,7 +340,7 @@ class Loop:
         try:
             outcome = _tell(self._story, self.plan)
         except (DaemonFailed, httpx.HTTPError) as exc:
-            console.print(f"the daemon failed: {exc}", markup=False, highlight=False)
+            console.print(f"the daemon failed: {visible(str(exc))}", markup=False, highlight=False)
             return False
         _print(console, self._story, outcome)
         return not self._story.broken

@@ -25,6 +25,7 @@ from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.kinds import SignalKind
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import Signal
+from fabric.remediation.textlimits import MATCHER_MAX, within
 from topology.model import Fabric
 from topology.ports import Kind
 
@@ -74,6 +75,7 @@ class Muters:
 
 def check_matcher(matcher: str) -> str:
     """``matcher`` if it can match components (``kind:name``, the name a glob); else ``ValueError`` saying why."""
+    within(matcher, MATCHER_MAX, "matcher")
     kind, sep, name = matcher.strip().partition(":")
     example = "e.g. 'link:pod01-leaf01/*' or 'switch:core03-*'"
     if not sep or not name:

@@ -23,22 +23,28 @@ signal mapper would count them.
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
+import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
 from fabric.remediation.signals import EventLike
 from fabric.replay.timesort import in_time_order
-from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, NOT_TEXT, FarOff
+from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, NOT_TEXT, TOO_LONG, FarOff
 from fabric.ufm.models import Event, TimestampRangeError
 from topology import strictjson
 from topology.errors import InputError
+from topology.inputs import DOCUMENT, LINE_LIMIT, STDIN, capped_lines, open_input, peeked, read_stream
 from topology.strictjson import JsonError
 
 NOT_USED = "event type not used"
@@ -49,6 +55,7 @@ STRAY_DAYS = 30
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _SNIFF_BYTES = 4096
+_STDIN_NAME = "<stdin>"
 BY_TIME = attrgetter("timestamp")
 """An event's sort key: its time (events of one time keep their order, the sorts being stable)."""
 
@@ -86,29 +93,46 @@ class EventStream:
 
 
 def stream_events(path: Path, used: Collection[int] | None = None, *, sort: bool = False) -> EventStream:
-    """Open ``path`` for reading its events as they are needed, in file order: an event.log a line at a time,
-    JSON lines a line at a time, a bare JSON list a piece at a time, nothing of them kept; with ``sort``, in time
-    order, sorted in bounded memory (``fabric.replay.timesort``: runs spilled to temporary files and merged).
-    Any other JSON document (``{"data": [...]}``) is decoded whole and sorted in memory. With ``used``, events of
-    other types are counted but not kept. A file with no usable event raises ``InputError`` when ``events`` ends
-    (with ``sort``, when the first event is asked for)."""
-    head = _head(path)
+    """Open ``path`` (``-``: the standard input) for reading its events as they are needed, in file order: an
+    event.log a line at a time, JSON lines a line at a time, a bare JSON list a piece at a time, nothing of them
+    kept; with ``sort``, in time order, sorted in bounded memory (``fabric.replay.timesort``: runs spilled to
+    temporary files and merged). The source is opened once and its format told from its first bytes, so a pipe
+    (``<(zcat week.log.gz)``, a FIFO, the standard input) is read like a file; as it cannot be read twice, its
+    events always come sorted. Any other JSON document (``{"data": [...]}``) is decoded whole (within
+    ``topology.inputs.DOCUMENT``) and sorted in memory. With ``used``, events of other types are counted but not
+    kept. A file with no usable event raises ``InputError`` when ``events`` ends (with ``sort``, when the first
+    event is asked for)."""
+    name = _STDIN_NAME if str(path) == STDIN else str(path)
+    source = open_input(path, stdin=True)
+    try:
+        head, stream = peeked(source, _SNIFF_BYTES)
+        sort = sort or not _regular(source)
+    except BaseException:
+        source.close()
+        raise
     if not head:
-        raise InputError("the event file is empty", source=str(path))
+        stream.close()
+        raise InputError("the event file is empty", source=name)
     gzipped = head[:2] == _GZIP_MAGIC
     if gzipped or head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1] not in ("[", "{"):
-        loaded = LoadedEvents(str(path), "event.log", [])
-        return _streamed(loaded, _event_log(path, used, loaded, gzipped=gzipped), sort=sort)
+        loaded = LoadedEvents(name, "event.log", [])
+        return _streamed(loaded, _event_log(stream, name, used, loaded, gzipped=gzipped), sort=sort)
     if head.lstrip(b" \t\r\n")[:1] == b"[":
-        loaded = LoadedEvents(str(path), "json", [])
-        return _streamed(loaded, _json_list_file(path, used, loaded), sort=sort)
+        loaded = LoadedEvents(name, "json", [])
+        return _streamed(loaded, _json_list_file(stream, name, used, loaded), sort=sort)
     if _opens_with_an_event_line(head):
-        loaded = LoadedEvents(str(path), "jsonl", [])
-        return _streamed(loaded, _json_lines_file(path, used, loaded), sort=sort)
-    loaded = _json(path, used)
-    _refuse_unusable(loaded, len(loaded.events), path)
+        loaded = LoadedEvents(name, "jsonl", [])
+        return _streamed(loaded, _json_lines_file(stream, name, used, loaded), sort=sort)
+    with stream:
+        loaded = _json(stream, name, used)
+    _refuse_unusable(loaded, len(loaded.events), name)
     loaded.events.sort(key=BY_TIME)
     return EventStream(loaded, iter(loaded.events), in_order=True)
+
+
+def _regular(stream: IO[bytes]) -> bool:
+    """A regular file: it can be read again (and mapped); a pipe cannot."""
+    return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
 
 
 def _streamed(loaded: LoadedEvents, in_file_order: Iterator[EventLike], *, sort: bool) -> EventStream:
@@ -125,48 +149,38 @@ def load_events(path: Path, used: Collection[int] | None = None) -> LoadedEvents
     return stream.loaded
 
 
-def _refuse_unusable(loaded: LoadedEvents, kept: int, path: Path) -> None:
+def _refuse_unusable(loaded: LoadedEvents, kept: int, name: str) -> None:
     """Raise ``InputError`` when the file held no event that could be used (``kept``: the events kept)."""
     unreadable = loaded.records - kept - loaded.skipped[NOT_USED]
     if loaded.records and unreadable == loaded.records:
-        example = loaded.examples[0] if loaded.examples else str(path)
+        example = loaded.examples[0] if loaded.examples else name
         raise InputError(f"not one event could be read ({loaded.format}); first problem: {example}",
-                         source=str(path))
+                         source=name)
     if loaded.format == "event.log" and loaded.records == 0:
         raise InputError("no UFM events in the file (expected an event.log, a JSON event list or JSON lines)",
-                         source=str(path))
-
-
-def _head(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(_SNIFF_BYTES)
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not an event file", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+                         source=name)
 
 
 # --- event.log ---------------------------------------------------------------------------------------------
 
 
-def _event_log(path: Path, used: Collection[int] | None, loaded: LoadedEvents, *, gzipped: bool
+def _event_log(stream: IO[bytes], name: str, used: Collection[int] | None, loaded: LoadedEvents, *, gzipped: bool
                ) -> Iterator[EventLike]:
     """The events of an event.log in file order; ``loaded``'s counts once the last is read."""
-    from fabric.ufm.eventlog import EventLogStats, iter_event_log
+    from fabric.ufm.eventlog import EventLogStats, event_log_lines, iter_event_log
 
     stats = EventLogStats(keep=KEEP_EXAMPLES)
     kept = 0
     try:
-        for event in iter_event_log(path, stats=stats, event_ids=used, stray_days=STRAY_DAYS):
-            kept += 1
-            yield event
+        with stream:
+            for event in iter_event_log(event_log_lines(stream), label=name, stats=stats, event_ids=used,
+                                        stray_days=STRAY_DAYS):
+                kept += 1
+                yield event
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a corrupt stream, zlib.error
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"cannot read{' (a corrupt or truncated .gz file)' if gzipped else ''}: {reason}",
-                         source=str(path)) from None
+                         source=name) from None
     if stats.filtered:
         loaded.skipped[NOT_USED] += stats.filtered
     # The first example of each kind is kept, so the examples can outnumber KEEP_EXAMPLES by a few.
@@ -174,67 +188,85 @@ def _event_log(path: Path, used: Collection[int] | None, loaded: LoadedEvents, *
         loaded.examples.append(f"{bad.source}:{bad.line_no}: {bad.reason}: {bad.text[:160]!r}")
     loaded.skipped.update(stats.kinds)
     loaded.records = kept + stats.filtered + stats.malformed_count
-    _refuse_unusable(loaded, kept, path)
+    _refuse_unusable(loaded, kept, name)
 
 
 # --- JSON --------------------------------------------------------------------------------------------------
 
 
-def _json(path: Path, used: Collection[int] | None) -> LoadedEvents:
+def _json(stream: IO[bytes], name: str, used: Collection[int] | None) -> LoadedEvents:
+    data = read_stream(stream, DOCUMENT, name)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _json_fault(path, exc) from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _json_fault(name, exc) from None
     try:
         document = strictjson.loads(text)
     except JsonError as exc:
         if exc.msg == "Extra data" or _first_line_is_an_object(text):
-            return _json_lines(path, text, used)
-        raise _json_fault(path, exc) from None
+            return _json_lines(name, text, used)
+        raise _json_fault(name, exc) from None
     if isinstance(document, Mapping) and "data" not in document and _looks_like_event(document):
-        return _json_lines(path, text, used)  # a JSON lines file of one event
+        return _json_lines(name, text, used)  # a JSON lines file of one event
     from fabric.ufm.models import ShapeError, unwrap_list
 
     try:
         items = unwrap_list(document)
     except ShapeError as exc:
-        raise InputError(f"not a UFM event list: {exc}", source=str(path)) from None
+        raise InputError(f"not a UFM event list: {exc}", source=name) from None
     wrapped = isinstance(document, Mapping)
-    loaded = LoadedEvents(str(path), "json-data" if wrapped else "json", [])
+    loaded = LoadedEvents(name, "json-data" if wrapped else "json", [])
     prefix = "data" if wrapped else ""
-    loaded.events.extend(_events_of(((f"{path}: {prefix}[{index}]", item) for index, item in enumerate(items)),
+    loaded.events.extend(_events_of(((f"{name}: {prefix}[{index}]", item) for index, item in enumerate(items)),
                                     used, loaded))
     return loaded
 
 
-def _json_list_file(path: Path, used: Collection[int] | None, loaded: LoadedEvents) -> Iterator[EventLike]:
+def _json_list_file(stream: IO[bytes], name: str, used: Collection[int] | None, loaded: LoadedEvents
+                    ) -> Iterator[EventLike]:
     """The events of a file holding a JSON list, in list order, decoded a piece at a time as they are asked for
     (``fabric.ufm.jsonlist.file_items``); ``loaded``'s counts once the last is read. The same events, counts and
     errors as the list decoded whole; an error is raised when the reading reaches it."""
-    return _checked(path, loaded, _events_of(_json_list_items(path), used, loaded))
+    return _checked(name, loaded, _events_of(_json_list_items(stream, name), used, loaded))
 
 
-def _json_list_items(path: Path) -> Iterator[tuple[str, Any]]:
-    """The elements of the JSON list in ``path`` and where each is; a fault as an ``InputError`` naming it."""
+def _json_list_items(stream: IO[bytes], name: str) -> Iterator[tuple[str, Any]]:
+    """The elements of the JSON list ``stream`` holds and where each is; a fault as an ``InputError`` naming it.
+    A regular file is mapped; a pipe, which cannot be, is copied to a temporary file first (memory stays at a
+    piece or two either way)."""
     from fabric.ufm.jsonlist import file_items
 
     try:
-        for index, item in enumerate(file_items(path)):
-            yield f"{path}: [{index}]", item
+        with stream, _mappable(stream) as mappable:
+            for index, item in enumerate(file_items(mappable)):
+                yield f"{name}: [{index}]", item
     except (OSError, JsonError) as exc:
-        raise _json_fault(path, exc) from None
+        raise _json_fault(name, exc) from None
 
 
-def _json_fault(path: Path, exc: OSError | UnicodeDecodeError | JsonError) -> InputError:
+@contextmanager
+def _mappable(stream: IO[bytes]) -> Iterator[IO[bytes]]:
+    """``stream`` when it is a regular file; else what is left of it copied to an anonymous temporary file (in
+    ``$TMPDIR``), from its start: a pipe cannot be mapped."""
+    if _regular(stream):
+        yield stream
+        return
+    with tempfile.TemporaryFile(prefix="fabric-replay-") as spool:
+        shutil.copyfileobj(stream, spool)
+        spool.seek(0)
+        yield spool
+
+
+def _json_fault(name: str, exc: OSError | UnicodeDecodeError | JsonError) -> InputError:
     """The one line for a JSON file that could not be read (``OSError``), is not UTF-8, is not JSON, or holds JSON
     the decoder refuses (a key given twice, NaN: named by its field; a list is not read past it)."""
     if isinstance(exc, OSError):
-        return InputError(f"cannot read: {exc.strerror or exc}", source=str(path))
+        return InputError(f"cannot read: {exc.strerror or exc}", source=name)
     if isinstance(exc, UnicodeDecodeError):
-        return InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path))
+        return InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=name)
     if exc.path is not None:
-        return InputError(exc.msg, source=str(path), column=exc.path)
-    return InputError(f"invalid JSON: {_placed(exc)}", source=str(path), line=exc.lineno)
+        return InputError(exc.msg, source=name, column=exc.path)
+    return InputError(f"invalid JSON: {_placed(exc)}", source=name, line=exc.lineno)
 
 
 def _placed(exc: JsonError) -> str:
@@ -268,28 +300,31 @@ def _opens_with_an_event_line(head: bytes) -> bool:
     return isinstance(first, Mapping) and "data" not in first and _looks_like_event(first)
 
 
-def _json_lines(path: Path, text: str, used: Collection[int] | None) -> LoadedEvents:
+def _json_lines(name: str, text: str, used: Collection[int] | None) -> LoadedEvents:
     """JSON lines found when decoding a file whole (its first line no event alone): held, as the text is."""
-    loaded = LoadedEvents(str(path), "jsonl", [])
-    loaded.events.extend(_events_of(_json_line_items(path, _numbered(text), loaded), used, loaded))
+    loaded = LoadedEvents(name, "jsonl", [])
+    loaded.events.extend(_events_of(_json_line_items(name, _numbered(text), loaded), used, loaded))
     return loaded
 
 
-def _json_lines_file(path: Path, used: Collection[int] | None, loaded: LoadedEvents) -> Iterator[EventLike]:
+def _json_lines_file(stream: IO[bytes], name: str, used: Collection[int] | None, loaded: LoadedEvents
+                     ) -> Iterator[EventLike]:
     """The events of a JSON lines file in file order, read a line at a time; ``loaded``'s counts once the last is
-    read. A line that is not UTF-8 is counted (``not UTF-8 text``), as in an event.log."""
-    return _checked(path, loaded, _events_of(_json_line_items(path, _numbered_lines(path), loaded), used, loaded))
+    read. A line that is not UTF-8 is counted (``not UTF-8 text``), as in an event.log, and so is one longer than
+    ``topology.inputs.LINE_LIMIT`` (``line too long``)."""
+    return _checked(name, loaded, _events_of(_json_line_items(name, _numbered_lines(stream, name), loaded), used,
+                                             loaded))
 
 
-def _json_line_items(path: Path, lines: Iterable[tuple[int, str | None]], loaded: LoadedEvents
+def _json_line_items(name: str, lines: Iterable[tuple[int, str | None]], loaded: LoadedEvents
                      ) -> Iterator[tuple[str, Any]]:
-    """The values of numbered JSON lines (``None``: a line that is not UTF-8) and where each is; a line that is
-    no JSON is counted into ``loaded`` instead."""
+    """The values of numbered JSON lines (``None``: a line that is not UTF-8; ``TOO_LONG``: one too long to
+    read) and where each is; a line that is no JSON is counted into ``loaded`` instead."""
     for line_no, line in lines:
-        where = f"{path}:{line_no}"
-        if line is None:
+        where = f"{name}:{line_no}"
+        if line is None or line is TOO_LONG:
             loaded.records += 1
-            loaded.skip(NOT_TEXT, where)
+            loaded.skip(NOT_TEXT if line is None else TOO_LONG, where)
             continue
         try:
             item = strictjson.loads(line)
@@ -306,12 +341,16 @@ def _numbered(text: str) -> Iterator[tuple[int, str]]:
             yield line_no, line
 
 
-def _numbered_lines(path: Path) -> Iterator[tuple[int, str | None]]:
-    """A file's non-blank lines, numbered, decoded from UTF-8 (a byte-order mark before the first is dropped);
-    ``None`` for a line that is not UTF-8. ``InputError`` when the file cannot be read."""
+def _numbered_lines(stream: IO[bytes], name: str) -> Iterator[tuple[int, str | None]]:
+    """A stream's non-blank lines, numbered, decoded from UTF-8 (a byte-order mark before the first is dropped);
+    ``None`` for a line that is not UTF-8, ``TOO_LONG`` for one longer than ``LINE_LIMIT`` bytes. ``InputError``
+    when the stream cannot be read."""
     try:
-        with path.open("rb") as handle:
-            for line_no, raw in enumerate(handle, start=1):
+        with stream:
+            for line_no, raw in enumerate(capped_lines(stream), start=1):
+                if len(raw.rstrip(b"\r\n")) > LINE_LIMIT:
+                    yield line_no, TOO_LONG
+                    continue
                 data = raw.removeprefix(_UTF8_BOM) if line_no == 1 else raw
                 try:
                     line = data.decode("utf-8")
@@ -321,7 +360,7 @@ def _numbered_lines(path: Path) -> Iterator[tuple[int, str | None]]:
                 if line.strip():
                     yield line_no, line
     except OSError as exc:
-        raise _json_fault(path, exc) from None
+        raise _json_fault(name, exc) from None
 
 
 def _validated(loaded: LoadedEvents, item: object, where: str) -> Event | None:
@@ -352,13 +391,13 @@ def _events_of(items: Iterable[tuple[str, object]], used: Collection[int] | None
     yield from _kept(loaded, verdicts.end(), used)
 
 
-def _checked(path: Path, loaded: LoadedEvents, events: Iterator[Event]) -> Iterator[Event]:
+def _checked(name: str, loaded: LoadedEvents, events: Iterator[Event]) -> Iterator[Event]:
     """``events``, then ``InputError`` if not one of the file's records was a usable event."""
     kept = 0
     for event in events:
         kept += 1
         yield event
-    _refuse_unusable(loaded, kept, path)
+    _refuse_unusable(loaded, kept, name)
 
 
 def _kept(loaded: LoadedEvents, verdicts: Sequence[tuple[tuple[str, Event], bool]],

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabric.replay.report import ReplayReport
+from fabric.terminal import LineTable, cell
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _STYLE = {"disable": "bold red", "defer": "yellow", "ticket": "cyan", "reopen": "cyan", "halt": "bold magenta",
           "quarantine": "bold red", "enable": "green", "record": "dim"}
@@ -20,45 +24,29 @@ def _target_text(entry: Mapping[str, Any]) -> str:
     return str(entry.get("device", "the fabric"))
 
 
-_WIDTHS = {"at": 14, "action": 10, "rule": 12, "key": 10, "status": 8, "created": 14}
-_RATIOS = {"component": 2, "why": 3}
-
-
-def line_table(title: str, *columns: str) -> Any:
-    """A rich table of one line per row, cut with "…" to the terminal's width: fixed widths for the short
-    columns (``at``, ``action``, ``rule``), the rest shared, the reason (``why``) getting the most."""
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left", expand=True, box=None, pad_edge=False)
-    for column in columns:
-        table.add_column(column, no_wrap=True, overflow="ellipsis", width=_WIDTHS.get(column),
-                         ratio=_RATIOS.get(column))
-    return table
-
-
 def _when(entry: Mapping[str, Any]) -> str:
     """``MM-DD HH:MM:SS``: a replay spans days, and the year is in the summary."""
     return str(entry["at"])[5:19].replace("T", " ")
 
 
-def render_table(report: ReplayReport, console: Any) -> None:
-    """Every decision on one line (cells cut with "…" to the terminal's width: the whole reason and the guard's
+def render_table(report: ReplayReport, console: Console) -> None:
+    """Every decision on one line (on a terminal, cells cut with "…" to its width: the whole reason and the guard's
     figures are in ``--format json``), then the summary."""
     from rich.table import Table
 
-    table = line_table("Decisions (dry run, UTC)", "at", "action", "rule", "component", "why")
+    table = LineTable(console, "Decisions (dry run, UTC)", "at", "action", "rule", "component", "why")
     for entry in report.decision_entries():
         action = entry["action"]
-        table.add_row(_when(entry), f"[{_STYLE.get(action, '')}]{action}[/]", entry["rule"], _target_text(entry),
-                      " ".join(str(entry["reason"]).split()))
+        table.add(_when(entry), cell(action, _STYLE.get(action, "")), entry["rule"], _target_text(entry),
+                  entry["reason"])
     if report.summary["decisions"]:
         console.print(table)
     else:
         console.print("No decisions: nothing in these events would have made the policy act.")
     if report.explained:
-        explained = line_table("Link-downs explained (not counted as cable faults)", "at", "component", "why")
+        explained = LineTable(console, "Link-downs explained (not counted as cable faults)", "at", "component", "why")
         for entry in report.explained:
-            explained.add_row(_when(entry), _target_text(entry), " ".join(str(entry["reason"]).split()))
+            explained.add(_when(entry), _target_text(entry), entry["reason"])
         console.print(explained)
     summary = report.summary
     grid = Table.grid(padding=(0, 2))
@@ -82,8 +70,8 @@ def render_table(report: ReplayReport, console: Any) -> None:
                    f"{summary['model']['source']} ({summary['model']['cables']} cables)"),
     ]
     for label, value in rows:
-        grid.add_row(label, value)
+        grid.add_row(label, cell(value))
     for example in summary["malformed"]:
-        grid.add_row("malformed", example)
+        grid.add_row("malformed", cell(example))
     console.print(grid)
     console.print("[bold]would act[/]" if report.would_act else "no action would be taken")

@@ -25,24 +25,21 @@ Python reads) is a 400 whose ``detail`` names the field.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel
 
 from fabric.jsonbody import json_body, strict_router
-from fabric.simulator.clock import MAX_RATE, later
+from fabric.simulator.catalog import STORM_EVENTS
+from fabric.simulator.clock import MAX_RATE, MAX_SPAN_S, later
 from fabric.simulator.events import parse_version
-from fabric.simulator.faults import MAX_STORM, storm
+from fabric.simulator.faults import MAX_STORM, STEP_TYPES, storm
 from fabric.simulator.scenario import ScenarioError, parse_duration, parse_scenario, parse_step
 from fabric.simulator.state import SimState, TargetError
-
-
-def _json(payload: Any, status: int = 200) -> Response:
-    return Response(json.dumps(payload).encode(), status_code=status, media_type="application/json")
 
 
 async def _body(request: Request) -> Mapping[str, Any]:
@@ -50,6 +47,94 @@ async def _body(request: Request) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise HTTPException(400, "the body must be a JSON object")
     return data
+
+
+# --- what the OpenAPI document says: the bodies are read and checked by hand (the checks name the field in the
+# scenario's own words, as a scenario file's are), so their schemas are written here, beside those checks.
+
+_DURATION: dict[str, Any] = {"type": ["string", "number"], "description": "90s, 10m, 1h30m, 500ms or seconds; at "
+                             f"most {MAX_SPAN_S / 86400:.0f} days", "example": "90s"}
+_STEP: dict[str, Any] = {
+    "type": "object", "required": ["fault"],
+    "description": "One scenario step: its kind, when (from now), and its parameters (fabric.simulator.faults).",
+    "properties": {"fault": {"enum": sorted(STEP_TYPES)}, "at": _DURATION},
+}
+_BODIES: dict[str, dict[str, Any]] = {
+    "advance": {"type": "object", "not": {"required": ["seconds", "by"]}, "properties": {
+        "seconds": _DURATION, "by": _DURATION, "at_next_read": {"type": "boolean"}}},
+    "clock": {"type": "object", "required": ["rate"], "properties": {
+        "rate": {"type": "number", "minimum": 0, "maximum": MAX_RATE}}},
+    "version": {"type": "object", "required": ["version"], "properties": {
+        "version": {"type": ["string", "number"], "example": "6.16"}}},
+    "step": _STEP,
+    "scenario": {"type": "object", "required": ["steps"], "additionalProperties": False, "properties": {
+        "name": {"type": ["string", "null"]}, "description": {"type": ["string", "null"]},
+        "seed": {"type": ["integer", "null"]},
+        "steps": {"type": "array", "minItems": 1, "items": _STEP}}},
+    "bulk": {"type": "object", "properties": {
+        "count": {"type": "integer", "minimum": 1, "maximum": MAX_STORM},
+        "events": {"type": "array", "minItems": 1, "items": {"enum": list(STORM_EVENTS)}}}},
+}
+
+
+def _documented(body: str) -> dict[str, Any]:
+    """The route's ``openapi_extra``: the schema of its JSON body (none: ``{}``)."""
+    return {"requestBody": {"required": False, "content": {"application/json": {"schema": _BODIES[body]}}}}
+
+
+class AdminProblem(BaseModel):
+    """A refused request: what is wrong, naming the field."""
+
+    detail: str
+
+
+_REFUSED: dict[int | str, dict[str, Any]] = {400: {"model": AdminProblem}}
+
+
+class Summary(BaseModel, extra="allow"):
+    """The simulation at a glance (clock, links down, disabled ports, events, pending steps...)."""
+
+
+class Advanced(BaseModel):
+    now: str
+    pending_seconds: float
+    errors: list[str]
+
+
+class ClockRate(BaseModel):
+    now: str
+    rate: float
+
+
+class UfmVersion(BaseModel):
+    ufm_version: str
+    event_shape: str
+
+
+class Injected(BaseModel):
+    scheduled_at: str
+    fault: str
+    last_event_id: int
+
+
+class Scheduled(BaseModel):
+    name: str
+    steps: int
+    errors: list[str]
+
+
+class Stormed(BaseModel):
+    count: int
+    last_event_id: int
+    seconds: float
+
+
+class Restarted(BaseModel):
+    restarts: int
+
+
+class Cleared(BaseModel):
+    cleared: bool
 
 
 def admin_router(state: SimState) -> APIRouter:
@@ -63,20 +148,22 @@ def _clock_and_state(router: APIRouter, state: SimState) -> None:
     pending: list[float] = []
     """Advances ``at_next_read`` not made yet."""
 
-    @router.get("/state")
-    async def read_state() -> Response:
+    @router.get("/state", response_model=Summary)
+    async def read_state() -> Any:
         if pending:
             seconds = sum(pending)
             pending.clear()
             state.advance(seconds)
-        return _json(state.summary())
+        return state.summary()
 
-    @router.post("/clock/advance")
-    async def advance(request: Request) -> Response:
+    @router.post("/clock/advance", responses=_REFUSED, openapi_extra=_documented("advance"))
+    async def advance(request: Request) -> Advanced:
         body = await _body(request)
         at_next_read = body.get("at_next_read", False)
         if not isinstance(at_next_read, bool):
             raise HTTPException(400, "at_next_read must be true or false")
+        if "seconds" in body and "by" in body:
+            raise HTTPException(400, "give seconds or by, not both")
         try:
             seconds = parse_duration(body.get("by", body.get("seconds", 0)))
             if at_next_read:
@@ -87,10 +174,10 @@ def _clock_and_state(router: APIRouter, state: SimState) -> None:
                 when = state.advance(seconds)
         except ValueError as exc:  # unreadable, or past the clock's horizon
             raise HTTPException(400, str(exc)) from None
-        return _json({"now": when.isoformat(), "pending_seconds": sum(pending), "errors": list(state.errors)})
+        return Advanced(now=when.isoformat(), pending_seconds=sum(pending), errors=list(state.errors))
 
-    @router.put("/clock")
-    async def set_clock(request: Request) -> Response:
+    @router.put("/clock", responses=_REFUSED, openapi_extra=_documented("clock"))
+    async def set_clock(request: Request) -> ClockRate:
         body = await _body(request)
         rate = body.get("rate")
         if isinstance(rate, bool) or not isinstance(rate, int | float):
@@ -99,10 +186,10 @@ def _clock_and_state(router: APIRouter, state: SimState) -> None:
             state.clock.set_rate(rate)
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        return _json({"now": state.now().isoformat(), "rate": state.clock.rate})
+        return ClockRate(now=state.now().isoformat(), rate=state.clock.rate)
 
-    @router.put("/ufm_version")
-    async def set_version(request: Request) -> Response:
+    @router.put("/ufm_version", responses=_REFUSED, openapi_extra=_documented("version"))
+    async def set_version(request: Request) -> UfmVersion:
         body = await _body(request)
         version = str(body.get("version", ""))
         try:
@@ -110,18 +197,18 @@ def _clock_and_state(router: APIRouter, state: SimState) -> None:
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         state.set_ufm_version(version)
-        return _json({"ufm_version": version, "event_shape": state.shape.value})
+        return UfmVersion(ufm_version=version, event_shape=state.shape.value)
 
-    @router.get("/event.log")
-    async def event_log() -> Response:
+    @router.get("/event.log", response_class=PlainTextResponse)
+    async def event_log() -> PlainTextResponse:
         with state.lock:
             text = "".join(line + "\n" for line in state.events.log_lines())
         return PlainTextResponse(text)
 
 
 def _faults(router: APIRouter, state: SimState) -> None:
-    @router.post("/faults")
-    async def inject(request: Request) -> Response:
+    @router.post("/faults", responses=_REFUSED, openapi_extra=_documented("step"))
+    async def inject(request: Request) -> Injected:
         body = await _body(request)
         try:
             timed = parse_step(body, "fault")
@@ -134,11 +221,10 @@ def _faults(router: APIRouter, state: SimState) -> None:
                     timed.step.apply(state)
         except ValueError as exc:  # ScenarioError, TargetError, or a time past the clock's horizon
             raise HTTPException(400, str(exc)) from None
-        return _json({"scheduled_at": when.isoformat(), "fault": timed.step.kind,
-                      "last_event_id": state.events.last_id})
+        return Injected(scheduled_at=when.isoformat(), fault=timed.step.kind, last_event_id=state.events.last_id)
 
-    @router.post("/scenario")
-    async def scenario(request: Request) -> Response:
+    @router.post("/scenario", responses=_REFUSED, openapi_extra=_documented("scenario"))
+    async def scenario(request: Request) -> Scheduled:
         body = await _body(request)
         try:
             loaded = parse_scenario(body, "posted scenario")
@@ -146,10 +232,10 @@ def _faults(router: APIRouter, state: SimState) -> None:
         except (ScenarioError, TargetError) as exc:
             raise HTTPException(400, str(exc)) from None
         state.tick()
-        return _json({"name": loaded.name, "steps": len(loaded.steps), "errors": list(state.errors)})
+        return Scheduled(name=loaded.name, steps=len(loaded.steps), errors=list(state.errors))
 
-    @router.post("/events/bulk")
-    async def bulk(request: Request) -> Response:
+    @router.post("/events/bulk", responses=_REFUSED, openapi_extra=_documented("bulk"))
+    async def bulk(request: Request) -> Stormed:
         body = await _body(request)
         count = body.get("count", 1000)
         events = body.get("events", [110, 111, 112, 113])
@@ -159,15 +245,15 @@ def _faults(router: APIRouter, state: SimState) -> None:
             raise HTTPException(400, "events must be a non-empty list among 110, 111, 112, 113")
         started = time.perf_counter()
         storm(state, count, [int(e) for e in events])
-        return _json({"count": count, "last_event_id": state.events.last_id,
-                      "seconds": round(time.perf_counter() - started, 3)})
+        return Stormed(count=count, last_event_id=state.events.last_id,
+                       seconds=round(time.perf_counter() - started, 3))
 
     @router.post("/restart")
-    async def restart() -> Response:
+    async def restart() -> Restarted:
         state.ufm_restart()
-        return _json({"restarts": state.counters.restarts})
+        return Restarted(restarts=state.counters.restarts)
 
     @router.delete("/api_faults")
-    async def clear_api_faults() -> Response:
+    async def clear_api_faults() -> Cleared:
         state.api_faults.clear()
-        return _json({"cleared": True})
+        return Cleared(cleared=True)

@@ -49,6 +49,8 @@ class SimulateOptions:
     miswire: int = 0
     seed: int = 0
     event_log: Path | None = None
+    append: bool = False
+    """Append to an ``event_log`` that holds events already (else such a file is refused)."""
     offline: float | None = None
     """Instead of serving, run this many simulated seconds at once and stop (writes the event log)."""
     snapshot: Path | None = None
@@ -107,6 +109,22 @@ def write_snapshot(state: SimState, directory: Path) -> None:
     write_snapshot_documents(directory, documents)
 
 
+def _open_event_log(path: Path, *, append: bool) -> IO[str]:
+    """``path`` to write the event log to. One that holds an earlier run's events is refused unless ``append``:
+    appended to, the two runs read back as one history (times going back, ids starting again) that ``replay`` would
+    take for one UFM's; truncated, it could be a recording someone meant to keep. Refusing costs a re-run with
+    another name, ``--append`` or the file removed; either other choice could cost the data or the analysis."""
+    try:
+        held = path.stat().st_size if path.exists() else 0
+        if held and not append:
+            raise ValueError(f"--event-log {path}: holds {held} bytes of an earlier run, which replay would read as "
+                             "one history with this one: remove it, name another file, or add --append")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"--event-log {path}: cannot open: {exc.strerror or exc}") from None
+
+
 def _log_writer(handle: IO[str]) -> Callable[[EventRecord], None]:
     lock = threading.Lock()
 
@@ -124,18 +142,14 @@ def run(options: SimulateOptions, echo: Echo) -> int:
         listener = None
         if options.offline is None:
             listener = stack.enter_context(bind_listener(options.host, options.port))
+        if options.event_log is not None:
+            handle = stack.enter_context(_open_event_log(options.event_log, append=options.append))
+            state.events.listeners.append(_log_writer(handle))
         if options.snapshot is not None:
             try:
                 write_snapshot(state, options.snapshot)
             except OSError as exc:
                 raise ValueError(f"--snapshot {options.snapshot}: cannot write: {exc.strerror or exc}") from None
-        if options.event_log is not None:
-            try:
-                options.event_log.parent.mkdir(parents=True, exist_ok=True)
-                handle = stack.enter_context(options.event_log.open("a", encoding="utf-8"))
-            except OSError as exc:
-                raise ValueError(f"--event-log {options.event_log}: cannot open: {exc.strerror or exc}") from None
-            state.events.listeners.append(_log_writer(handle))
         if listener is None:
             assert options.offline is not None
             return _offline(state, options.offline, options.snapshot, echo)
@@ -144,8 +158,8 @@ def run(options: SimulateOptions, echo: Echo) -> int:
 
 def _offline(state: SimState, seconds: float, snapshot: Path | None, echo: Echo) -> int:
     state.advance(seconds)
-    summary = state.summary()
-    echo(f"simulated {seconds:g}s: {summary['last_event_id']} events, "
+    summary = state.summary()  # the last event id is no count: a UFM restart starts ids again at 1
+    echo(f"simulated {seconds:g}s: {state.events.emitted} events, "
          f"{summary['links_up']}/{summary['links']} links up, {len(state.errors)} step errors")
     if snapshot is not None:
         echo(f"  UFM snapshot (as at the start) in {snapshot}")

@@ -146,6 +146,8 @@ class EventStore:
         self.max_log = max_log
         self._records: list[EventRecord] = []
         self._next_id = 1
+        self.emitted = 0
+        """Every event since the simulator started, across UFM restarts (which start ids again at 1)."""
         self._log: list[EventRecord] = []
         self.listeners: list[EventListener] = []
         self.generation = 0
@@ -161,6 +163,7 @@ class EventStore:
     def append(self, spec: EventSpec, obj: EventObject, description: str, when: datetime) -> EventRecord:
         record = EventRecord(self._next_id, spec, obj, description, when)
         self._next_id += 1
+        self.emitted += 1
         self._records.append(record)
         if len(self._records) > self.max_events + self.max_events // 10:
             del self._records[: len(self._records) - self.max_events]

@@ -38,6 +38,8 @@ from fabric.simulator.clock import later
 from fabric.simulator.faults import STEP_TYPES, Step
 from fabric.simulator.state import SimState, TargetError
 from topology import strictjson
+from topology.errors import InputError
+from topology.inputs import CONFIGURATION, read_input
 from topology.strictjson import JsonError
 
 
@@ -94,9 +96,11 @@ def load_scenario(path: Path | str) -> Scenario:
     """Read a ``.toml``, ``.yaml`` or ``.yml`` scenario file."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{file}: cannot read: {exc.strerror}") from exc
+        text = read_input(file, CONFIGURATION).decode("utf-8")
+    except InputError as exc:
+        raise ScenarioError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{file}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     suffix = file.suffix.lower()
     try:
         if suffix == ".toml":
@@ -154,7 +158,7 @@ def parse_scenario(data: object, source: str = "<scenario>") -> Scenario:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ScenarioError(f"{source}: 'seed' must be an integer")
     for key in ("name", "description"):
-        if not isinstance(data.get(key) or "", str):
+        if data.get(key) is not None and not isinstance(data[key], str):  # 0, false and [] are not text either
             raise ScenarioError(f"{source}: '{key}' must be text")
     steps = tuple(parse_step(raw, f"{source}: step {i + 1}") for i, raw in enumerate(raw_steps))
     ordered = tuple(sorted(steps, key=lambda s: s.at))

@@ -25,6 +25,7 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
+from fabric.serving import ServerConfig, ServerLimits
 from fabric.simulator.app import create_app
 from fabric.simulator.auth import AuthSettings
 from fabric.simulator.state import SimState
@@ -92,11 +93,19 @@ def bind_listener(host: str, port: int) -> socket.socket:
     return sock
 
 
+SHUTDOWN_GRACE = 2
+"""Seconds the requests in flight get to finish once told to stop (SIGTERM, the end of ``serve``): an injected
+delay (up to ten minutes, on purpose) must not keep a fake server from stopping."""
+
+
 def uvicorn_config(app: FastAPI, host: str, port: int, cert: Path | None = None,
-                   key: Path | None = None) -> uvicorn.Config:
-    return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
+                   key: Path | None = None, limits: ServerLimits | None = None) -> uvicorn.Config:
+    """How the project's servers other than the daemon are served: read within ``limits`` (``fabric.serving``;
+    the defaults unless a configuration says otherwise)."""
+    return ServerConfig(
+        app, limits, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
         ssl_certfile=str(cert) if cert else None, ssl_keyfile=str(key) if key else None,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
 
 

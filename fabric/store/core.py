@@ -29,6 +29,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 from fabric.store._base import Clock, Fence
 from fabric.store._breaker import BreakerOps
 from fabric.store._control import ControlOps
+from fabric.store._fabrics import FabricOps
 from fabric.store._intents import IntentOps
 from fabric.store._leadership import LeadershipOps, check_epoch
 from fabric.store._outbox import OutboxOps
@@ -46,6 +47,8 @@ from fabric.store.migrations import (
     ensure_schema,
 )
 from fabric.store.records import SchemaTooNewError, StaleEpochError, StoreError
+from fabric.store.schema import schema_version
+from topology.redact import redacted_url
 
 __all__ = ["ScopedStore", "Store", "Transaction", "database_errors"]
 
@@ -66,7 +69,7 @@ def _begin(engine: Engine, fence: Fence | None) -> Iterator[Connection]:
 
 
 class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps, OutboxOps,
-                  LeadershipOps):
+                  LeadershipOps, FabricOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
     would_be: bool = False
@@ -178,7 +181,7 @@ class Store(_Operations):
         engine = _connect(url, lambda: create_store_engine(url, schema=schema, busy_timeout=busy_timeout))
         store = cls(engine, fabric=fabric, clock=clock)
         try:
-            with database_errors(url), engine.begin() as conn:
+            with _database_errors(url, writing=True), engine.begin() as conn:
                 if conn.dialect.name == "postgresql":
                     # Two daemons starting at once must not both create or migrate.
                     conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_schema_lock_key(schema))))
@@ -195,6 +198,7 @@ class Store(_Operations):
         except BaseException:
             engine.dispose()
             raise
+        _refuse_unwritable(engine, url)  # a schema already at this version was not written to: try it now
         return store
 
     @classmethod
@@ -216,7 +220,7 @@ class Store(_Operations):
                                                            application_name=application_name))
         store = cls(engine, fabric=fabric, clock=clock)
         try:
-            with database_errors(url), engine.connect() as conn:
+            with _database_errors(url, writing=not read_only), engine.connect() as conn:
                 found = database_version(conn)
         except BaseException:
             engine.dispose()
@@ -232,6 +236,8 @@ class Store(_Operations):
         if found > SCHEMA_VERSION:
             engine.dispose()
             raise SchemaTooNewError(found, SCHEMA_VERSION)
+        if not read_only:
+            _refuse_unwritable(engine, url)
         store.schema_report = SchemaReport(found=found, now=found, applied=())
         return store
 
@@ -307,11 +313,8 @@ def _schema_lock_key(schema: str | None) -> int:
 
 
 def _shown(url: str | URL) -> str:
-    """The URL as messages show it: never with its password."""
-    try:
-        return normalise_url(url).render_as_string(hide_password=True)
-    except (sa.exc.ArgumentError, ValueError):
-        return str(url)
+    """The URL as messages show it: never with its password (``topology.redact``)."""
+    return redacted_url(url if isinstance(url, str) else url.render_as_string(hide_password=False))
 
 
 def _connect(url: str | URL, make: Callable[[], Engine]) -> Engine:
@@ -329,12 +332,52 @@ def _connect(url: str | URL, make: Callable[[], Engine]) -> Engine:
         raise StoreError(f"{_shown(url)}: {exc}") from None
 
 
-@contextmanager
-def database_errors(url: str | URL) -> Iterator[None]:
+def database_errors(url: str | URL) -> AbstractContextManager[None]:
     """The database refusing us (wrong host, port, user or database; a file that is not a database, truncated or
     read-only) as one ``StoreError`` line naming the URL, without its password."""
+    return _database_errors(url, writing=False)
+
+
+@contextmanager
+def _database_errors(url: str | URL, *, writing: bool) -> Iterator[None]:
+    """``database_errors``; ``writing``: for a command that will write, a database that refuses writes says so."""
     try:
         yield
     except sa.exc.DBAPIError as exc:
-        cause = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-        raise StoreError(f"{_shown(url)}: {cause}") from None
+        raise (_unwritable(url, exc) if writing and _is_read_only(exc) else _refused(url, exc)) from None
+
+
+def _cause(exc: sa.exc.DBAPIError) -> str:
+    return str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
+
+
+def _refused(url: str | URL, exc: sa.exc.DBAPIError) -> StoreError:
+    return StoreError(f"{_shown(url)}: {_cause(exc)}")
+
+
+_READ_ONLY_CAUSES = ("readonly database", "read-only", "unable to open database file", "permission denied")
+"""What SQLite (a read-only file, or a directory where its journal cannot be made) and PostgreSQL (a read-only
+transaction or replica, a role without the privilege) say when the store cannot be written."""
+
+
+def _is_read_only(exc: sa.exc.DBAPIError) -> bool:
+    cause = _cause(exc).lower()
+    return any(said in cause for said in _READ_ONLY_CAUSES)
+
+
+def _unwritable(url: str | URL, exc: sa.exc.DBAPIError) -> StoreError:
+    return StoreError(f"{_shown(url)}: the database cannot be written ({_cause(exc)}): check write access (SQLite: "
+                      "to the file and its directory, on a read-write file system; PostgreSQL: the role's "
+                      "privileges, on the primary)")
+
+
+def _refuse_unwritable(engine: Engine, url: str | URL) -> None:
+    """Refuse, at start, a store this process will write to and cannot: a write that changes nothing, tried once
+    (SQLite and PostgreSQL both refuse it as they would a real one), rather than a failure at the first real
+    write, halfway through a start-up or a cycle."""
+    try:
+        with _database_errors(url, writing=True), engine.begin() as conn:
+            conn.execute(sa.update(schema_version).where(sa.false()).values(version=schema_version.c.version))
+    except StoreError:
+        engine.dispose()
+        raise

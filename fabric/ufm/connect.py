@@ -6,11 +6,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from fabric.envsecrets import UFM_PASSWORD, UFM_TOKEN, EnvSecret, EnvSecretError
+from fabric.envsecrets import UFM_PASSWORD, UFM_TOKEN, EnvSecret, EnvSecretError, read_secret_file
 from fabric.errors import ErrorKind, FabricError
 from fabric.ufm.address import DEFAULT_TIMEOUT_S, check_base_url, check_timeout
 from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
 from fabric.ufm.client import UfmClient
+from topology.errors import InputError
+from topology.redact import redacted_url
 
 
 class AuthMode(StrEnum):
@@ -28,9 +30,9 @@ class ConnectError(FabricError, ValueError):
 def _secret(env: EnvSecret, file: Path | None, what: str) -> str:
     if file is not None:
         try:
-            return file.read_text().strip()
-        except OSError as exc:
-            raise ConnectError(f"cannot read the {what} file {file}: {exc.strerror or exc}") from None
+            return read_secret_file(file)
+        except InputError as exc:
+            raise ConnectError(f"cannot read the {what} file {file}: {exc.message}") from None
     try:
         value = env.read()
     except EnvSecretError as exc:
@@ -62,7 +64,7 @@ class UfmTarget:
         try:
             check_base_url(self.url)
         except ValueError as exc:
-            raise ConnectError(f"UFM base URL {self.url!r}: {exc}") from None
+            raise ConnectError(f"UFM base URL {redacted_url(self.url)!r}: {exc}") from None
         try:
             check_timeout(self.timeout)
         except ValueError as exc:
@@ -70,7 +72,9 @@ class UfmTarget:
         auth = self.auth()
         try:
             return UfmClient(self.url, auth, verify=not self.insecure, ca_bundle=self.ca_bundle, timeout=self.timeout)
+        except InputError as exc:  # the CA bundle is read here
+            raise ConnectError(f"cannot use the CA bundle {self.ca_bundle}: {exc.message}") from None
         except ValueError as exc:  # a URL httpx refuses beyond the check
             raise ConnectError(str(exc)) from None
-        except OSError as exc:  # the CA bundle is read here (ssl.SSLError is an OSError)
+        except OSError as exc:  # ssl.SSLError: what it holds is no certificate
             raise ConnectError(f"cannot use the CA bundle {self.ca_bundle}: {exc.strerror or exc}") from None

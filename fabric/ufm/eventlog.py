@@ -35,6 +35,7 @@ it in the file (:class:`FarOff` says exactly when) is malformed too: a clock set
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import os
 import re
@@ -42,10 +43,10 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, tzinfo
-from pathlib import Path
 from typing import IO, Generic, TypeVar
 
 from fabric.ufm.models import EVENT_FIELDS, SEVERITIES, Event, construct_event
+from topology.inputs import LINE_LIMIT, capped_lines, open_input, peeked
 
 __all__ = ["EventLogStats", "FarOff", "MalformedLine", "iter_event_log", "parse_event_line"]
 
@@ -69,6 +70,8 @@ MALFORMED = "malformed line"
 NOT_TEXT = "not UTF-8 text"
 BAD_TIMESTAMP = "bad timestamp"
 FAR_OFF = "timestamp far from its neighbours"
+TOO_LONG = "line too long"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,33 +241,35 @@ def parse_event_line(line: str, *, tz: tzinfo = UTC) -> Event | None:
     return _build(match, tz)
 
 
-def _open_text(path: Path) -> IO[str]:
-    """The file as text: gunzipped when it is gzip data (whatever its name), a byte-order mark dropped."""
-    with path.open("rb") as handle:
-        gzipped = handle.read(2) == b"\x1f\x8b"
-    if gzipped:
-        return gzip.open(path, mode="rt", encoding="utf-8-sig", errors="replace")
-    return path.open(encoding="utf-8-sig", errors="replace")
+def event_log_lines(stream: IO[bytes]) -> Iterator[str]:
+    """The lines of an event.log read from ``stream`` as it goes (a file or a pipe, read once): gunzipped when it
+    is gzip data (whatever its name), a byte-order mark dropped, each line at most ``LINE_LIMIT`` characters and
+    one (see ``topology.inputs.capped_lines``)."""
+    head, stream = peeked(stream, len(_GZIP_MAGIC))
+    raw = gzip.GzipFile(fileobj=stream, mode="rb") if head == _GZIP_MAGIC else stream
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as text:
+        yield from capped_lines(text)
 
 
-def _sources(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[tuple[str, Iterable[str]]]:
+def _sources(source: str | os.PathLike[str] | Iterable[str], label: str) -> Iterator[tuple[str, Iterable[str]]]:
     if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        with _open_text(path) as handle:
-            yield str(path), handle
+        with open_input(source) as stream:
+            yield str(source), event_log_lines(stream)
     else:
-        yield "<lines>", source
+        yield label, source
 
 
 def iter_event_log(
     source: str | os.PathLike[str] | Iterable[str],
     *,
+    label: str = "<lines>",
     tz: tzinfo = UTC,
     stats: EventLogStats | None = None,
     event_ids: Collection[int] | None = None,
     stray_days: int | None = None,
 ) -> Iterator[Event]:
-    """Yield the events of an ``event.log`` file (a path, gzipped accepted) or of an iterable of lines.
+    """Yield the events of an ``event.log`` file (a path, gzipped accepted) or of an iterable of lines (those of a
+    stream: ``event_log_lines``), which errors call ``label``.
 
     Pass an :class:`EventLogStats` to learn how many lines were malformed, of which kind and where.  A ``str``
     is a path; to parse a text held in memory pass ``text.splitlines()``.  With ``event_ids``, only events of
@@ -281,7 +286,7 @@ def iter_event_log(
     head = _HEAD_RE.match
     wanted = None if event_ids is None else frozenset(str(e) for e in event_ids)
     timestamps = _Timestamps(tz)
-    for name, lines in _sources(source):
+    for name, lines in _sources(source, label):
         runs = _Runs(name, stray_days, counters)
         pending: re.Match[str] | None = None
         pending_no = 0
@@ -290,6 +295,10 @@ def iter_event_log(
         """The last event was filtered out: lines continuing it are skipped with it."""
         for line_no, raw in enumerate(lines, start=1):
             line = raw.rstrip("\r\n")
+            if len(line) > LINE_LIMIT:
+                counters.record_malformed(MalformedLine(name, line_no, f"longer than {LINE_LIMIT:,} characters",
+                                                        line[:200], TOO_LONG))
+                continue
             if wanted is not None and (found := head(line)) is not None and found.group(1) not in wanted:
                 if pending is not None and runs.add(pending.string, _finish(pending, pending_no, extra, timestamps,
                                                                             name, counters)):

@@ -33,6 +33,9 @@ from fabric.ufm.errors import (
     UfmTransportError,
 )
 from topology import strictjson
+from topology.errors import InputError
+from topology.inputs import CONFIGURATION, read_input
+from topology.redact import redacted_url
 from topology.strictjson import JsonError
 
 __all__ = ["RetryPolicy", "SleepFn", "UfmHttp"]
@@ -87,7 +90,12 @@ def _ssl_context(verify: bool, ca_bundle: str | Path | None) -> ssl.SSLContext |
         return False
     if ca_bundle is None:
         return True
-    return ssl.create_default_context(cafile=str(ca_bundle))
+    # Read here, not by OpenSSL: a device or an endless pipe named as the bundle is refused, not read forever.
+    # ``cadata`` takes ASCII text: certificates are, a bundle's comments may name an issuer in UTF-8.
+    pem = read_input(ca_bundle, CONFIGURATION).decode("ascii", errors="ignore")
+    if "-----BEGIN CERTIFICATE-----" not in pem:  # an empty ``cadata`` would trust the system's CAs instead
+        raise InputError("no PEM certificate (-----BEGIN CERTIFICATE-----) in it", source=str(ca_bundle))
+    return ssl.create_default_context(cadata=pem)
 
 
 class UfmHttp:
@@ -109,7 +117,7 @@ class UfmHttp:
             self.base_url = check_base_url(base_url)
             httpx.URL(self.base_url)  # whatever else httpx refuses, refused here as the URL's fault
         except (ValueError, httpx.InvalidURL) as exc:
-            raise ValueError(f"UFM base URL {base_url!r}: {exc}") from None
+            raise ValueError(f"UFM base URL {redacted_url(base_url)!r}: {exc}") from None
         if not isinstance(timeout, httpx.Timeout):
             check_timeout(timeout)
         self._timeout = _timeout_text(timeout)

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
 import re
 from collections.abc import Callable, Generator, Iterator
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from fabric.ufm.models import unwrap_list
 from topology import strictjson
@@ -88,37 +88,36 @@ def bare_list_bounds(body: bytes | mmap.mmap) -> tuple[int, int] | None:
     return start, end
 
 
-def file_items(path: Path, *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
-    """The elements of the JSON list in the file at ``path``, exactly as ``list_items`` gives those of its bytes,
-    read a piece at a time: the file is mapped, not read, and the pages behind the last piece are given back as
-    it goes, so memory stays at a piece or two whatever the file's size. Only a file the fast way cannot decode
-    to its end (a piece it refuses, not a bare UTF-8 list) is held whole, from where that way stopped. A
-    ``JsonError`` names the element, or the line and column in the file, or the byte; ``OSError`` when it cannot
-    be read."""
-    with path.open("rb") as handle:
-        if handle.seek(0, 2) == 0:
-            yield from list_items(b"")
+def file_items(file: IO[bytes], *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
+    """The elements of the JSON list in the open regular ``file`` (from its start, wherever it is read to),
+    exactly as ``list_items`` gives those of its bytes, read a piece at a time: the file is mapped, not read, and
+    the pages behind the last piece are given back as it goes, so memory stays at a piece or two whatever the
+    file's size. Only a file the fast way cannot decode to its end (a piece it refuses, not a bare UTF-8 list) is
+    held whole, from where that way stopped. A ``JsonError`` names the element, or the line and column in the
+    file, or the byte; ``OSError`` when it cannot be read."""
+    if os.fstat(file.fileno()).st_size == 0:
+        yield from list_items(b"")
+        return
+    with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as body:
+        bounds = bare_list_bounds(body)
+        if bounds is None:
+            yield from list_items(body[:])
             return
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as body:
-            bounds = bare_list_bounds(body)
-            if bounds is None:
-                yield from list_items(body[:])
-                return
-            resume = yield from _by_pieces(body, bounds, piece_bytes, _releaser(body))
-            if resume is None:
-                return
-            if resume.offset == 0:
-                yield from list_items(body[:])
-                return
-            # Pieces from ``resume.offset`` on, one element at a time; an error's place counted from the file's start.
-            try:
-                rest = body[resume.offset:].decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise JsonError(f"not UTF-8 text: {exc.reason} at byte {exc.start + resume.offset}") from None
-            try:
-                yield from _by_elements("[" + rest, 1, resume.position)
-            except JsonError as exc:
-                raise _placed(exc, body, resume.offset) from None
+        resume = yield from _by_pieces(body, bounds, piece_bytes, _releaser(body))
+        if resume is None:
+            return
+        if resume.offset == 0:
+            yield from list_items(body[:])
+            return
+        # Pieces from ``resume.offset`` on, one element at a time; an error's place counted from the file's start.
+        try:
+            rest = body[resume.offset:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JsonError(f"not UTF-8 text: {exc.reason} at byte {exc.start + resume.offset}") from None
+        try:
+            yield from _by_elements("[" + rest, 1, resume.position)
+        except JsonError as exc:
+            raise _placed(exc, body, resume.offset) from None
 
 
 def _releaser(body: mmap.mmap) -> Callable[[int], None] | None:

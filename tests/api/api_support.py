@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from fabric.api.context import GuardFigures, RuntimeStatus
+from fabric.api.context import GuardFigures, Reload, RuntimeStatus
 from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
 from fabric.remediation.rules import SWITCH_FAULT
 from fabric.remediation.signals import link_id
@@ -28,13 +28,15 @@ class FakeRuntime:
         counters={"events": 12}))
     reloads: int = 0
     wakes: int = 0
+    reloaded: Reload = field(default_factory=lambda: Reload("rules unchanged, 1 silence"))
+    """What ``reload`` answers."""
 
     def status(self) -> RuntimeStatus:
         return self.live
 
-    async def reload(self) -> str:
+    async def reload(self) -> Reload:
         self.reloads += 1
-        return "rules unchanged, 1 silence"
+        return self.reloaded
 
     def wake(self) -> None:
         self.wakes += 1

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from api_support import NODE1_LINK, NODE2_LINK, NOW, TOKEN, FakeRuntime, seed
 
+from fabric.api.context import NotApplied, Reload
 from fabric.store import RequestKind, Store
 from topology.model import Fabric
 
@@ -104,7 +105,8 @@ async def test_silences_are_added_listed_and_expired(client: httpx.AsyncClient, 
     ({"matcher": "switch:x", "duration": "10 minutes"}, "duration: "),
     ({"matcher": "switch:x", "duration": "0s"}, "duration: a silence must last longer than zero"),
     ({"matcher": "switch:x"}, "body: give either duration or ends_at"),
-    ({"matcher": "switch:x", "duration": "1h", "ends_at": "2026-12-02T00:00:00"}, "ends_at: Input should have"),
+    ({"matcher": "switch:x", "duration": "1h", "ends_at": "2026-12-02T00:00:00"},
+     "ends_at: 2026-12-02T00:00:00 has no time zone"),
     ({"matcher": "switch:x", "duration": "1h", "reason": "  "}, "reason: must not be blank"),
     ({"matcher": "switch:x", "duration": "1h", "by": None}, "by: Input should be a valid string"),
 ])
@@ -127,3 +129,14 @@ async def test_reload_calls_the_runtime(client: httpx.AsyncClient, runtime: Fake
     response = await client.post("/reload", json={"by": "alice"}, headers=AUTH)
     assert response.status_code == 422 and response.json()["detail"] == "reason: Field required"
     assert runtime.reloads == 1
+
+
+@pytest.mark.usefixtures("token")
+@pytest.mark.parametrize(("why", "status"), [(NotApplied.INVALID, 422), (NotApplied.BUSY, 503),
+                                             (NotApplied.STANDBY, 409)])
+async def test_a_reload_that_applied_nothing_is_no_success(client: httpx.AsyncClient, runtime: FakeRuntime,
+                                                          why: NotApplied, status: int) -> None:
+    """It answered 200 ``"not applied"``: a script could not tell it from a reload that applied the file."""
+    runtime.reloaded = Reload("reload: config.toml not applied: config.toml: api.bad_key: unknown key", why)
+    response = await client.post("/reload", json=WHY, headers=AUTH)
+    assert response.status_code == status and response.json()["detail"] == runtime.reloaded.message

@@ -6,10 +6,12 @@ import os
 import re
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+from raw_http import connect, until_closed
 from webhook_support import SECRET, jira_body, signed
 
 from fabric.controller.ticketing import Ticketing
@@ -81,3 +83,25 @@ def test_an_unreadable_secret_file_is_one_line_at_start(tmp_path: Path) -> None:
     assert process.returncode == 2
     (line,) = errors.strip().splitlines()
     assert "tickets.webhook_secret_file: cannot read the webhook secret file" in line
+
+
+def test_the_receiver_alone_lets_go_of_a_body_shorter_than_it_said(tmp_path: Path) -> None:
+    """Its server reads within the configuration's [api] read_timeout, as the daemon's does: a delivery whose body
+    stops short of its Content-Length is answered 408 and the connection closed (raw socket, 127.0.0.1)."""
+    url = f"sqlite:///{tmp_path / 'fabric.db'}"
+    Store.open(url, fabric="lab").close()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[fabric]\nname = "lab"\n[store]\nurl = "{url}"\n[api]\nread_timeout = "1s"\n')
+    process = fabricctl("webhook", "--config", str(config), "--port", "0")
+    try:
+        port = int(listening_at(process)[1].rsplit(":", 1)[1])
+        sock = connect(port)
+        sock.sendall(b"POST /webhooks/jira HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 5000\r\n\r\n{\"webhookEvent\": ")
+        began = time.monotonic()
+        answer = until_closed(sock)
+        assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
+        assert time.monotonic() - began < 3
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -10,6 +10,7 @@ import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from fabric import wiring
 from fabric.cli.app import app
 from fabric.config import ENV_SECRETS, ConfigError, ServiceConfig, load_config
 from fabric.envsecrets import CREDENTIALS_DIRECTORY, EnvSecret
@@ -79,7 +80,12 @@ def test_config_check_refuses_a_conflict_in_one_line_without_the_values(monkeypa
     assert line == "fabricctl: error: " + conflict_line(ENV_SECRETS[("ufm", "password")][0])
 
 
-def test_config_check_show_and_their_errors_print_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_check_show_and_their_errors_print_no_secret(tmp_path: Path, tiny_plan: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    wiring.open_store(f"sqlite:///{tmp_path / 'fabric.db'}", fabric="default").close()
+    for name, value in (("FABRIC_FABRIC__PLAN", str(tiny_plan)), ("FABRIC_UFM__URL", "https://ufm.example"),
+                        ("FABRIC_STORE__URL", f"sqlite:///{tmp_path / 'fabric.db'}")):  # what run needs besides
+        monkeypatch.setenv(name, value)
     values = {name: f"value-of-{name.lower()}" for _, name in NAMES}
     for env in ALIASED:  # both spellings of one secret must agree
         assert env.alias is not None
@@ -159,7 +165,7 @@ def test_an_empty_or_unreadable_credential_is_refused_not_taken_as_unset(credent
         load_config()
     assert caught.value.problems == [
         f"FABRIC_API__ADMIN_TOKEN: the credential {empty} is empty",
-        f"FABRIC_TICKETS__WEBHOOK_TOKEN: cannot read the credential {unreadable}: Is a directory"]
+        f"FABRIC_TICKETS__WEBHOOK_TOKEN: cannot read the credential {unreadable}: is a directory, not a file"]
 
 
 def test_config_check_refuses_a_credential_conflict_in_one_line_without_the_values(

@@ -5,6 +5,11 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from fabric.daemon.logs import CYCLE_ID, JsonFormatter, TextFormatter, cycle_filter
 
@@ -36,3 +41,44 @@ def test_a_json_line_has_the_cycle_and_the_decision_fields() -> None:
 def test_outside_a_cycle_there_is_no_cycle_id() -> None:
     assert "cycle" not in json.loads(_logged(JsonFormatter(), None))
     assert _logged(TextFormatter(), 3).rstrip().endswith("disable link:a/1|b/2: flapping [cycle 3]")
+
+
+any_text = st.text(st.characters(codec="utf-8"), max_size=200)
+HIDDEN = ["\n", "\r\n", "\x00", "\x1b[31m", "\u202e", "\u2066", "\u200b", "\u2028", "\x85", "\ufeff"]
+
+
+@settings(max_examples=150, deadline=1000)
+@given(message=any_text, argument=any_text, component=any_text,
+       formatter=st.sampled_from([JsonFormatter, TextFormatter]))
+@example(message="silence on", argument="switch:a\n2026-01-01 00:00:00,000 WARNING forged", component="x\u202ey",
+         formatter=TextFormatter)
+def test_a_log_record_is_one_line_with_nothing_hidden(message: str, argument: str, component: str,
+                                                      formatter: type[logging.Formatter]) -> None:
+    """Whatever text a record carries (a silence's matcher, a reason, a node description), it is one line, and no
+    control, bidirectional or other invisible character is in it (nor in the JSON's decoded fields)."""
+    record = logging.LogRecord("fabric.test", logging.WARNING, __file__, 1, message.replace("%", "%%") + " %s",
+                               (argument,), None)
+    record.component = component
+    line = formatter().format(record)
+    assert len(line.splitlines()) == 1 and line.isprintable(), line
+    if formatter is JsonFormatter:
+        fields = json.loads(line)
+        assert fields["message"].isprintable() and fields["component"].isprintable()
+
+
+@pytest.mark.parametrize("hidden", HIDDEN)
+def test_each_hidden_character_is_shown_as_its_escape(hidden: str) -> None:
+    record = logging.LogRecord("fabric.test", logging.WARNING, __file__, 1, "silence %s: %s",
+                               (f"switch:a{hidden}b", "CHG-1"), None)
+    line = TextFormatter().format(record)
+    assert line.endswith(f"silence switch:a{hidden.encode('unicode_escape').decode()}b: CHG-1"), line
+
+
+def test_a_traceback_follows_on_indented_lines_none_of_them_a_record() -> None:
+    try:
+        raise ValueError("bad\n2026-01-01 00:00:00,000 ERROR forged\x1b[2J")
+    except ValueError:
+        record = logging.LogRecord("fabric.test", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    first, *rest = TextFormatter().format(record).split("\n")
+    assert first.endswith("failed") and rest
+    assert all(line.startswith("    ") and line.isprintable() for line in rest), rest

@@ -141,7 +141,8 @@ def test_operator_clears_a_quarantined_link(tmp_path: Path) -> None:
         assert r.port_state(port) != "Disabled"
         record = r.store.get_component(component)
         assert record is not None and record.lifecycle is Lifecycle.PROBATION and record.strikes == 0
-        again = CliRunner().invoke(app, ["components", "clear", str(component), "--reason", "x", "--store", url])
+        again = CliRunner().invoke(app, ["components", "clear", str(component), "--reason", "x", "--store", url,
+                                         "--fabric", "test"])
         assert again.exit_code == 2 and "not quarantined" in again.output
 
 

@@ -76,7 +76,8 @@ def test_an_event_list_file_gives_what_its_bytes_give(tmp_path_factory: Any, dat
     path = tmp_path_factory.mktemp("list") / "events.json"
     path.write_bytes(body)
     try:
-        read: tuple[str, Any] = "ok", list(file_items(path, piece_bytes=piece_bytes))
+        with path.open("rb") as file:
+            read: tuple[str, Any] = "ok", list(file_items(file, piece_bytes=piece_bytes))
     except (JsonError, ShapeError) as refused:
         read = "error", type(refused)
     assert read == _pieces(body, piece_bytes)

@@ -219,9 +219,9 @@ def test_bad_inputs_exit_2(flap: Recording, tmp_path: Path) -> None:
         (["-a", flap.snapshot, "-e", flap.files["event.log"], "--interval", "0s"], "--interval: must be at least 1s"),
         (["-a", flap.snapshot, "-e", flap.files["event.log"], "--config", config],
          f"{config}: policy.storm_window: not a duration: '10 minutes'"),
-        (["-a", tmp_path, "-e", flap.files["event.log"]], f"{tmp_path}/systems.json: file not found"),
+        (["-a", tmp_path, "-e", flap.files["event.log"]], f"{tmp_path}/systems.json: no such file"),
         (["-a", flap.snapshot, "-e", flap.files["event.log"], "--plan", tmp_path / "nope.csv"],
-         f"{tmp_path / 'nope.csv'}: No such file or directory"),
+         f"{tmp_path / 'nope.csv'}: no such file"),
     ]
     for args, message in cases:
         code, _, err = invoke(*args)

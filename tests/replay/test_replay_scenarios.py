@@ -379,3 +379,15 @@ def test_table_output_and_exit_codes(flap: Recording, tmp_path: Path) -> None:
     result = runner.invoke(app, ["replay", "-a", str(quiet.snapshot), "-e", str(quiet.files["event.log"])])
     assert result.exit_code == 0, result.output
     assert "no action would be taken" in result.stdout
+
+
+def test_the_table_into_a_file_is_whole_and_at_a_width_asked_for_fits_it(flap: Recording) -> None:
+    """It was cut to 80 columns when written to a file, the reasons lost."""
+    argv = ["replay", "-a", str(flap.snapshot), "-e", str(flap.files["event.log"])]
+    reasons = [decision["reason"] for decision in json.loads(CliRunner().invoke(app, [*argv, "-f", "json"]).stdout)
+               ["decisions"]]
+    whole = CliRunner(env={"COLUMNS": None}).invoke(app, argv).stdout
+    assert reasons and all(" ".join(reason.split()) in whole for reason in reasons)
+    assert max(len(reason) for reason in reasons) > 80
+    narrow = CliRunner(env={"COLUMNS": "80"}).invoke(app, argv).stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 80 and "…" in narrow

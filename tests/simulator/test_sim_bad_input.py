@@ -75,10 +75,14 @@ def _still_serving(sim: Sim) -> None:
     ("POST", "/simulator/scenario", '{"name": {"a": 1}, "steps": [{"fault": "flap"}]}', "'name' must be text"),
     ("POST", "/simulator/scenario", '{"steps": [{"fault": "flap"}], "seed": ' + HUGE + "}", "a number of more than"),
     ("GET", "/ufmRest/jobs/" + HUGE, None, "not found"),
-    # A scenario nested 20,000 deep was a 500 (RecursionError); a key given twice took the second.
-    ("POST", "/simulator/scenario", '{"steps": ' + "[" * 20_000 + "]" * 20_000 + "}", "body: nested deeper than 100"),
+    # A scenario nested 100,000 deep was a 500 (RecursionError); a key given twice took the second.
+    ("POST", "/simulator/scenario", '{"steps": ' + "[" * 100_000 + "]" * 100_000 + "}", "body: nested deeper than 100"),
+    ("POST", "/simulator/faults", "[" * 100_000 + "]" * 100_000, "body: nested deeper than 100"),
     ("POST", "/simulator/faults", '{"fault": "flap", "fault": "storm"}', "body: fault: duplicate key 'fault'"),
     ("POST", "/ufmRest/actions", '{"action": "disable", "action": "enable"}', "body: action: duplicate key"),
+    ("POST", "/simulator/scenario", '{"name": 0, "steps": [{"fault": "flap"}]}', "'name' must be text"),
+    ("POST", "/simulator/scenario", '{"description": [], "steps": [{"fault": "flap"}]}', "'description' must be"),
+    ("POST", "/simulator/clock/advance", '{"seconds": {}, "by": "90s"}', "give seconds or by, not both"),
 ])
 def test_bad_admin_input_is_a_4xx_with_a_reason(sim: Sim, method: str, path: str, body: str | None,
                                                 message: str) -> None:

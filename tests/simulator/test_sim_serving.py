@@ -117,7 +117,7 @@ def test_fabricctl_simulate_serves_a_plan(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--preset", "tiny", "--scenario", "nope.toml"], "cannot read"),
+    (["--preset", "tiny", "--scenario", "nope.toml"], "nope.toml: no such file"),
     (["--preset", "tiny", "--ufm-version", "latest"], "not a UFM version"),
     (["--preset", "huge"], "unknown preset"),
     (["--preset", "tiny", "--offline", "forever"], "not a duration"),

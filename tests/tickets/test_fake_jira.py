@@ -4,11 +4,15 @@ input)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -67,7 +71,8 @@ def test_a_body_with_a_key_given_twice_nan_or_deep_nesting_is_a_400_naming_it(pa
     with fake_jira() as jira, httpx.Client(base_url=jira.url, timeout=10) as http:
         response = http.post(path, content=body, auth=(USER, TOKEN), headers={"Content-Type": "application/json"})
         assert response.status_code == 400, response.text
-        assert response.json()["detail"].startswith(detail)
+        [message] = response.json()["errorMessages"]  # in Jira's own body, as the fake's every refusal
+        assert message.startswith(detail)
         assert jira.state.issues == {}
 
 
@@ -137,3 +142,89 @@ def test_fabricctl_simulate_jira_serves_the_backend() -> None:
         process.wait(timeout=15)
     banner = process.stderr.read().decode() if process.stderr else ""
     assert f"fake Jira (Cloud) on {url}, projects NET" in banner and TOKEN not in banner
+
+
+def test_fabricctl_simulate_jira_stops_on_sigterm_with_a_request_held_in_flight() -> None:
+    """An injected delay holds an answer for minutes on purpose; SIGTERM still stops the fake within seconds (the
+    requests in flight get ``SHUTDOWN_GRACE``), exit 0."""
+    from fabric.simulator.server import SHUTDOWN_GRACE
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "simulate-jira", "--port", str(port), "--user",
+                                USER, "--token", TOKEN], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert httpx.post(f"{url}/_admin/faults", json={"delay": 600}, timeout=2).status_code == 204
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, "fabricctl simulate-jira did not start"
+                time.sleep(0.2)
+        held = threading.Thread(target=_held_request, args=(f"{url}/rest/api/2/serverInfo",), daemon=True)
+        held.start()
+        time.sleep(1.0)  # the request is in, its answer held for ten minutes
+        stopping = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        # uvicorn, once stopped, raises the signal it caught again: the exit status a shell shows for SIGTERM.
+        assert process.wait(timeout=SHUTDOWN_GRACE + 10) in (0, -signal.SIGTERM)
+        assert time.monotonic() - stopping < SHUTDOWN_GRACE + 5
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=15)
+    assert "Traceback" not in (process.stderr.read().decode() if process.stderr else "")
+
+
+def _held_request(url: str) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # the fake closes the connection as it stops
+        httpx.get(url, auth=(USER, TOKEN), timeout=60)
+
+
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/_admin/faults", {"status": "abc"}, "status"),
+    ("/_admin/faults", {"status": 200}, "status"),
+    ("/_admin/faults", {"delay": "x"}, "delay"),
+    ("/_admin/faults", {"delay": False}, "delay"),
+    ("/_admin/faults", {"delay": 1e9}, "delay"),
+    ("/_admin/faults", {"count": "3"}, "count"),
+    ("/_admin/faults", {"retry_after": [1]}, "retry_after"),
+    ("/_admin/faults", {"method": 7}, "method"),
+    ("/_admin/faults", {"statsu": 503}, "statsu"),
+    ("/_admin/search-lag", {"seconds": "soon"}, "seconds"),
+    ("/_admin/search-lag", {"seconds": -1}, "seconds"),
+])
+def test_fault_settings_of_the_wrong_type_are_refused_and_later_requests_unharmed(path: str, body: dict[str, Any],
+                                                                                  field: str) -> None:
+    with fake_jira() as jira, httpx.Client(base_url=jira.url, auth=(USER, TOKEN), timeout=10) as http:
+        refused = http.request("POST" if path.endswith("faults") else "PUT", path, json=body)
+        assert refused.status_code == 400, refused.text
+        assert list(refused.json()["errors"]) == [field], refused.json()
+        assert http.get("/rest/api/2/serverInfo").status_code == 200
+        assert http.post("/rest/api/2/issue", json=ISSUE).status_code == 201
+        assert http.get("/rest/api/2/search", params={"jql": "labels = a"}).json()["total"] == 1
+
+
+@pytest.mark.parametrize(("method", "path", "body", "params"), [
+    ("POST", "/rest/api/2/search", None, None),
+    ("POST", "/rest/api/2/search", "[" * 100_000, None),
+    ("POST", "/rest/api/2/search", '{"jql": "labels = a", "maxResults": {}}', None),
+    ("POST", "/rest/api/3/search/jql", '{"jql": "labels = a", "nextPageToken": 5}', None),
+    ("GET", "/rest/api/2/search", None, {"jql": "labels = a", "startAt": "soon"}),
+])
+def test_a_search_it_cannot_run_is_jiras_400(method: str, path: str, body: str | None,
+                                             params: dict[str, str] | None) -> None:
+    with fake_jira() as jira, httpx.Client(base_url=jira.url, auth=(USER, TOKEN), timeout=10) as http:
+        refused = http.request(method, path, content=body, params=params, headers={"content-type": "application/json"})
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errorMessages"], refused.json()
+
+
+def test_a_key_or_id_of_digits_int_does_not_read_is_not_found() -> None:
+    """``"²".isdigit()`` is true and ``int("²")`` fails: found by ``make fuzz``."""
+    with fake_jira() as jira, httpx.Client(base_url=jira.url, auth=(USER, TOKEN), timeout=10) as http:
+        for tail in ("", "/comment", "/transitions"):
+            assert http.get(f"/rest/api/2/issue/\u00b2{tail}").status_code == 404, tail
+        created = http.post("/rest/api/2/issue", json={"fields": {**ISSUE["fields"], "project": {"id": "\u00b2"}}})
+        assert created.status_code == 400 and "project" in created.json()["errors"]

@@ -110,7 +110,7 @@ def test_binary_file(tmp_path: Path) -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="No such file"):
+    with pytest.raises(InputError, match="no such file"):
         read_ndt(tmp_path / "absent.csv")
 
 

@@ -26,7 +26,7 @@ def test_plan_against_itself_matches() -> None:
     assert report.summary() | {} == {
         "planned": 12288, "actual": 12288, "ok": 12288, "missing": 0, "miswired": 0, "unexpected": 0,
         "degraded": 0, "partitions": 1, "planned_partitions": 1, "unknown_devices": 0, "absent_devices": 0,
-        "leaves_below_guard": 0, "plan_conflicts": 0,
+        "odd_names": 0, "leaves_below_guard": 0, "plan_conflicts": 0,
     }
     assert all(leaf.actual.paths == leaf.planned.paths == 1024 for leaf in report.leaves)
     assert len(report.leaves) == 128

@@ -27,6 +27,7 @@ from fabric.ufm.errors import (
     UfmTimeoutError,
     UfmTransportError,
 )
+from topology.errors import InputError
 
 T = TypeVar("T")
 
@@ -340,7 +341,7 @@ def test_base_url_forms(router: respx.Router, fake_time: FakeTime) -> None:
 
 
 def test_ca_bundle_is_loaded(tmp_path: Path) -> None:
-    with pytest.raises(OSError):  # the bundle is really read, so a missing one fails at construction
+    with pytest.raises(InputError, match="no such file"):  # the bundle is really read: a missing one fails now
         UfmClient(BASE, BasicAuth("a", "b"), ca_bundle=tmp_path / "missing.pem")
 
 

@@ -44,6 +44,11 @@ def _decoded(body: bytes, piece_bytes: int = PIECE_BYTES) -> tuple[str, Any]:
         return "error", JsonError
 
 
+def _from_file(path: Path, **options: int) -> Iterator[Any]:
+    with path.open("rb") as file:
+        yield from file_items(file, **options)
+
+
 def _expected(body: bytes) -> tuple[str, Any]:
     """What ``strictjson.loads`` says of the same bytes: a list, a ``{"data": [...]}`` object, or not the JSON of
     one."""
@@ -176,7 +181,7 @@ def test_a_file_gives_what_its_bytes_give_errors_placed_alike(tmp_path: Path, te
     body = (damaged[:at] + junk + damaged[at:]).encode()
     path = tmp_path / "list.json"
     path.write_bytes(body)
-    assert _outcome(lambda: file_items(path, piece_bytes=piece_bytes)) == _outcome(
+    assert _outcome(lambda: _from_file(path, piece_bytes=piece_bytes)) == _outcome(
         lambda: list_items(body, piece_bytes=piece_bytes))
 
 
@@ -186,7 +191,7 @@ def test_a_file_refused_midway_names_the_line_and_column_in_the_file(tmp_path: P
     elements = ",\n".join(json.dumps({"id": n, "text": "x" * 40}) for n in range(200))
     path = tmp_path / "list.json"
     path.write_text("[" + elements + ',\n{"id": 200, "text": "' + "}, {" * 1000 + '"},\n  {"id": 1,, "b": 2}]')
-    items = file_items(path, piece_bytes=1000)
+    items = _from_file(path, piece_bytes=1000)
     assert [next(items)["id"] for _ in range(201)] == list(range(201))
     with pytest.raises(JsonError) as raised:
         next(items)
@@ -200,15 +205,15 @@ def test_a_field_refused_midway_is_named_by_its_place_in_the_whole_list(tmp_path
     path = tmp_path / "list.json"
     path.write_text("[" + elements + ', {"id": 300, "severity": NaN}]')
     with pytest.raises(JsonError, match=re.escape("[300].severity: NaN is not a number JSON has")):
-        list(file_items(path, piece_bytes=100))
+        list(_from_file(path, piece_bytes=100))
 
 
 def test_an_empty_or_missing_file(tmp_path: Path) -> None:
     (tmp_path / "empty.json").write_bytes(b"")
     with pytest.raises(JsonError):
-        list(file_items(tmp_path / "empty.json"))
+        list(_from_file(tmp_path / "empty.json"))
     with pytest.raises(FileNotFoundError):
-        list(file_items(tmp_path / "missing.json"))
+        list(_from_file(tmp_path / "missing.json"))
 
 
 def test_bytes_that_are_not_utf8_midway_are_named_by_their_offset_in_the_file(tmp_path: Path) -> None:
@@ -216,4 +221,4 @@ def test_bytes_that_are_not_utf8_midway_are_named_by_their_offset_in_the_file(tm
     path = tmp_path / "list.json"
     path.write_bytes(head.encode() + b'"\xff"]')
     with pytest.raises(JsonError, match=f"not UTF-8 text: invalid start byte at byte {len(head.encode()) + 1}$"):
-        list(file_items(path, piece_bytes=64))
+        list(_from_file(path, piece_bytes=64))

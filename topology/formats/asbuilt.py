@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from topology.errors import InputError
+from topology.inputs import DOCUMENT, read_input
 from topology.model import Fabric
 
 _IBNETDISCOVER_MARKERS = ("vendid=", "switchguid=", "caguid=", "sysimgguid=")
@@ -23,12 +24,12 @@ def load_as_built(source: Path) -> Fabric:
         return read_ufm_snapshot(source)
     if not source.exists():
         raise InputError("no such file or directory", source=str(source))
-    with source.open("rb") as handle:
-        head = handle.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
+    data = read_input(source, DOCUMENT)  # read once: a pipe can be read only once
+    head = data[:_SNIFF_BYTES].decode("utf-8", errors="replace")
     if any(marker in head for marker in _IBNETDISCOVER_MARKERS):
-        from topology.formats.ibnetdiscover import read_ibnetdiscover
+        from topology.formats.ibnetdiscover import parse_ibnetdiscover_bytes
 
-        return read_ibnetdiscover(source)
-    from topology.formats.ndt import read_ndt
+        return parse_ibnetdiscover_bytes(data, str(source))
+    from topology.formats.ndt import parse_ndt_bytes
 
-    return read_ndt(source)
+    return parse_ndt_bytes(data, str(source), plan=False)  # an as-built CSV: its names are what they are

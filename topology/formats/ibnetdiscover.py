@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from topology.errors import InputError
+from topology.inputs import DOCUMENT, read_input
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,
@@ -128,15 +129,16 @@ class _Role:
 
 def read_ibnetdiscover(path: Path) -> Fabric:
     """Read an ibnetdiscover dump (or a terminal log holding one) from ``path``."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read ibnetdiscover dump: {exc.strerror or exc}", source=str(path)) from exc
+    return parse_ibnetdiscover_bytes(read_input(path, DOCUMENT), str(path))
+
+
+def parse_ibnetdiscover_bytes(data: bytes, source: str) -> Fabric:
+    """A dump from the bytes of its file; ``source`` names it in errors."""
     text = data.decode("utf-8", errors="replace")
     # Split on LF only, so that line numbers are the ones an editor shows for CRLF text with stray CRs;
     # a file with bare CR line endings has no LF at all.
     lines = text.split("\n") if "\n" in text else text.split("\r")
-    return parse_ibnetdiscover(lines, str(path))
+    return parse_ibnetdiscover(lines, source)
 
 
 def parse_ibnetdiscover(lines: Iterable[str], source: str) -> Fabric:

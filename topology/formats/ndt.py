@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from topology.errors import InputError
+from topology.inputs import DOCUMENT, read_input
 from topology.model import Cable, End, Fabric
 from topology.ports import Kind, PortLabelError, checked_switch_port, display_port, excerpt, parse_end
 from topology.rates import MAX_LANES, NOT_GIVEN, parse_total_gbps, parse_width
@@ -27,22 +28,26 @@ _HEADER_SEARCH_ROWS = 20
 
 def read_ndt(path: Path, *, lenient: bool = False) -> Fabric:
     """Read a plan; ``lenient`` keeps the first of two cables on one port and records the conflict."""
+    return parse_ndt_bytes(read_input(path, DOCUMENT), str(path), lenient=lenient)
+
+
+def parse_ndt_bytes(data: bytes, source: str, *, lenient: bool = False, plan: bool = True) -> Fabric:
+    """A plan from the bytes of its file (UTF-8, a byte-order mark allowed); ``source`` names it in errors.
+    ``plan=False``: the CSV is an as-built fabric's (``Fabric.plan``)."""
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            return parse_ndt(handle, str(path), lenient=lenient)
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not a text file ({exc.reason})", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), source=str(path)) from None
+        raise InputError(f"not a text file ({exc.reason})", source=source) from None
+    return parse_ndt(io.StringIO(text, newline=""), source, lenient=lenient, plan=plan)
 
 
-def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False) -> Fabric:
+def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False, plan: bool = True) -> Fabric:
     rows = csv.reader(lines)
     try:
         columns, header_line = _find_header(rows, source)
     except csv.Error as exc:
         raise InputError(f"unreadable CSV: {exc}", source=source, line=rows.line_num) from None
-    fabric = Fabric(source)
+    fabric = Fabric(source, plan=plan)
     start_dev, start_port, end_dev, end_port = (columns[name] for name in REQUIRED)
     speed_col, width_col = columns.get("Speed"), columns.get("Width")
     needed = max(start_dev, start_port, end_dev, end_port)

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 from topology import strictjson
 from topology.errors import InputError
+from topology.inputs import DOCUMENT, read_input
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,
@@ -86,12 +87,7 @@ def read_ufm_snapshot(directory: Path) -> Fabric:
 def load_ufm_json(path: Path) -> Any:
     """Decode one saved UFM response (``topology.strictjson``: a key given twice, NaN, Infinity are refused); errors
     name the file, and the field or the line and column."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise InputError("file not found", source=str(path)) from exc
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
+    data = read_input(path, DOCUMENT)
     try:
         return strictjson.loads(data)
     except JsonError as exc:

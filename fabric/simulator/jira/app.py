@@ -17,11 +17,15 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, FastAPI, Request, Response
+from fastapi import APIRouter, Body, Depends, FastAPI, Path, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from fabric.http_problems import problems
 from fabric.jsonbody import json_body, strict_app, strict_router
 from fabric.simulator.jira.jql import JqlError, parse_jql
 from fabric.simulator.jira.state import (
@@ -70,8 +74,33 @@ class JiraAuth:
         return user
 
 
+class JiraErrors(BaseModel):
+    """Jira's error body: messages about the request, and problems by field."""
+
+    errorMessages: list[str]  # Jira's name
+    errors: dict[str, str]
+
+
 def _errors(status: int, messages: list[str] | None = None, errors: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"errorMessages": messages or [], "errors": errors or {}}, status_code=status)
+
+
+async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
+    """A body or parameter FastAPI refused: 400 with Jira's body, the problems by field."""
+    assert isinstance(exc, RequestValidationError)
+    return _errors(400, errors=dict(problems(exc)))
+
+
+async def _refused(request: Request, exc: Exception) -> JSONResponse:
+    """What FastAPI itself refuses (a body it cannot parse, a path or method it does not serve), in Jira's body."""
+    assert isinstance(exc, StarletteHTTPException)
+    answer = _errors(exc.status_code, [str(exc.detail)])
+    answer.headers.update(exc.headers or {})
+    return answer
+
+
+async def _api_version(version: Annotated[Literal["2", "3"], Path(description="The REST API's version.")]) -> None:
+    """Every REST path names the API's version; the middleware answers 404 for any other before routing."""
 
 
 def _status_json(status: Status, base: str) -> dict[str, Any]:
@@ -134,7 +163,8 @@ def _name_or_id(value: Any, names: list[str]) -> str | None:
         if isinstance(value.get(attr), str) and value[attr] in names:
             return str(value[attr])
     wanted = value.get("id")
-    if isinstance(wanted, str | int) and str(wanted).isdigit() and 0 < int(wanted) <= len(names):
+    if isinstance(wanted, str | int) and str(wanted).isascii() and str(wanted).isdigit() \
+            and 0 < int(wanted) <= len(names):
         return names[int(wanted) - 1]
     return None
 
@@ -172,8 +202,14 @@ def _lookup(state: JiraState, key: str) -> Issue | JSONResponse:
     return issue
 
 
+_REST_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": JiraErrors}, 401: {"model": JiraErrors, "description": "No or wrong credentials."},
+    404: {"model": JiraErrors, "description": "No such issue, or no such version of the API."},
+}
+
+
 def rest_routes(state: JiraState) -> APIRouter:
-    router = strict_router()
+    router = strict_router(dependencies=[Depends(_api_version)], responses=_REST_ERRORS)
     _info_routes(router, state)
     _issue_routes(router, state)
     _search_routes(router, state)
@@ -207,7 +243,7 @@ def _info_routes(router: APIRouter, state: JiraState) -> None:
 
 
 def _issue_routes(router: APIRouter, state: JiraState) -> None:
-    @router.post("/rest/api/{version}/issue", response_model=None)
+    @router.post("/rest/api/{version}/issue", response_model=None, status_code=201)
     def create(request: Request, body: dict[str, Any] = Body(...)) -> JSONResponse:  # noqa: B008
         given = _object(body, "fields")
         problems: dict[str, str] = {}
@@ -245,53 +281,76 @@ def _issue_routes(router: APIRouter, state: JiraState) -> None:
 
 
 
+class _SearchRefused(Exception):
+    """A search the fake cannot run: Jira's 400 with these messages."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.answer = _errors(400, [message])
+
+
+def _whole(params: dict[str, Any], name: str, default: int) -> int:
+    """``params[name]`` as a whole number of 0 or more (a number, or its digits as text), else Jira's 400."""
+    value = params.get(name)
+    if value is None or value == "":
+        return default
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    raise _SearchRefused(f"{name} must be a whole number of 0 or more")
+
+
+async def _search_params(request: Request) -> dict[str, Any]:
+    """The search's parameters: the query string (GET) or the JSON object posted (POST)."""
+    if request.method != "POST":
+        return dict(request.query_params)
+    body = await json_body(request)  # JSON it refuses: a 400 naming the field, in Jira's body (``_refused``)
+    if not isinstance(body, dict):
+        raise _SearchRefused("The request body is not a JSON object.")
+    return body
+
+
 def _search_routes(router: APIRouter, state: JiraState) -> None:
-    def search_page(request: Request, params: dict[str, Any], start: int) -> tuple[list[Any], int, int] | JSONResponse:
+    def search_page(request: Request, params: dict[str, Any], start: int) -> tuple[list[Any], int, int]:
         try:
             query = parse_jql(str(params.get("jql") or ""))
         except JqlError as exc:
-            return _errors(400, [str(exc)])
-        try:
-            wanted = int(params.get("maxResults") or state.page_size)
-        except ValueError:
-            return _errors(400, ["maxResults must be a number"])
-        size = max(1, min(wanted, state.page_size))
+            raise _SearchRefused(str(exc)) from None
+        size = max(1, min(_whole(params, "maxResults", state.page_size), state.page_size))
         found = state.search(query)
         base = _base(request)
         return [issue_json(state, issue, base) for issue in found[start:start + size]], size, len(found)
 
-    async def params_of(request: Request) -> dict[str, Any]:
-        if request.method == "POST":
-            body = await json_body(request)
-            return body if isinstance(body, dict) else {}
-        return dict(request.query_params)
+    removed: dict[int | str, dict[str, Any]] = {410: {"model": JiraErrors, "description": "Cloud: use /search/jql."}}
 
-    @router.api_route("/rest/api/{version}/search", methods=["GET", "POST"], response_model=None)
-    async def search(version: str, request: Request) -> dict[str, Any] | JSONResponse:
+    @router.get("/rest/api/{version}/search", response_model=None, responses=removed)
+    @router.post("/rest/api/{version}/search", response_model=None, responses=removed)
+    async def search(request: Request) -> dict[str, Any] | JSONResponse:
         if state.cloud:  # Cloud removed it in 2025: the library must use /search/jql
             return _errors(410, ["The requested API has been removed. Please migrate to /rest/api/3/search/jql."])
-        params = await params_of(request)
-        start = int(params.get("startAt") or 0)
-        page = search_page(request, params, start)
-        if isinstance(page, JSONResponse):
-            return page
-        issues, size, total = page
+        try:
+            params = await _search_params(request)
+            start = _whole(params, "startAt", 0)
+            issues, size, total = search_page(request, params, start)
+        except _SearchRefused as refused:
+            return refused.answer
         return {"startAt": start, "maxResults": size, "total": total, "issues": issues}
 
-    @router.api_route("/rest/api/{version}/search/jql", methods=["GET", "POST"], response_model=None)
-    async def search_jql(version: str, request: Request) -> dict[str, Any] | JSONResponse:
-        params = await params_of(request)
-        token = str(params.get("nextPageToken") or "0")
-        if not token.isdigit():
-            return _errors(400, ["Invalid nextPageToken."])
-        start = int(token)
-        page = search_page(request, params, start)
-        if isinstance(page, JSONResponse):
-            return page
-        issues, size, total = page
+    @router.get("/rest/api/{version}/search/jql", response_model=None)
+    @router.post("/rest/api/{version}/search/jql", response_model=None)
+    async def search_jql(request: Request) -> dict[str, Any] | JSONResponse:
+        try:
+            params = await _search_params(request)
+            token = params.get("nextPageToken")
+            if token is not None and not (isinstance(token, str) and token.isascii() and token.isdigit()):
+                raise _SearchRefused("Invalid nextPageToken.")
+            start = _whole(params, "nextPageToken", 0)
+            issues, size, total = search_page(request, params, start)
+        except _SearchRefused as refused:
+            return refused.answer
         more = start + size < total
         return {"issues": issues, "isLast": not more, **({"nextPageToken": str(start + size)} if more else {})}
-
 
 
 def _workflow_routes(router: APIRouter, state: JiraState) -> None:
@@ -305,7 +364,7 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
             {"id": t.id, "name": t.name, "to": _status_json(t.to, base), "hasScreen": False, "isGlobal": False,
              "isInitial": False, "isConditional": False} for t in state.transitions(found)]}
 
-    @router.post("/rest/api/{version}/issue/{key}/transitions", response_model=None)
+    @router.post("/rest/api/{version}/issue/{key}/transitions", response_model=None, status_code=204)
     def transition(key: str, request: Request, body: dict[str, Any] = Body(...)) -> Response:  # noqa: B008
         found = _lookup(state, key)
         if isinstance(found, JSONResponse):
@@ -328,7 +387,7 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
         return {"issueLinkTypes": [{"id": str(10000 + n), "name": name, "inward": inward, "outward": outward}
                                    for n, (name, (inward, outward)) in enumerate(LINK_TYPES.items())]}
 
-    @router.post("/rest/api/{version}/issueLink", response_model=None)
+    @router.post("/rest/api/{version}/issueLink", response_model=None, status_code=201)
     def link(body: dict[str, Any] = Body(...)) -> Response:  # noqa: B008
         kind = _object(body, "type").get("name")
         inward = state.find(str(_object(body, "inwardIssue").get("key", "")))
@@ -351,7 +410,7 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
         listed = [_comment_json(comment, found, base) for comment in found.comments]
         return {"startAt": 0, "maxResults": len(listed), "total": len(listed), "comments": listed}
 
-    @router.post("/rest/api/{version}/issue/{key}/comment", response_model=None)
+    @router.post("/rest/api/{version}/issue/{key}/comment", response_model=None, status_code=201)
     def add_comment(key: str, request: Request, body: dict[str, Any] = Body(...)) -> JSONResponse:  # noqa: B008
         found = _lookup(state, key)
         if isinstance(found, JSONResponse):
@@ -363,28 +422,54 @@ def _workflow_routes(router: APIRouter, state: JiraState) -> None:
         return JSONResponse(_comment_json(comment, found, _base(request)), status_code=201)
 
 
+class FaultSettings(BaseModel):
+    """A fault to inject (``POST /_admin/faults``), checked here: a setting of the wrong type would otherwise be
+    taken and fail the requests it meets later."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)  # strict: false is not 0, nor "5" a number
+
+    status: int | None = Field(None, ge=400, le=599, description="Answer this (429, 503...) without doing anything.")
+    retry_after: int | None = Field(None, ge=0, le=86_400, description="Seconds, in a Retry-After header.")
+    delay: float = Field(0.0, ge=0, le=600, allow_inf_nan=False,
+                         description="Real seconds to hold the answer (with status: before refusing).")
+    count: int = Field(1, ge=1, le=1_000_000_000, description="How many matching requests meet it.")
+    method: Literal["GET", "POST", "PUT", "DELETE"] | None = Field(None, description="Only this method's requests.")
+    path: str | None = Field(None, min_length=1, description="Only requests whose path contains this.")
+
+
+class SearchLag(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    seconds: float = Field(ge=0, le=86_400, allow_inf_nan=False,
+                           description="How long a new issue stays missing from search, as on Cloud.")
+
+
+class Resolution(BaseModel):
+    resolution: str | None = Field(None, min_length=1, description="Done unless told (Won't Do...).")
+
+
 def admin_routes(state: JiraState) -> APIRouter:
     """``POST /_admin/faults`` (a ``Fault``'s fields as JSON), ``DELETE /_admin/faults``, ``PUT
     /_admin/search-lag`` (``{"seconds": n}``), ``POST /_admin/issues/{key}/resolve`` (``{"resolution": ...}``)."""
     router = strict_router(prefix="/_admin")
+    refused: dict[int | str, dict[str, Any]] = {400: {"model": JiraErrors}}
 
-    @router.post("/faults", status_code=204)
-    def inject(body: dict[str, Any] = Body(...)) -> None:  # noqa: B008
-        known = {"status", "retry_after", "delay", "count", "method", "path"}
-        state.inject(Fault(**{name: value for name, value in body.items() if name in known}))
+    @router.post("/faults", status_code=204, responses=refused)
+    def inject(body: FaultSettings) -> None:
+        state.inject(Fault(**body.model_dump()))
 
     @router.delete("/faults", status_code=204)
     def clear() -> None:
         state.clear_faults()
 
-    @router.put("/search-lag", status_code=204)
-    def search_lag(body: dict[str, Any] = Body(...)) -> None:  # noqa: B008
-        state.search_lag = float(body.get("seconds", 0))
+    @router.put("/search-lag", status_code=204, responses=refused)
+    def search_lag(body: SearchLag) -> None:
+        state.search_lag = body.seconds
 
-    @router.post("/issues/{key}/resolve", response_model=None)
-    def resolve(key: str, request: Request, body: dict[str, Any] = Body(default={})) -> Any:  # noqa: B008
+    @router.post("/issues/{key}/resolve", response_model=None, responses={**refused, 404: {"model": JiraErrors}})
+    def resolve(key: str, request: Request, body: Resolution | None = None) -> Any:
         try:
-            issue = state.resolve(key, str(body.get("resolution") or "Done"))
+            issue = state.resolve(key, (body.resolution if body else None) or "Done")
         except KeyError:
             return _errors(404, ["Issue Does Not Exist"])
         except WorkflowError as exc:
@@ -423,7 +508,18 @@ def send_webhooks(state: JiraState, base: str, target: WebhookTarget) -> Webhook
 def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:
     """The fake Jira serving ``state``; every ``/rest`` request is authenticated and may meet a fault."""
     credentials = auth or JiraAuth()
-    app = strict_app(title="Fake Jira", docs_url=None, redoc_url=None, openapi_url=None)
+    app = strict_app(title="Fake Jira", docs_url=None, redoc_url=None, openapi_url="/_admin/openapi.json")
+    app.add_exception_handler(RequestValidationError, _bad_request)
+    app.add_exception_handler(StarletteHTTPException, _refused)
+    documented = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        document = documented()  # built once, then the same dictionary
+        for operation in (operation for path in document["paths"].values() for operation in path.values()):
+            operation["responses"].pop("422", None)  # bad input is a 400 in Jira's words (_bad_request)
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.middleware("http")
     async def faults_and_auth(request: Request, call_next: Next) -> Response:

@@ -177,7 +177,7 @@ class JiraState:
     def find(self, key_or_id: str) -> Issue | None:
         with self.lock:
             wanted = key_or_id.strip().upper()
-            if wanted.isdigit():
+            if wanted.isascii() and wanted.isdigit():  # "²" is a digit to isdigit(), not to int()
                 return self.issues.get(int(wanted))
             return next((issue for issue in self.issues.values() if issue.key == wanted), None)
 
