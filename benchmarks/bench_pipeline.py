@@ -181,7 +181,7 @@ def child_pipeline(path: Path, mode: str) -> dict[str, Any]:
 
 def child_parse(path: Path, mode: str) -> dict[str, Any]:
     """The storm's whole event list, as one body of 43 MB, into ``Event`` objects: ``parse`` the daemon's way
-    (``jsonlist.list_items`` in pieces by pydantic-core's parser, ``parse_list`` with the model's ``EventReader``);
+    (``jsonlist.list_items`` in pieces by ``topology.strictjson``, ``parse_list`` with the model's ``EventReader``);
     ``parse-validated`` with neither (``json.loads``, then every element validated by the model), the way the
     events were read before; the two alternate, so that their figures share the host's load. The garbage
     collector runs with the daemon's policy, as in a daemon."""

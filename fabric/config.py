@@ -42,7 +42,7 @@ import tomllib
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_origin
 
 from pydantic import (
     BaseModel,
@@ -76,10 +76,12 @@ from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
 from fabric.ufm.plausibility import PlausibilitySettings
 from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
+from topology import strictjson
 from topology.errors import InputError
 from topology.guard import HARD_CEILING, GuardSettings
 from topology.inputs import CONFIGURATION, read_input
 from topology.redact import redacted_url
+from topology.strictjson import JsonError
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
@@ -568,6 +570,7 @@ def load_config(path: Path | str | None = None) -> ServiceConfig:
     data = _read_toml(Path(path)) if path is not None else {}
     problems = [f"{source}: {where}: {message}" for where, message in _secrets_in(data)]
     problems += _env_problems()
+    problems += _env_json_problems()
     if problems:
         raise ConfigError(problems)
     try:
@@ -578,13 +581,46 @@ def load_config(path: Path | str | None = None) -> ServiceConfig:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(read_input(path, CONFIGURATION).decode("utf-8"))
+        text = read_input(path, CONFIGURATION).decode("utf-8")
     except InputError as exc:
         raise ConfigError([str(exc)]) from None
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
+    try:
+        return strictjson.bounded(lambda: tomllib.loads(text))
+    except JsonError as exc:  # an array or inline table nested deeper than any configuration
+        if exc.path is None and (found := _deep_key(text)) is not None:
+            line, key = found
+            raise ConfigError([f"{path}:{line}: {key}: {exc}"]) from None
+        raise ConfigError([f"{path}: {exc}"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{path}: not valid TOML: {exc}"]) from None
+
+
+_TOML_KEY = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*"""
+_KEY_LINE = re.compile(rf"^\s*({_TOML_KEY})\s*=")
+_TABLE_LINE = re.compile(rf"^\s*\[\[?\s*({_TOML_KEY})\s*\]\]?\s*(?:#.*)?$")
+_TOML_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
+_BRACKETS = re.compile(r"[][{}]")
+
+
+def _deep_key(text: str) -> tuple[int, str] | None:
+    """The line where a value too deep for ``tomllib`` passes ``MAX_DEPTH``, and its key (``table.key``): brackets
+    counted outside strings and comments. Only to name the place of a nesting ``tomllib`` cannot read."""
+    table, key, depth = "", "", 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        value = line
+        if depth == 0:
+            if header := _TABLE_LINE.match(line):
+                table = header[1]
+                continue
+            if assignment := _KEY_LINE.match(line):
+                key, value = assignment[1], line[assignment.end():]
+        for bracket in _BRACKETS.findall(_TOML_STRING.sub("", value).partition("#")[0]):
+            depth += 1 if bracket in "[{" else -1
+            if depth > strictjson.MAX_DEPTH:
+                return number, f"{table}.{key}" if table else key
+    return None
 
 
 def _secrets_in(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
@@ -632,6 +668,52 @@ def _env_problems() -> list[str]:
     return problems
 
 
+def _env_json_problems() -> list[str]:
+    """``FABRIC_*`` variables that pydantic-settings decodes as JSON (a section, a list, a table), decoded here first
+    by the project's decoder: text that is not JSON, a key given twice, NaN or nesting 20,000 deep is one line naming
+    the variable, where pydantic-settings would raise a ``SettingsError`` naming only the section, take the last of
+    two keys, or recurse until Python stops it."""
+    problems = []
+    for name in sorted(os.environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX):
+            continue
+        shape = _json_shape(upper.removeprefix(ENV_PREFIX).lower().split(ENV_DELIMITER))
+        if shape is None:
+            continue
+        try:
+            strictjson.loads(os.environ[name])
+        except JsonError as exc:
+            problems.append(f"{name}: {exc}" if exc.lineno is None else
+                            f"{name}: not JSON ({shape} is written in JSON here, e.g. {_JSON_EXAMPLES[shape]}): {exc}")
+    return problems
+
+
+_JSON_EXAMPLES = {"a list": '["a", "b"]', "a table": '{"key": "value"}', "a section": '{"key": "value"}'}
+
+
+def _json_shape(path: list[str]) -> str | None:
+    """What the key at ``path`` holds when pydantic-settings reads its variable as JSON (``a section``, ``a list``,
+    ``a table``); ``None`` for a key it reads as text, or no key."""
+    model: Any = ServiceConfig
+    for depth, part in enumerate(path):
+        field = model.model_fields.get(part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        if field is None:
+            return None
+        annotation = field.annotation
+        if depth < len(path) - 1:
+            model = annotation
+            continue
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return "a section"
+        origin = get_origin(annotation)
+        if origin in (list, tuple, set, frozenset):
+            return "a list"
+        if origin is dict:
+            return "a table"
+    return None
+
+
 def _suggest(word: str, choices: object) -> str:
     names = [str(c) for c in choices] if isinstance(choices, set | list | tuple | frozenset) else []
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
@@ -641,8 +723,7 @@ def _suggest(word: str, choices: object) -> str:
 def _describe(error: Mapping[str, Any], source: str) -> str:
     loc = [str(part) for part in error.get("loc", ())]
     dotted = ".".join(loc) or "(top level)"
-    env_name = ENV_PREFIX + ENV_DELIMITER.join(loc).upper()
-    where = env_name if loc and _env_has(env_name) else source
+    where = _env_source(loc) or source
     kind = error.get("type", "")
     if kind == "extra_forbidden":
         known = _known_keys(loc[:-1])
@@ -658,6 +739,17 @@ def _describe(error: Mapping[str, Any], source: str) -> str:
 
 def _env_has(name: str) -> bool:
     return any(key.upper() == name for key in os.environ)
+
+
+def _env_source(loc: list[str]) -> str | None:
+    """The variable that set the key at ``loc``, or a section or table around it (its value is JSON): the longest
+    one set; else, for a section's check of its keys together, the variables that set keys in it."""
+    above = (ENV_PREFIX + ENV_DELIMITER.join(loc[:end]).upper() for end in range(len(loc), 0, -1))
+    if (name := next((name for name in above if _env_has(name)), None)) is not None:
+        return name
+    inside = ENV_PREFIX + ENV_DELIMITER.join(loc).upper() + ENV_DELIMITER
+    below = sorted(key for key in os.environ if loc and key.upper().startswith(inside))
+    return " and ".join(below) or None
 
 
 def _known_keys(loc: list[str]) -> set[str]:

@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tickets.base import TicketError, TicketStatus
+from topology import strictjson
+from topology.strictjson import JsonError
 
 __all__ = ["MAX_BODY_BYTES", "MAX_DELIVERY_CHARS", "MAX_KEY_CHARS", "TicketEvent", "TicketEventError",
            "generic_event", "jira_event", "parse_body"]
@@ -58,17 +60,18 @@ class TicketEvent:
 
 
 def parse_body(raw: bytes) -> Any:
-    """A webhook body as JSON; ``TicketEventError`` for one that is too large, not UTF-8 or not JSON."""
+    """A webhook body as JSON (``topology.strictjson``: a key given twice is refused, not resolved);
+    ``TicketEventError`` for one that is too large, not UTF-8, not JSON, or JSON no reader should trust."""
     if len(raw) > MAX_BODY_BYTES:
         raise TicketEventError(f"body of {len(raw):,} bytes, more than the {MAX_BODY_BYTES:,} accepted")
     try:
-        return json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise TicketEventError("body is not UTF-8 text") from None
-    except RecursionError:
-        raise TicketEventError("body is JSON nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, and integers past Python's digit limit
-        raise TicketEventError(f"body is not JSON: {str(exc)[:120]}") from None
+    try:
+        return strictjson.loads(text)
+    except JsonError as exc:
+        raise TicketEventError(f"body: {exc}" if exc.path else f"body is not JSON: {exc}") from None
 
 
 def _field(document: Any, path: str) -> Any:

@@ -104,7 +104,7 @@ def fat_tree(spec: FatTreeSpec, *, disjoint_top: bool = False) -> Fabric:
     """
     if problems := spec.problems():
         raise ValueError("; ".join(problems))
-    fabric = Fabric(f"generated fat tree ({spec.switches} switches, {spec.cables} cables)")
+    fabric = Fabric(f"generated fat tree ({spec.switches} switches, {spec.cables} cables)", plan=True)
     rate = (lane_gbps(spec.speed) or 0.0) * spec.width
 
     def switch(name: str, tier: Tier) -> str:

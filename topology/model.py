@@ -7,6 +7,7 @@ distinct ends on the same pair of devices.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from topology.errors import InputError
-from topology.ports import Kind, display_port, host_of
+from topology.ports import Kind, display_port, excerpt, host_of
 
 
 class Tier(StrEnum):
@@ -87,11 +88,22 @@ def canonical_guid(text: str) -> str:
     return value.rjust(16, "0")
 
 
+def _control_character(name: str) -> str | None:
+    """The first control character (C0, DEL, C1: a NUL, an escape, a line break) in ``name``, if any. A plan's
+    reader adds its devices through ``Fabric.add_device``, so a planned name with one is refused whatever reads it;
+    bidi controls and look-alike letters are not control characters, and are left to where names are compared."""
+    return next((char for char in name if unicodedata.category(char) == "Cc"), None)
+
+
 class Fabric:
     """A set of devices and cables, built by a plan reader or an as-built source."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, plan: bool = False) -> None:
         self.source = source
+        self.plan = plan
+        """Built from a wiring plan: the intent, written by people, where a control character in a device name is
+        damage and refused. An as-built source reports what the fabric calls itself, such a name included:
+        ``verify`` shows it escaped and flags it (``topology.lookalikes``)."""
         self.devices: dict[str, Device] = {}
         self.cables: list[Cable] = []
         self.by_end: dict[End, Cable] = {}
@@ -116,6 +128,9 @@ class Fabric:
         key = name.casefold()
         device = self.devices.get(key)
         if device is None:
+            if self.plan and not name.isprintable() and (control := _control_character(name)) is not None:
+                raise self._error(f"device name {excerpt(name)} holds the control character U+{ord(control):04X}: "
+                                  "no device is named so (a damaged file?)", origin)
             device = Device(name, kind, tier, None, host, origin)
             self.devices[key] = device
         elif device.kind is not kind:

@@ -15,13 +15,14 @@ from fabric.api.context import ApiContext
 from fabric.api.deps import BAD_INPUT
 from fabric.api.webhooks import webhook_router
 from fabric.http_problems import problems
+from fabric.jsonbody import strict_app, strict_router
 
 PREFIX = "/api/v1"
 
 
 def api_router() -> APIRouter:
     """Every route of the API under ``/api/v1``."""
-    router = APIRouter(prefix=PREFIX)
+    router = strict_router(prefix=PREFIX)
     for part in (reads.router, hosts.router, writes.router):
         router.include_router(part)
     return router
@@ -37,7 +38,7 @@ def install(app: FastAPI) -> None:
 
 def create_app(context: ApiContext, *, title: str = "fabric-remediation") -> FastAPI:
     """An app serving the API over ``context`` (``app.state.context``, what the routers read)."""
-    app = FastAPI(title=title, version="1")
+    app = strict_app(title=title, version="1")
     app.state.context = context
     install(app)
     return app

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import HTTPException, Query, status
 from fastapi.responses import PlainTextResponse
 
 from fabric.api.deps import PlanIndexDep, StoreDep
 from fabric.api.health import hosts_health
 from fabric.api.models import HostHealth, Problem
+from fabric.jsonbody import strict_router
 
-router = APIRouter(tags=["hosts"], responses={422: {"model": Problem}})
+router = strict_router(tags=["hosts"], responses={422: {"model": Problem}})
 
 
 @router.get("/hosts/{host}/health", response_model=HostHealth, responses={404: {"model": Problem}},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import HTTPException, Query, status
 
 from fabric.api.deps import (
     COMPONENT_PATTERN,
@@ -36,13 +36,14 @@ from fabric.api.models import (
     Ticket,
 )
 from fabric.bounded import Instant, RowOffset
+from fabric.jsonbody import strict_router
 from fabric.remediation.domain import Lifecycle
 from fabric.store.records import TicketState
 
 HISTORY = 100
 """How many of a component's newest findings, decisions and intents its page shows."""
 
-router = APIRouter(tags=["read"], responses={422: {"model": Problem}})
+router = strict_router(tags=["read"], responses={422: {"model": Problem}})
 
 
 @router.get("/status", response_model=Status, summary="Dry run, the breaker, the last cycle, the guard, counts")

@@ -35,6 +35,7 @@ from pydantic import BaseModel, SecretStr
 from fabric.api.context import ApiContext
 from fabric.config import ConfigError
 from fabric.controller.deliveries import delivery_payload
+from fabric.jsonbody import strict_router
 from fabric.store import NewDelivery, Store
 from tickets.events import (
     MAX_BODY_BYTES,
@@ -102,7 +103,7 @@ class DeliveryAnswer(BaseModel):
 
 def webhook_router() -> APIRouter:
     """The two webhook endpoints; they read the service's ``ApiContext`` from ``request.app.state.context``."""
-    router = APIRouter(tags=["webhooks"])
+    router = strict_router(tags=["webhooks"])
     deliveries = _Deliveries()
     answers: dict[int | str, dict[str, Any]] = {
         200: {"model": DeliveryAnswer, "description": "a repeat of a delivery stored already: nothing changes"},

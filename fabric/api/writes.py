@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query, status
+from fastapi import HTTPException, Path, Query, status
 
 from fabric.api.context import NotApplied
 from fabric.api.deps import BAD_INPUT, AdminDep, ComponentDep, RuntimeDep, StoreDep
 from fabric.api.models import Audit, Expired, Problem, Reloaded, RequestOut, SilenceCreate, SilenceOut
 from fabric.bounded import Instant, StoreId
+from fabric.jsonbody import strict_router
 from fabric.remediation.domain import Lifecycle
 from fabric.remediation.textlimits import BY_MAX, REASON_MAX
 from fabric.store import RequestKind
@@ -23,8 +24,7 @@ from fabric.store import RequestKind
 log = logging.getLogger(__name__)
 
 _DENIED: dict[int | str, dict[str, Any]] = {401: {"model": Problem}, 403: {"model": Problem}}
-router = APIRouter(tags=["write"], responses={
-    400: {"model": Problem, "description": "The body is not JSON."}, 422: {"model": Problem}})
+router = strict_router(tags=["write"], responses={422: {"model": Problem}})
 
 
 @router.get("/silences", response_model=list[SilenceOut], summary="Current and future silences")

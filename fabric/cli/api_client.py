@@ -19,7 +19,9 @@ from pydantic import BaseModel, ValidationError
 from fabric.cli.common import API_URL_ENV
 from fabric.config import ADMIN_TOKEN_ENV
 from fabric.errors import FabricError
+from topology import strictjson
 from topology.redact import redacted_url
+from topology.strictjson import JsonError
 
 PREFIX = "/api/v1"
 """Where the daemon serves the API (``fabric.api.app.PREFIX``; not imported, so that a command over the API does
@@ -107,8 +109,11 @@ class ApiClient:
             raise ApiError(f"the API at {self.shown} is unreachable: {exc or type(exc).__name__}") from None
         said = f"{response.status_code} {response.reason_phrase}"
         try:
-            answer = response.json()
-        except ValueError:
+            answer = strictjson.loads(response.content)
+        except JsonError as exc:
+            if exc.path is not None:  # JSON, but with a key given twice, NaN...: no answer of the daemon's
+                raise ApiError(f"the API at {self.shown} answered {method} {path} with JSON the CLI refuses: "
+                               f"{exc}") from None
             raise self._not_the_daemon(method, path, f"{said}, not JSON") from None
         detail = answer.get("detail") if isinstance(answer, dict) else None
         if response.status_code in _NO_SUCH_ROUTE and detail == response.reason_phrase:

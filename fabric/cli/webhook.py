@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from fabric.cli.common import open_store
+from fabric.jsonbody import strict_app
 
 ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="The service configuration (TOML).")]
 PortOption = Annotated[int, typer.Option("--port", "-p", help="The port to listen on (0: any free one).")]
@@ -23,7 +24,6 @@ HostOption = Annotated[str, typer.Option("--host", help="The address to listen o
 def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "127.0.0.1") -> None:
     """Serve only POST /webhooks/jira and /webhooks/generic; the running daemon processes what they store."""
     import uvicorn
-    from fastapi import FastAPI
 
     from fabric.api.context import ApiContext, Reload, RuntimeStatus
     from fabric.api.webhooks import webhook_router
@@ -52,7 +52,7 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--host/--port") from None
     with listener, open_store(settings.store.url, settings.fabric.name, writes=True) as store:
-        app = FastAPI(title="fabric-remediation webhooks")
+        app = strict_app(title="fabric-remediation webhooks")
         app.include_router(webhook_router())
         app.state.context = ApiContext(settings, Fabric("the webhook receiver alone: no plan"), store, NoEngine(),
                                        lambda: datetime.now(UTC))

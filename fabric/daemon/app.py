@@ -17,6 +17,7 @@ from fabric.api.app import PREFIX, install
 from fabric.api.context import ApiContext, Role, RuntimeStatus
 from fabric.api.webhooks import count_deliveries
 from fabric.daemon.metrics import DaemonMetrics
+from fabric.jsonbody import strict_app, strict_router
 
 STALE_AFTER_INTERVALS = 3
 """The last cycle is not recent once this many intervals passed without one completing."""
@@ -25,8 +26,8 @@ CONTENT_TYPE_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def build_app(context: ApiContext, metrics: DaemonMetrics) -> FastAPI:
-    app = FastAPI(title="fabric-remediation", summary="Safe, explainable remediation of InfiniBand fabrics.",
-                  openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
+    app = strict_app(title="fabric-remediation", summary="Safe, explainable remediation of InfiniBand fabrics.",
+                     openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
     app.state.context = context
     app.state.metrics = metrics
     app.include_router(_health_router())
@@ -45,7 +46,7 @@ class Readiness(BaseModel):
 
 
 def _health_router() -> APIRouter:
-    router = APIRouter(prefix=PREFIX, tags=["health"])
+    router = strict_router(prefix=PREFIX, tags=["health"])
 
     @router.get("/healthz", summary="The process is alive and its loop answers.")
     async def healthz() -> Alive:

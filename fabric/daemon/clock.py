@@ -15,6 +15,7 @@ from enum import StrEnum
 import httpx
 
 from fabric.errors import ErrorKind, FabricError
+from topology import strictjson
 from topology.redact import redacted_url
 
 
@@ -64,8 +65,8 @@ class SimulatorClock:
         try:
             response = await self._client.request(method, path, json=body)
             response.raise_for_status()
-            self._now = datetime.fromisoformat(response.json()["now"])
-        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            self._now = datetime.fromisoformat(strictjson.loads(response.content)["now"])
+        except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:  # JsonError: a ValueError
             shown = redacted_url(str(self._client.base_url))
             raise ClockError(f"--clock simulator: cannot read the simulator's clock at {shown}{path}: {exc}") from None
 

@@ -29,6 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fabric import wiring
 from fabric.simulator.server import free_port
+from topology import strictjson
 
 FABRIC = "demo"
 UFM_PASSWORD = "123456"
@@ -129,7 +130,7 @@ class DemoDaemon:
     def get(self, path: str, **params: Any) -> Any:
         response = self._http.get(f"/api/v1{path}", params=params)
         response.raise_for_status()
-        return response.json()
+        return strictjson.loads(response.content)
 
     def metric(self, name: str) -> float:
         """A sample of ``/api/v1/metrics`` without labels (0 when absent)."""
@@ -151,7 +152,7 @@ class DemoDaemon:
             "X-Hub-Signature": f"sha256={digest}", "X-Atlassian-Webhook-Identifier": delivery,
             "Content-Type": "application/json"})
         response.raise_for_status()
-        return str(response.json()["outcome"])
+        return str(strictjson.loads(response.content)["outcome"])
 
     def cycled_since(self, when: datetime) -> None:
         """Wait for a cycle that read the clock at ``when`` or later (so it saw everything up to then)."""

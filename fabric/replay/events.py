@@ -11,7 +11,9 @@ them kept, in file order or, when asked to, in time order, sorted in bounded mem
 any other JSON file (``{"data": [...]}``) is decoded whole; ``load_events`` holds every event, sorted. A file that
 cannot be read, or in which not one event can be found, is an :class:`~topology.errors.InputError` naming the file
 (and the line, where there is one). Inside a usable file a bad entry is never fatal: it is counted by kind in
-``skipped`` and the first examples are kept, each naming the file and the line (or the list index). An event dated
+``skipped`` and the first examples are kept, each naming the file and the line (or the list index). JSON is read by
+``topology.strictjson``: a line of JSON lines holding a key given twice or NaN is such a bad entry; in a list, whose
+reading cannot go on past it, it refuses the file, naming the element's field. An event dated
 more than ``STRAY_DAYS`` from the events on either side of it in the file is such a bad entry (``timestamp far from
 its neighbours``): one line with a clock set wrong must not stretch the replay over years. Event types no rule uses
 are left out (in an ``event.log`` by the line's head, before the line is fully parsed; in JSON after the event is
@@ -21,11 +23,9 @@ signal mapper would count them.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
-import sys
 import tempfile
 import zlib
 from collections import Counter
@@ -42,8 +42,10 @@ from fabric.remediation.signals import EventLike
 from fabric.replay.timesort import in_time_order
 from fabric.ufm.eventlog import BAD_TIMESTAMP, FAR_OFF, NOT_TEXT, TOO_LONG, FarOff
 from fabric.ufm.models import Event, TimestampRangeError
+from topology import strictjson
 from topology.errors import InputError
 from topology.inputs import DOCUMENT, LINE_LIMIT, STDIN, capped_lines, open_input, peeked, read_stream
+from topology.strictjson import JsonError
 
 NOT_USED = "event type not used"
 """The signal mapper's own name for an event of a type no rule uses (see ``fabric.remediation.signals``)."""
@@ -199,10 +201,9 @@ def _json(stream: IO[bytes], name: str, used: Collection[int] | None) -> LoadedE
     except UnicodeDecodeError as exc:
         raise _json_fault(name, exc) from None
     try:
-        document = json.loads(text)
-    except (RecursionError, ValueError) as exc:
-        extra = isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data"
-        if extra or _first_line_is_an_object(text):
+        document = strictjson.loads(text)
+    except JsonError as exc:
+        if exc.msg == "Extra data" or _first_line_is_an_object(text):
             return _json_lines(name, text, used)
         raise _json_fault(name, exc) from None
     if isinstance(document, Mapping) and "data" not in document and _looks_like_event(document):
@@ -239,7 +240,7 @@ def _json_list_items(stream: IO[bytes], name: str) -> Iterator[tuple[str, Any]]:
         with stream, _mappable(stream) as mappable:
             for index, item in enumerate(file_items(mappable)):
                 yield f"{name}: [{index}]", item
-    except (OSError, RecursionError, ValueError) as exc:  # UnicodeDecodeError, JSONDecodeError: ValueErrors
+    except (OSError, JsonError) as exc:
         raise _json_fault(name, exc) from None
 
 
@@ -256,29 +257,28 @@ def _mappable(stream: IO[bytes]) -> Iterator[IO[bytes]]:
         yield spool
 
 
-def _json_fault(name: str, exc: OSError | RecursionError | ValueError) -> InputError:
-    """The one line for a JSON file that could not be read (``OSError``), is not UTF-8, or is not JSON."""
+def _json_fault(name: str, exc: OSError | UnicodeDecodeError | JsonError) -> InputError:
+    """The one line for a JSON file that could not be read (``OSError``), is not UTF-8, is not JSON, or holds JSON
+    the decoder refuses (a key given twice, NaN: named by its field; a list is not read past it)."""
     if isinstance(exc, OSError):
         return InputError(f"cannot read: {exc.strerror or exc}", source=name)
     if isinstance(exc, UnicodeDecodeError):
         return InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=name)
-    if isinstance(exc, json.JSONDecodeError):
-        return InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=name, line=exc.lineno)
-    return InputError(f"invalid JSON: {_unreadable(exc)}", source=name)
+    if exc.path is not None:
+        return InputError(exc.msg, source=name, column=exc.path)
+    return InputError(f"invalid JSON: {_placed(exc)}", source=name, line=exc.lineno)
 
 
-def _unreadable(exc: RecursionError | ValueError) -> str:
-    """Why ``json.loads`` failed otherwise than with a ``JSONDecodeError``."""
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    return f"a number of more than {sys.get_int_max_str_digits()} digits"
+def _placed(exc: JsonError) -> str:
+    """What is wrong, and the column of text that is not JSON (its line is said apart)."""
+    return f"{exc.msg} (column {exc.colno})" if exc.colno is not None else exc.msg
 
 
 def _first_line_is_an_object(text: str) -> bool:
     line = text.lstrip().split("\n", 1)[0].strip()
     try:
-        return isinstance(json.loads(line), dict)
-    except (RecursionError, ValueError):  # JSONDecodeError, a nesting or a number too deep or long to read
+        return isinstance(strictjson.loads(line), dict)
+    except JsonError:
         return False
 
 
@@ -294,8 +294,8 @@ def _opens_with_an_event_line(head: bytes) -> bool:
     if not newline:
         return False
     try:
-        first = json.loads(line)
-    except (RecursionError, ValueError):  # not JSON alone, not UTF-8, nested or a number too deep or long to read
+        first = strictjson.loads(line)
+    except JsonError:  # not JSON alone, not UTF-8, nested too deep, refused
         return False
     return isinstance(first, Mapping) and "data" not in first and _looks_like_event(first)
 
@@ -327,14 +327,10 @@ def _json_line_items(name: str, lines: Iterable[tuple[int, str | None]], loaded:
             loaded.skip(NOT_TEXT if line is None else TOO_LONG, where)
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
+            item = strictjson.loads(line)
+        except JsonError as exc:
             loaded.records += 1
-            loaded.skip("invalid JSON", where, f"{exc.msg} (column {exc.colno})")
-            continue
-        except (RecursionError, ValueError) as exc:
-            loaded.records += 1
-            loaded.skip("invalid JSON", where, _unreadable(exc))
+            loaded.skip("invalid JSON", where, str(exc) if exc.path is not None else _placed(exc))
             continue
         yield where, item
 

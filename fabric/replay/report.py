@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
+from topology import strictjson
+
 encode_entry = json.JSONEncoder(separators=(", ", ": ")).encode
 """One decision or explanation as the report writes it, on one line (quick to write, easy to grep)."""
 
@@ -95,7 +97,7 @@ class SpooledDecisions:
         return iter(self._lines)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (json.loads(text) for text in self.texts())
+        return (strictjson.loads(text) for text in self.texts())
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -139,7 +141,7 @@ class ReplayReport:
 
     @property
     def explained(self) -> list[dict[str, Any]]:
-        return [json.loads(text) for text in self.explained_texts]
+        return [strictjson.loads(text) for text in self.explained_texts]
 
     def decision_entries(self) -> Iterator[dict[str, Any]]:
         """The decisions kept or spooled (none for ``DecisionLines``: they are written out already)."""

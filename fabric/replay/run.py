@@ -44,7 +44,6 @@ tier's end is ``a`` (host, then leaf, spine, core).
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -63,6 +62,7 @@ from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import FabricView, build_view
 from fabric.replay.events import BY_TIME, EventStream, LoadedEvents, stream_events
 from fabric.replay.report import DecisionSink, ExplainedLog, KeptDecisions, ReplayReport, encode_entry
+from topology import strictjson
 from topology.errors import InputError
 from topology.guard import CableKey, GuardSettings
 from topology.model import TIER_RANK, End, Fabric
@@ -417,7 +417,7 @@ class _Explanations:
             if self._written is not None and queued[:4] < self._written and not self._late:
                 self._late = True
                 for text in self.log.take_back():
-                    read = json.loads(text)
+                    read = strictjson.loads(text)
                     heappush(waiting, (datetime.fromisoformat(read["at"]), read["component"], read["evidence"],
                                        0, text))  # (sorted already: arrival order is no longer needed among them)
             heappush(waiting, queued)

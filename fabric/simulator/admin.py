@@ -25,7 +25,6 @@ Python reads) is a 400 whose ``detail`` names the field.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -34,6 +33,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel
 
+from fabric.jsonbody import json_body, strict_router
 from fabric.simulator.catalog import STORM_EVENTS
 from fabric.simulator.clock import MAX_RATE, MAX_SPAN_S, later
 from fabric.simulator.events import parse_version
@@ -43,12 +43,7 @@ from fabric.simulator.state import SimState, TargetError
 
 
 async def _body(request: Request) -> Mapping[str, Any]:
-    try:
-        data = json.loads(await request.body() or b"{}")
-    except ValueError as exc:  # also a number of more than 4300 digits
-        raise HTTPException(400, f"the body is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise HTTPException(400, "the body is not valid JSON: nested too deeply") from None
+    data = await json_body(request, empty={})
     if not isinstance(data, Mapping):
         raise HTTPException(400, "the body must be a JSON object")
     return data
@@ -143,7 +138,7 @@ class Cleared(BaseModel):
 
 
 def admin_router(state: SimState) -> APIRouter:
-    router = APIRouter()
+    router = strict_router()
     _clock_and_state(router, state)
     _faults(router, state)
     return router

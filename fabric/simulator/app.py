@@ -9,7 +9,6 @@ costs a join, not a re-encode.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from urllib.parse import parse_qs
@@ -17,6 +16,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
+from fabric.jsonbody import json_body, strict_app, strict_router
 from fabric.simulator.admin import admin_router
 from fabric.simulator.auth import BASIC, SESSION, SESSION_COOKIE, TOKEN, AuthSettings, AuthStore
 from fabric.simulator.middleware import SimulatorMiddleware
@@ -33,10 +33,7 @@ async def _form(request: Request) -> dict[str, str]:
         pattern = r'name="([^"]+)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n(.*?)\r?\n--'
         return {m.group(1): m.group(2) for m in re.finditer(pattern, text, re.DOTALL)}
     if kind.startswith(JSON):
-        try:
-            data = json.loads(body or b"{}")
-        except ValueError:
-            return {}
+        data = await json_body(request, empty={})
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
     return {k: v[0] for k, v in parse_qs(body.decode("utf-8", errors="replace")).items() if v}
 
@@ -50,8 +47,8 @@ def create_app(state: SimState, auth: AuthSettings | AuthStore | None = None) ->
     """The simulated UFM serving ``state``; ``auth`` gives the users (default ``admin`` / ``123456``)."""
     store = auth if isinstance(auth, AuthStore) else AuthStore(auth)
     state.restart_listeners.append(store.clear_sessions)
-    app = FastAPI(title="fabric-remediation UFM simulator", docs_url="/simulator/docs",
-                  openapi_url="/simulator/openapi.json", redoc_url=None)
+    app = strict_app(title="fabric-remediation UFM simulator", docs_url="/simulator/docs",
+                     openapi_url="/simulator/openapi.json", redoc_url=None)
     app.state.sim = state
     app.state.auth = store
 
@@ -93,7 +90,7 @@ def create_app(state: SimState, auth: AuthSettings | AuthStore | None = None) ->
 
 
 def _tokens(state: SimState, store: AuthStore) -> APIRouter:
-    router = APIRouter()
+    router = strict_router()
 
     @router.post("/app/tokens")
     async def create_token(request: Request) -> Response:

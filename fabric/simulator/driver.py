@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from topology import strictjson
+
 
 class SimulatorDriver:
     def __init__(self, url: str, timeout: float = 60.0) -> None:
@@ -20,7 +22,7 @@ class SimulatorDriver:
         """One scenario step (``fault="flap", link=..., ...``), applied now; raises on a refused step."""
         response = httpx.post(f"{self.url}/simulator/faults", json=step, timeout=self.timeout)
         response.raise_for_status()
-        return dict(response.json())
+        return dict(strictjson.loads(response.content))
 
     def advance(self, seconds: float, *, at_next_read: bool = False) -> dict[str, Any]:
         """Move the clock now, or (``at_next_read``) just before the next ``GET /simulator/state`` answers: a
@@ -28,7 +30,7 @@ class SimulatorDriver:
         response = httpx.post(f"{self.url}/simulator/clock/advance",
                               json={"seconds": seconds, "at_next_read": at_next_read}, timeout=self.timeout)
         response.raise_for_status()
-        return dict(response.json())
+        return dict(strictjson.loads(response.content))
 
 
 def simulated_sleep(url: str) -> Callable[[float], Awaitable[None]]:

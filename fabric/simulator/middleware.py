@@ -18,6 +18,8 @@ from typing import Any
 from fabric.simulator.apifaults import LIST_MODES, ApiFault, ApiFaultMode
 from fabric.simulator.auth import PREFIXES
 from fabric.simulator.state import RequestSeen, SimState
+from topology import strictjson
+from topology.strictjson import JsonError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -111,8 +113,8 @@ def _truncated(body: bytes, rule: ApiFault) -> bytes:
 def _shortened(body: bytes, rule: ApiFault) -> bytes:
     """The JSON list (or paged ``{"data": [...]}``) with only the items the rule leaves; other bodies as they are."""
     try:
-        payload = json.loads(body)
-    except ValueError:
+        payload = strictjson.loads(body)
+    except JsonError:
         return body
     if isinstance(payload, list):
         return json.dumps(rule.shorten(payload), separators=(",", ":")).encode()

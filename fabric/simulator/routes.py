@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
+from fabric.jsonbody import json_body, strict_router
 from fabric.simulator.catalog import EXTERNAL_EVENTS
 from fabric.simulator.naming import site_object
 from fabric.simulator.state import PORT_ACTIONS, SimState
@@ -48,13 +49,6 @@ def port_key(text: str) -> str:
     return f"{match.group(1).lower()}_{int(match.group(2))}" if match else text.strip()
 
 
-async def json_body(request: Request) -> Any:
-    try:
-        return json.loads(await request.body() or b"null")
-    except ValueError:
-        raise HTTPException(400, "the body is not valid JSON") from None
-
-
 def _reader(state: SimState) -> Callable[[Callable[[], bytes]], Response]:
     def read(build: Callable[[], bytes]) -> Response:
         with state.lock:
@@ -64,7 +58,7 @@ def _reader(state: SimState) -> Callable[[Callable[[], bytes]], Response]:
 
 def resource_routes(state: SimState) -> APIRouter:
     """``/resources/systems``, ``/resources/ports``, ``/resources/links``."""
-    router = APIRouter()
+    router = strict_router()
     fabric = state.fabric
     read = _reader(state)
 
@@ -115,7 +109,7 @@ def resource_routes(state: SimState) -> APIRouter:
 
 def app_routes(state: SimState) -> APIRouter:
     """``/app/events``, ``/app/alarms``, ``/app/versioning``, ``/app/unhealthy_ports``."""
-    router = APIRouter()
+    router = strict_router()
     fabric = state.fabric
     read = _reader(state)
 
@@ -189,7 +183,7 @@ def app_routes(state: SimState) -> APIRouter:
 
 def action_routes(state: SimState, prefix: str) -> APIRouter:
     """``POST /actions`` and ``/jobs``; ``prefix`` makes the job's ``Location``."""
-    router = APIRouter()
+    router = strict_router()
 
     @router.post("/actions")
     async def actions(request: Request) -> Response:

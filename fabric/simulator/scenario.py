@@ -25,7 +25,7 @@ import functools
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,8 +37,10 @@ from fabric.errors import quoted
 from fabric.simulator.clock import later
 from fabric.simulator.faults import STEP_TYPES, Step
 from fabric.simulator.state import SimState, TargetError
+from topology import strictjson
 from topology.errors import InputError
 from topology.inputs import CONFIGURATION, read_input
+from topology.strictjson import JsonError
 
 
 class ScenarioError(ValueError):
@@ -102,14 +104,44 @@ def load_scenario(path: Path | str) -> Scenario:
     suffix = file.suffix.lower()
     try:
         if suffix == ".toml":
-            data: Any = tomllib.loads(text)
+            data: Any = strictjson.bounded(lambda: tomllib.loads(text))
         elif suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
+            data = strictjson.bounded(lambda: yaml.load(text, Loader=_StrictYamlLoader))  # a SafeLoader
         else:
             raise ScenarioError(f"{file}: a scenario is a .toml, .yaml or .yml file")
-    except (ValueError, yaml.YAMLError) as exc:  # ValueError: TOMLDecodeError, or an integer of > 4300 digits
+    except JsonError as exc:  # nested deeper than any scenario
+        raise ScenarioError(f"{file}: {exc}") from None
+    except yaml.YAMLError as exc:  # its own message spans lines, the text and a caret: its problem and line only
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise ScenarioError(f"{file}{where}: not valid YAML: {problem}") from None
+    except ValueError as exc:  # TOMLDecodeError, or an integer of > 4300 digits
         raise ScenarioError(f"{file}: not valid {suffix[1:].upper()}: {exc}") from exc
     return parse_scenario(data, str(file))
+
+
+class _StrictYamlLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping, as TOML and the project's JSON decoder do
+    (PyYAML keeps the last)."""
+
+
+def _unique_keys(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # ``<<: *defaults``: keys given here override those merged
+            continue
+        key = loader.construct_object(key_node)
+        if not isinstance(key, Hashable):  # a list as a key: refused by ``construct_mapping`` below
+            continue
+        if key in seen:
+            raise yaml.constructor.ConstructorError("while reading a mapping", node.start_mark,
+                                                    f"the key {quoted(key)} is given twice", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_StrictYamlLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_keys)
 
 
 def parse_scenario(data: object, source: str = "<scenario>") -> Scenario:

@@ -17,7 +17,6 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
@@ -65,6 +64,8 @@ from fabric.ufm.models import (
     unwrap_list,
 )
 from fabric.ufm.objects import PortEnd
+from topology import strictjson
+from topology.strictjson import JsonError
 
 __all__ = [
     "ActionResult",
@@ -564,8 +565,8 @@ class UfmClient:
         if match:
             return match.group(1)
         try:
-            payload = json.loads(text) if text.strip() else None
-        except ValueError:
+            payload = strictjson.loads(text) if text.strip() else None
+        except JsonError:
             payload = None
         if isinstance(payload, Mapping):
             for key in ("job_id", "jobId", "ID", "id"):
@@ -591,5 +592,5 @@ class UfmClient:
             return parse_list(model, elements(body), tz=self._tz, keep=keep)
         except ShapeError as exc:
             raise self._http.malformed("GET", path, status, body, exc, params) from exc
-        except ValueError as exc:
-            raise self._http.not_json("GET", path, status, body, params) from exc
+        except JsonError as exc:
+            raise self._http.not_json("GET", path, status, body, params, exc) from exc

@@ -32,9 +32,11 @@ from fabric.ufm.errors import (
     UfmTimeoutError,
     UfmTransportError,
 )
+from topology import strictjson
 from topology.errors import InputError
 from topology.inputs import CONFIGURATION, read_input
 from topology.redact import redacted_url
+from topology.strictjson import JsonError
 
 __all__ = ["RetryPolicy", "SleepFn", "UfmHttp"]
 
@@ -152,18 +154,19 @@ class UfmHttp:
         """The decoded JSON body of a GET, and the status it came with."""
         body, status = await self.get_body(path, params)
         try:
-            return json.loads(body), status
-        except ValueError as exc:
-            raise self.not_json("GET", path, status, body, params) from exc
+            return strictjson.loads(body), status
+        except JsonError as exc:
+            raise self.not_json("GET", path, status, body, params, exc) from exc
 
     async def get_body(self, path: str, params: Mapping[str, str] | None = None) -> tuple[bytes, int]:
         """The raw body of a GET (for a caller that decodes it its own way), and the status it came with."""
         response = await self.request("GET", path, params=params)
         return response.content, response.status_code
 
-    def not_json(self, method: str, path: str, status: int, body: bytes,
-                 params: Mapping[str, str] | None = None) -> UfmMalformedResponseError:
-        return UfmMalformedResponseError("UFM's answer is not valid JSON (garbage or truncated)", method=method,
+    def not_json(self, method: str, path: str, status: int, body: bytes, params: Mapping[str, str] | None,
+                 why: JsonError) -> UfmMalformedResponseError:
+        """UFM's answer is not JSON (garbage, truncated), or JSON no reader should trust (a key given twice, NaN)."""
+        return UfmMalformedResponseError(f"UFM's answer is not JSON the service reads: {why}", method=method,
                                          path=self.display_path(path, params), status_code=status, body=body)
 
     def malformed(

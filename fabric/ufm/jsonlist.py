@@ -10,21 +10,20 @@ decoded history at once.
 Two ways, the fast one first:
 
 - **Pieces of about** ``PIECE_BYTES``, cut where one element ends and the next begins (a ``}`` then a ``,`` then a
-  ``{``), each decoded by pydantic-core's JSON parser (``topology.formats.fastjson``: compiled, installed with
-  pydantic, 1.7 times ``json.loads``'s speed on UFM's event list), wrapped in ``[`` ``]``. A cut can fall inside a
-  string or a nested value, but then its piece is not JSON: the piece before the cut either leaves a string open or
-  a bracket unclosed. So when every piece decodes, every cut was between two elements of the list, by induction from
-  the first piece, which begins where the list does, and the pieces' elements are the list's.
-- **One element at a time** with ``json``'s ``raw_decode``, for every other case: a piece that does not decode
-  (from its first element on: the elements before it were decoded right), a text that is not UTF-8, a body that
-  is a JSON object.
+  ``{``), each decoded whole (``topology.strictjson``, the project's one JSON decoder), wrapped in ``[`` ``]``: one
+  call of the standard library's C scanner for some 600 events. A cut can fall inside a string or a nested value,
+  but then its piece is not JSON: the piece before the cut either leaves a string open or a bracket unclosed. So
+  when every piece decodes, every cut was between two elements of the list, by induction from the first piece,
+  which begins where the list does, and the pieces' elements are the list's.
+- **One element at a time** (``strictjson.raw_decode``), for every other case: a piece that does not decode (from
+  its first element on: the elements before it were decoded right), a text that is not UTF-8, a body that is a
+  JSON object.
 
-What it accepts and refuses is ``json.loads``'s: pydantic-core's parser refuses some texts ``json.loads`` accepts
-(lone surrogates in escapes, for one), and those go the second way; it accepts nothing that ``json.loads`` refuses,
-and gives the same values (``tests/ufm/test_ufm_jsonlist.py`` holds it to that). The same encodings of the bytes, the
-same values, and a ``ValueError`` (``json.JSONDecodeError``) for any text ``json.loads`` refuses, raised when the
-iteration reaches the fault. A body that is a JSON object (UFM's ``{"data": [...]}`` form) is decoded whole and
-unwrapped.
+What it accepts and refuses is ``strictjson.loads``'s on the whole body (``tests/ufm/test_ufm_jsonlist.py`` holds it
+to that): the same encodings of the bytes, the same values, and a ``JsonError`` for any body that decoder refuses,
+raised when the iteration reaches the fault, naming the element (``[41].severity: NaN is not a number JSON has``)
+or the line and column of text that is not JSON. A body that is a JSON object (UFM's ``{"data": [...]}`` form) is
+decoded whole and unwrapped.
 """
 
 from __future__ import annotations
@@ -34,15 +33,16 @@ import mmap
 import os
 import re
 from collections.abc import Callable, Generator, Iterator
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from fabric.ufm.models import unwrap_list
-from topology.formats import fastjson
+from topology import strictjson
+from topology.strictjson import JsonError
 
 __all__ = ["JSON_SPACE", "PIECE_BYTES", "bare_list_bounds", "file_items", "list_items"]
 
 PIECE_BYTES = 256 * 1024
-"""How much of the body one call of the fast parser decodes: about 600 of UFM's events, a millisecond or two."""
+"""How much of the body one call of the decoder decodes: about 600 of UFM's events, a millisecond or two."""
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 """What JSON counts as whitespace between tokens (``json``'s own scanner skips exactly these)."""
@@ -51,21 +51,27 @@ _BETWEEN_OBJECTS = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*(?=\{)")
 """Where a piece may end: the ``}`` of an object, then the comma before the next one (only possibly a boundary
 of the list's elements: the decoding of the pieces tells)."""
 _LEADING_SPACE = re.compile(rb"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+
+
+class _Resume(NamedTuple):
+    """Where the pieces stopped: the byte offset of the first element not given (``0``: none given), and its
+    position in the list."""
+
+    offset: int
+    position: int
 
 
 def list_items(body: bytes, *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:
     """The elements of the JSON list in ``body`` (bare, or the ``data`` list of an object), one at a time.
-    ``ValueError`` when the text is not JSON; ``ShapeError`` when it is JSON but no such list."""
+    ``JsonError`` when the body is not JSON the project reads; ``ShapeError`` when it is JSON but no such list."""
     bounds = bare_list_bounds(body)
-    resume_at = (yield from _by_pieces(body, bounds, piece_bytes)) if bounds is not None else 0
-    if resume_at is None:
+    resume = (yield from _by_pieces(body, bounds, piece_bytes)) if bounds is not None else _Resume(0, 0)
+    if resume is None:
         return
-    encoding = json.detect_encoding(body)
-    text = body.decode(encoding, "surrogatepass")
+    text = strictjson.as_text(body)
     # Where the fast way stopped, in characters: a piece begins on a character of its own (after a ',' or '[').
-    at = len(body[:resume_at].decode(encoding, "surrogatepass")) if resume_at else 0
-    yield from _by_elements(text, at)
+    at = len(body[:resume.offset].decode("utf-8")) if resume.offset else 0
+    yield from _by_elements(text, at, resume.position)
 
 
 def bare_list_bounds(body: bytes | mmap.mmap) -> tuple[int, int] | None:
@@ -87,8 +93,8 @@ def file_items(file: IO[bytes], *, piece_bytes: int = PIECE_BYTES) -> Iterator[A
     exactly as ``list_items`` gives those of its bytes, read a piece at a time: the file is mapped, not read, and
     the pages behind the last piece are given back as it goes, so memory stays at a piece or two whatever the
     file's size. Only a file the fast way cannot decode to its end (a piece it refuses, not a bare UTF-8 list) is
-    held whole, from where that way stopped. A ``json.JSONDecodeError`` names the line and column in the file, a
-    ``UnicodeDecodeError`` the byte; ``OSError`` when it cannot be read."""
+    held whole, from where that way stopped. A ``JsonError`` names the element, or the line and column in the
+    file, or the byte; ``OSError`` when it cannot be read."""
     if os.fstat(file.fileno()).st_size == 0:
         yield from list_items(b"")
         return
@@ -97,22 +103,21 @@ def file_items(file: IO[bytes], *, piece_bytes: int = PIECE_BYTES) -> Iterator[A
         if bounds is None:
             yield from list_items(body[:])
             return
-        resume_at = yield from _by_pieces(body, bounds, piece_bytes, _releaser(body))
-        if resume_at is None:
+        resume = yield from _by_pieces(body, bounds, piece_bytes, _releaser(body))
+        if resume is None:
             return
-        if resume_at == 0:
+        if resume.offset == 0:
             yield from list_items(body[:])
             return
-        # Pieces from ``resume_at`` on, one element at a time; an error's place counted from the file's start.
+        # Pieces from ``resume.offset`` on, one element at a time; an error's place counted from the file's start.
         try:
-            rest = body[resume_at:].decode("utf-8", "surrogatepass")
+            rest = body[resume.offset:].decode("utf-8")
         except UnicodeDecodeError as exc:
-            exc.start, exc.end = exc.start + resume_at, exc.end + resume_at
-            raise
+            raise JsonError(f"not UTF-8 text: {exc.reason} at byte {exc.start + resume.offset}") from None
         try:
-            yield from _by_elements("[" + rest, 1)
-        except json.JSONDecodeError as exc:
-            raise _placed(exc, body, resume_at) from None
+            yield from _by_elements("[" + rest, 1, resume.position)
+        except JsonError as exc:
+            raise _placed(exc, body, resume.offset) from None
 
 
 def _releaser(body: mmap.mmap) -> Callable[[int], None] | None:
@@ -128,34 +133,35 @@ def _releaser(body: mmap.mmap) -> Callable[[int], None] | None:
     return release
 
 
-def _placed(exc: json.JSONDecodeError, body: mmap.mmap, offset: int) -> json.JSONDecodeError:
+def _placed(exc: JsonError, body: mmap.mmap, offset: int) -> JsonError:
     """``exc``, raised on the text from byte ``offset`` of ``body`` behind a ``[``, with the line and column it
-    has in the whole file."""
+    has in the whole file (an error naming an element's field has none)."""
+    if exc.lineno is None or exc.colno is None:
+        return exc
     lines_before = sum(body[at:min(at + (1 << 20), offset)].count(b"\n") for at in range(0, offset, 1 << 20))
     line_start = body.rfind(b"\n", 0, offset) + 1
-    placed = json.JSONDecodeError(exc.msg, exc.doc, exc.pos)
-    placed.lineno = exc.lineno + lines_before
+    colno = exc.colno
     if exc.lineno == 1:  # on the line the text began in: the characters before it on that line count, not its '['
-        placed.colno = exc.colno - 1 + len(body[line_start:offset].decode("utf-8", "surrogatepass"))
-    return placed
+        colno = exc.colno - 1 + len(body[line_start:offset].decode("utf-8"))
+    return JsonError(exc.msg, path=exc.path, lineno=exc.lineno + lines_before, colno=colno)
 
 
 def _by_pieces(body: bytes | mmap.mmap, bounds: tuple[int, int], piece_bytes: int,
-               release: Callable[[int], None] | None = None) -> Generator[Any, None, int | None]:
-    """The list's elements, piece by piece; ``None`` once all are out, or the byte offset of the first element
-    not given (``0``: none given) when the rest must be decoded the other way. ``release`` is told, after each
-    piece, the offset before which the body will not be read again."""
+               release: Callable[[int], None] | None = None) -> Generator[Any, None, _Resume | None]:
+    """The list's elements, piece by piece; ``None`` once all are out, or where the rest must be decoded the other
+    way. ``release`` is told, after each piece, the offset before which the body will not be read again."""
     start, end = bounds
     at = start + 1
+    given = 0
     while True:
         cut = _BETWEEN_OBJECTS.search(body, at + piece_bytes, end) if at + piece_bytes < end else None
         stop = end if cut is None else cut.start() + 1
         try:
-            # Every string made once for all its repeats: an event's names and values repeat across the list.
-            items = fastjson.decode(b"[" + body[at:stop] + b"]", cache_strings="all")
-        except fastjson.Refused:
-            return 0 if at == start + 1 else at
+            items = strictjson.loads(b"[" + body[at:stop] + b"]")
+        except JsonError:  # a cut inside a value, or a fault the elements decoded one at a time will name
+            return _Resume(0 if at == start + 1 else at, given)
         yield from items
+        given += len(items)
         if cut is None:
             return None
         at = cut.end()
@@ -169,24 +175,28 @@ def _skip_space(text: str, at: int) -> int:
     return found.end()
 
 
-def _by_elements(text: str, at: int) -> Iterator[Any]:
-    """The elements from character ``at`` on: the list's start (``0``), or the first element of a piece."""
+def _by_elements(text: str, at: int, index: int = 0) -> Iterator[Any]:
+    """The elements from character ``at`` on: the list's start (``0``), or the first element of a piece, the
+    list's ``index``-th."""
     if at == 0:
         start = _skip_space(text, 0)
         if not text.startswith("[", start):
-            yield from unwrap_list(json.loads(text))
+            yield from unwrap_list(strictjson.loads(text))
             return
         at = _skip_space(text, start + 1)
         if text.startswith("]", at):
             at += 1
             if _skip_space(text, at) != len(text):
-                raise json.JSONDecodeError("Extra data", text, at)
+                raise JsonError.at("Extra data", text, at)
             return
-    decode = _DECODER.raw_decode
     at = _skip_space(text, at)
     while True:
-        item, at = decode(text, at)
+        try:
+            item, at = strictjson.raw_decode(text, at, depth=1)
+        except JsonError as exc:
+            raise exc.under(index) from None
         yield item
+        index += 1
         at = _skip_space(text, at)
         if text.startswith(",", at):
             at = _skip_space(text, at + 1)
@@ -194,6 +204,6 @@ def _by_elements(text: str, at: int) -> Iterator[Any]:
             at += 1
             break
         else:
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+            raise JsonError.at("Expecting ',' delimiter", text, at)
     if _skip_space(text, at) != len(text):
-        raise json.JSONDecodeError("Extra data", text, at)
+        raise JsonError.at("Extra data", text, at)

@@ -134,6 +134,10 @@ def test_an_oversized_body_is_refused(receiver: Receiver, chunked: bool) -> None
     (b"\xff\xfe", "body is not UTF-8"),
     (b"[]", "body: expected a JSON object"),
     (json.dumps({"webhookEvent": "jira:issue_updated", "issue": {"key": ""}}).encode(), "issue.key"),
+    # Read last-wins, the delivery would be about OPS-2 while its sender meant OPS-1.
+    (b'{"webhookEvent": "jira:issue_updated", "issue": {"key": "OPS-1", "key": "OPS-2"}}',
+     "body: issue.key: duplicate key 'key'"),
+    (b'{"webhookEvent": "jira:issue_updated", "timestamp": NaN}', "body: timestamp: NaN is not a number"),
 ])
 def test_a_malformed_body_is_400_naming_what_is_wrong(receiver: Receiver, body: bytes, detail: str) -> None:
     response = receiver.jira(body, signed(body, "d-1"))

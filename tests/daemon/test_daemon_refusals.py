@@ -103,3 +103,12 @@ def test_an_unknown_log_format_or_clock_is_refused(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, ["run", "--config", str(config), option, value])
         assert result.exit_code == 2
         assert f"fabricctl: error: {option}: {value!r}: one of" in result.output
+
+
+def test_a_json_valued_variable_nested_20000_deep_is_refused_naming_it(tiny_plan: Path, tmp_path: Path) -> None:
+    """pydantic-settings would decode it with ``json.loads`` and die of a ``RecursionError``."""
+    migrate(tmp_path / "fabric.db")
+    config = write_config(tmp_path, "http://127.0.0.1:9", tiny_plan, port=free_port())
+    code, stderr = refused(config, FABRIC_TICKETS__JIRA__LABELS="[" * 20_000 + "]" * 20_000)
+    assert code == 2
+    assert _one_line(stderr) == "fabricctl: error: FABRIC_TICKETS__JIRA__LABELS: nested deeper than 100 levels"

@@ -266,10 +266,10 @@ def events_file(tmp_path: Path, name: str, content: str | bytes) -> Path:
 def test_unreadable_json_exits_2_naming_the_file(flap: Recording, tmp_path: Path) -> None:
     first = flap.files["events.jsonl"].read_text().splitlines()[0]
     cases = [
-        (events_file(tmp_path, "deep.json", "[" * 100_000), "invalid JSON: nested too deeply"),
+        (events_file(tmp_path, "deep.json", "[" * 100_000), "invalid JSON: nested deeper than 100 levels"),
         (events_file(tmp_path, "long.json", "[" + "9" * 5000 + "]"), "invalid JSON: a number of more than 4300"),
         (events_file(tmp_path, "deep.jsonl", first.replace("{", "{\"x\": " + "[" * 100_000, 1) + "\n"),
-         "invalid JSON: nested too deeply"),
+         "invalid JSON: nested deeper than 100 levels"),
     ]
     for path, message in cases:
         code, _, err = invoke("-a", flap.snapshot, "-e", path)
@@ -281,7 +281,7 @@ def test_a_deep_or_long_json_line_is_counted(flap: Recording, tmp_path: Path) ->
     path = events_file(tmp_path, "events.jsonl", "\n".join([lines[0], "[" * 100_000, "9" * 5000, *lines[1:]]) + "\n")
     loaded = load_events(path)
     assert len(loaded.events) == flap.events and loaded.skipped == {"invalid JSON": 2}
-    assert loaded.examples == [f"{path}:2: invalid JSON: nested too deeply",
+    assert loaded.examples == [f"{path}:2: invalid JSON: nested deeper than 100 levels",
                                f"{path}:3: invalid JSON: a number of more than 4300 digits"]
 
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 from sim_support import START, make_state
 
 from fabric.simulator import SimClock, load_scenario, parse_duration, parse_scenario
@@ -71,6 +72,30 @@ def test_unreadable_files(tmp_path: Path) -> None:
                           ("missing.yaml", "no such file")):
         with pytest.raises(ScenarioError, match=message):
             load_scenario(tmp_path / name)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("dup.yaml", "steps:\n  - fault: flap\n    link: a\n    link: b\n", ":4: not valid YAML: the key 'link'"),
+    ("dup.yaml", "name: a\nsteps: []\nname: b\n", ":3: not valid YAML: the key 'name' is given twice"),
+    ("dup.toml", '[[steps]]\nfault = "flap"\nfault = "storm"\n', "not valid TOML: Cannot overwrite a value"),
+    ("deep.yaml", "steps: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 100 levels"),
+    ("deep.yaml", "steps: " + "[" * 150 + "]" * 150 + "\n", "steps[0][0]"),
+    ("deep.toml", "steps = " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 100 levels"),
+])
+def test_a_key_given_twice_or_nesting_past_the_bound_is_refused_naming_the_file(
+        tmp_path: Path, name: str, text: str, message: str) -> None:
+    """PyYAML keeps the last of two keys (a flap on link b, while its author wrote a); tomllib and PyYAML recurse."""
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(tmp_path / name)
+    assert str(refused.value).startswith(f"{tmp_path / name}:") and message in str(refused.value)
+
+
+def test_yaml_merge_keys_still_override() -> None:
+    from fabric.simulator.scenario import _StrictYamlLoader
+
+    text = "base: &b {fault: flap, cycles: 2}\nstep: {<<: *b, cycles: 3}\n"
+    assert yaml.load(text, Loader=_StrictYamlLoader)["step"] == {"fault": "flap", "cycles": 3}
 
 
 # Events each shipped example must produce on the tiny plan within three simulated hours.

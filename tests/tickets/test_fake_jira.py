@@ -61,6 +61,21 @@ def test_jql_errors_are_jira_400s_and_credentials_are_required() -> None:
         assert created.status_code == 400 and "contains spaces" in created.json()["errors"]["labels"]
 
 
+@pytest.mark.parametrize(("path", "body", "detail"), [
+    ("/rest/api/2/issue", b'{"fields": {"summary": "a", "summary": "b"}}', "body: fields.summary: duplicate key"),
+    ("/rest/api/2/search", b'{"jql": "project = OPS", "maxResults": NaN}', "body: maxResults: NaN is not"),
+    ("/rest/api/2/issue/OPS-1/comment", b'{"body": ' + b"[" * 20_000 + b"]" * 20_000 + b"}", "body: nested deeper"),
+])
+def test_a_body_with_a_key_given_twice_nan_or_deep_nesting_is_a_400_naming_it(path: str, body: bytes,
+                                                                               detail: str) -> None:
+    with fake_jira() as jira, httpx.Client(base_url=jira.url, timeout=10) as http:
+        response = http.post(path, content=body, auth=(USER, TOKEN), headers={"Content-Type": "application/json"})
+        assert response.status_code == 400, response.text
+        [message] = response.json()["errorMessages"]  # in Jira's own body, as the fake's every refusal
+        assert message.startswith(detail)
+        assert jira.state.issues == {}
+
+
 def test_cloud_serves_search_only_at_search_jql() -> None:
     with fake_jira(cloud=True) as jira, httpx.Client(base_url=jira.url, auth=(USER, TOKEN), timeout=10) as http:
         assert http.post("/rest/api/3/issue", json=ISSUE).status_code == 201

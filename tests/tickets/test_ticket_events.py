@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,10 +64,21 @@ def test_generic_payloads() -> None:
 
 @pytest.mark.parametrize(("raw", "says"), [
     (b"x" * (MAX_BODY_BYTES + 1), "more than"), (b"\xff\xfe{}", "not UTF-8"), (b"{", "not JSON"),
-    (b"[" * 100_000, "nested too deeply"), (b"1" * 5000, "not JSON"),
+    (b"[" * 100_000, "nested deeper than 100 levels"), (b"1" * 5000, "not JSON"),
 ])
 def test_bodies_that_are_not_json_are_one_error(raw: bytes, says: str) -> None:
     with pytest.raises(TicketEventError, match=says):
+        parse_body(raw)
+
+
+@pytest.mark.parametrize(("raw", "says"), [
+    (b'{"ticket": "OPS-1", "status": "reopened", "ticket": "OPS-2"}', "body: ticket: duplicate key 'ticket'"),
+    (b'{"issue": {"key": "OPS-1", "fields": {"status": 1, "status": 2}}}', "body: issue.fields.status: duplicate"),
+    (b'{"timestamp": NaN}', "body: timestamp: NaN is not a number JSON has"),
+])
+def test_a_key_given_twice_or_nan_is_refused_naming_the_field(raw: bytes, says: str) -> None:
+    """Read last-wins, the first body would reopen OPS-2 while its sender meant OPS-1."""
+    with pytest.raises(TicketEventError, match=f"^{re.escape(says)}"):
         parse_body(raw)
 
 

@@ -239,6 +239,32 @@ def test_unparseable_port_line(tmp_path: Path) -> None:
     assert "unparseable port line" in error.message
 
 
+@pytest.mark.parametrize("line", [
+    '[-3]\t"H-00000000000000b2"[1](b2) \t\t# "host2 mlx5_0" lid 5 4xHDR',
+    '[+2]\t"H-00000000000000b2"[1](b2) \t\t# "host2 mlx5_0" lid 5 4xHDR',
+    '[ 2 ]\t"H-00000000000000b2"[-1](b2) \t\t# "host2 mlx5_0" lid 5 4xHDR',
+])
+def test_a_signed_or_spaced_port_is_an_unparseable_port_line_not_noise(tmp_path: Path, line: str) -> None:
+    """``[-3]`` was taken for terminal noise and dropped (the leaf lost a cable), while a truncated port line is
+    an error: both are port lines that do not parse."""
+    error = error_of(tmp_path, replaced(SMALL, 12, line))
+    assert error.line == 12
+    assert "unparseable port line" in error.message
+
+
+@pytest.mark.parametrize(("number", "line", "name"), [
+    (31, 'Ca\t1 "H-00000000000000b1"\t\t# "host1\x00 mlx5_0"', "host1\x00 mlx5_0"),
+    (10, 'Switch\t41 "S-00000000000000a1"\t\t# "MF0;leaf\x1b[31m-1:MQM8700/U1" enhanced port 0 lid 3 lmc 0',
+     "leaf\x1b[31m-1"),
+])
+def test_a_control_character_in_a_node_description_is_kept_for_verify_to_flag(tmp_path: Path, number: int,
+                                                                              line: str, name: str) -> None:
+    """A dump says what the fabric calls itself: the name is read as it is (a plan's is refused: ``Fabric.plan``),
+    and ``verify`` shows it escaped, flagged (``tests/test_cli_text.py``)."""
+    fabric = read_ibnetdiscover(write(tmp_path, replaced(SMALL, number, line)))
+    assert name in {device.name for device in fabric.devices.values()}
+
+
 @pytest.mark.parametrize("lines", [[], [""], ["=~=~= PuTTY log =~=~=", "ufm-01 # ibnetdiscover", "ufm-01 # "]])
 def test_no_nodes(tmp_path: Path, lines: list[str]) -> None:
     error = error_of(tmp_path, lines)

@@ -308,3 +308,17 @@ def test_a_switch_read_before_reads_as_parse_end_reads_it(rows: list[tuple[str, 
         monkeypatch.setattr(ndt, "checked_switch_port", lambda text: None)
         expected = outcome_of(text, lenient=lenient)
     assert found == expected
+
+
+@pytest.mark.parametrize(("name", "code"), [("sw\x001", "U+0000"), ("sw\x1b[2J1", "U+001B"), ("sw\x7f", "U+007F"),
+                                            ("sw\x9b1", "U+009B")])
+def test_a_control_character_in_a_device_name_is_refused_naming_the_line(name: str, code: str) -> None:
+    """A NUL in a name was read as part of it: a device no UFM shows, reported missing, its name cutting the log."""
+    error = error_of(f"StartDevice,StartPort,EndDevice,EndPort\nsw0,Port 1,sw2,Port 1\n{name},Port 1,sw2,Port 2\n")
+    assert (error.source, error.line) == ("plan.csv", 3)
+    assert f"holds the control character {code}" in error.message
+
+
+def test_a_name_with_a_non_ascii_letter_is_read() -> None:
+    fabric = parse("StartDevice,StartPort,EndDevice,EndPort\nsw1,Port 1,sw\u04302,Port 1\n")
+    assert {device.name for device in fabric.devices.values()} == {"sw1", "sw\u04302"}

@@ -211,6 +211,27 @@ def test_unparseable_bodies_are_malformed_and_not_retried(
     assert caught.value.body_excerpt == body.decode()[:200] + ("…" if len(body) > 200 else "")
 
 
+@pytest.mark.parametrize(("path", "body", "says"), [
+    # Read last-wins, the port would be the second one's: a wrong port disabled, or a false wrong_port.
+    ("/resources/ports", b'[{"name": "1c34da0300728606_1", "name": "1c34da0300728606_2"}]',
+     "[0].name: duplicate key 'name'"),
+    ("/resources/ports", b'[{"name": "1c34da0300728606_1", "active_speed": NaN}]',
+     "[0].active_speed: NaN is not a number JSON has"),
+    ("/app/versioning", b'{"topology": Infinity}', "topology: Infinity is not a number JSON has"),
+    ("/app/versioning", b'{"topology": 1, "topology": 2}', "topology: duplicate key 'topology'"),
+])
+def test_json_no_reader_should_trust_is_malformed_naming_the_field(
+    router: respx.Router, make_client: ClientFactory, path: str, body: bytes, says: str
+) -> None:
+    router.get("/ufmRest" + path).respond(200, content=body)
+    read: Callable[[UfmClient], Awaitable[object]] = (
+        (lambda u: u.ports()) if path == "/resources/ports" else (lambda u: u.versioning()))
+    with pytest.raises(UfmMalformedResponseError) as caught:
+        call(make_client, read)
+    assert f"UFM's answer is not JSON the service reads: {says}" in str(caught.value)
+    assert f"GET /ufmRest{path}" in str(caught.value)
+
+
 @pytest.mark.parametrize(
     "payload",
     [

@@ -32,4 +32,4 @@ def load_as_built(source: Path) -> Fabric:
         return parse_ibnetdiscover_bytes(data, str(source))
     from topology.formats.ndt import parse_ndt_bytes
 
-    return parse_ndt_bytes(data, str(source))
+    return parse_ndt_bytes(data, str(source), plan=False)  # an as-built CSV: its names are what they are

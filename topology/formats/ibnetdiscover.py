@@ -68,7 +68,9 @@ _NODE = re.compile(
     r'^(?P<type>Switch|Ca|Rt)\s*(?P<nports>\d+)\s+"(?P<letter>[SHR])-(?P<guid>[0-9A-Fa-f]{1,16})"'
     r'\s*#\s*"(?P<desc>[^"]*)"'
 )
-_PORT_START = re.compile(r"^\[\d+\]")
+_PORT_START = re.compile(r"^\[\s*[-+]?\d+\s*\]")
+"""A port line's start: a number in brackets, signed or spaced too, so that ``[-3]`` is a port line that does not
+parse (an error naming it), not terminal noise dropped as a truncated line never is."""
 _PORT = re.compile(
     r"^\[(?P<port>\d+)\](?:\[ext \d+\])?\s*(?:\([0-9A-Fa-f]+\))?\s*"
     r'"(?P<letter>[SHR])-(?P<guid>[0-9A-Fa-f]{1,16})"\[(?P<rport>\d+)\](?:\[ext \d+\])?'

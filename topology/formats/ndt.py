@@ -31,22 +31,23 @@ def read_ndt(path: Path, *, lenient: bool = False) -> Fabric:
     return parse_ndt_bytes(read_input(path, DOCUMENT), str(path), lenient=lenient)
 
 
-def parse_ndt_bytes(data: bytes, source: str, *, lenient: bool = False) -> Fabric:
-    """A plan from the bytes of its file (UTF-8, a byte-order mark allowed); ``source`` names it in errors."""
+def parse_ndt_bytes(data: bytes, source: str, *, lenient: bool = False, plan: bool = True) -> Fabric:
+    """A plan from the bytes of its file (UTF-8, a byte-order mark allowed); ``source`` names it in errors.
+    ``plan=False``: the CSV is an as-built fabric's (``Fabric.plan``)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not a text file ({exc.reason})", source=source) from None
-    return parse_ndt(io.StringIO(text, newline=""), source, lenient=lenient)
+    return parse_ndt(io.StringIO(text, newline=""), source, lenient=lenient, plan=plan)
 
 
-def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False) -> Fabric:
+def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False, plan: bool = True) -> Fabric:
     rows = csv.reader(lines)
     try:
         columns, header_line = _find_header(rows, source)
     except csv.Error as exc:
         raise InputError(f"unreadable CSV: {exc}", source=source, line=rows.line_num) from None
-    fabric = Fabric(source)
+    fabric = Fabric(source, plan=plan)
     start_dev, start_port, end_dev, end_port = (columns[name] for name in REQUIRED)
     speed_col, width_col = columns.get("Speed"), columns.get("Width")
     needed = max(start_dev, start_port, end_dev, end_port)

@@ -34,18 +34,15 @@ Errors name the document and the JSON field: ``links.json: field '[3].source_gui
 
 from __future__ import annotations
 
-import io
-import json
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from topology import strictjson
 from topology.errors import InputError
-from topology.formats import fastjson as fast_json
 from topology.inputs import DOCUMENT, read_input
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
@@ -61,11 +58,10 @@ from topology.ports import (
     switch_port,
 )
 from topology.rates import NOT_GIVEN, lane_gbps, parse_width
+from topology.strictjson import JsonError
 
 AGGREGATION_NODE = "mellanox technologies aggregation node"
 DOCUMENTS = ("systems", "links", "ports")
-PORT_FIELDS = ("name", "node_description", "active_width", "active_speed", "dname", "number")
-"""The fields of a ports.json entry the builder reads; the reader decodes no other (a port has some thirty)."""
 _GUID = re.compile(r"^(?:0x)?[0-9a-fA-F]{1,16}$")
 _PORT_NAME = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,16})_(\S+)$")
 _CANONICAL_PORT_NAME = re.compile(r"[0-9a-f]{16}_\S+")
@@ -82,36 +78,23 @@ def read_ufm_snapshot(directory: Path) -> Fabric:
     paths = {name: directory / f"{name}.json" for name in DOCUMENTS}
     systems = load_ufm_json(paths["systems"])
     links = load_ufm_json(paths["links"])
-    ports = load_ufm_json(paths["ports"], fields=PORT_FIELDS) if paths["ports"].exists() else None
+    ports = load_ufm_json(paths["ports"]) if paths["ports"].exists() else None
     return fabric_from_ufm(
         systems, links, ports, str(directory), documents={name: str(path) for name, path in paths.items()}
     )
 
 
-def load_ufm_json(path: Path, *, fields: tuple[str, ...] | None = None) -> Any:
-    """Decode one saved UFM response; errors name the file (and the line and column of bad JSON).
-
-    With ``fields``, a list response's objects keep only those fields (when it is a list of objects: else it is
-    decoded whole, for the builder to say what is wrong with it)."""
+def load_ufm_json(path: Path) -> Any:
+    """Decode one saved UFM response (``topology.strictjson``: a key given twice, NaN, Infinity are refused); errors
+    name the file, and the field or the line and column."""
     data = read_input(path, DOCUMENT)
     try:
-        return fast_json.decode(data) if fields is None else fast_json.decode_entries(data, fields)
-    except fast_json.Refused:
-        pass
-    try:  # as ``path.read_text`` decodes, newlines included: the line an error names is the same
-        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig").read()
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=str(path)) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path),
-                         line=exc.lineno) from exc
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", source=str(path)) from None
-    except ValueError:  # the one other error of json.loads: an integer longer than Python reads
-        raise InputError(f"invalid JSON: a number of more than {sys.get_int_max_str_digits()} digits",
-                         source=str(path)) from None
+        return strictjson.loads(data)
+    except JsonError as exc:
+        if exc.path is not None:  # JSON, but not what a UFM document may hold
+            raise InputError(exc.msg, source=str(path), column=exc.path) from None
+        where = f" (column {exc.colno})" if exc.colno is not None else ""
+        raise InputError(f"invalid JSON: {exc.msg}{where}", source=str(path), line=exc.lineno) from None
 
 
 def fabric_from_ufm(
@@ -488,8 +471,9 @@ class _Builder:
             try:
                 fabric.add_device(device.name, device.kind, guid=device.guid, host=device.host,
                                   origin=device.origin)
-            except InputError as exc:
-                raise InputError(exc.message, source=self.source) from exc
+            except InputError as exc:  # named by the document and field the device was read from
+                document, _, field = device.origin.rpartition(":")
+                raise InputError(exc.message, source=document or self.source, column=field or None) from exc
         links_doc = self.names["links"]
         by_end = fabric.by_end  # the cables placed so far, by end: no set or map of its own (a million entries at 32k)
         for link in self.links:

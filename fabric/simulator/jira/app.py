@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import json
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fabric.http_problems import problems
+from fabric.jsonbody import json_body, strict_app, strict_router
 from fabric.simulator.jira.jql import JqlError, parse_jql
 from fabric.simulator.jira.state import (
     CATEGORY_IDS,
@@ -209,7 +209,7 @@ _REST_ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def rest_routes(state: JiraState) -> APIRouter:
-    router = APIRouter(dependencies=[Depends(_api_version)], responses=_REST_ERRORS)
+    router = strict_router(dependencies=[Depends(_api_version)], responses=_REST_ERRORS)
     _info_routes(router, state)
     _issue_routes(router, state)
     _search_routes(router, state)
@@ -305,10 +305,7 @@ async def _search_params(request: Request) -> dict[str, Any]:
     """The search's parameters: the query string (GET) or the JSON object posted (POST)."""
     if request.method != "POST":
         return dict(request.query_params)
-    try:
-        body = json.loads(await request.body())
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past what Python parses
-        raise _SearchRefused("The request body is not a JSON object.") from None
+    body = await json_body(request)  # JSON it refuses: a 400 naming the field, in Jira's body (``_refused``)
     if not isinstance(body, dict):
         raise _SearchRefused("The request body is not a JSON object.")
     return body
@@ -454,7 +451,7 @@ class Resolution(BaseModel):
 def admin_routes(state: JiraState) -> APIRouter:
     """``POST /_admin/faults`` (a ``Fault``'s fields as JSON), ``DELETE /_admin/faults``, ``PUT
     /_admin/search-lag`` (``{"seconds": n}``), ``POST /_admin/issues/{key}/resolve`` (``{"resolution": ...}``)."""
-    router = APIRouter(prefix="/_admin")
+    router = strict_router(prefix="/_admin")
     refused: dict[int | str, dict[str, Any]] = {400: {"model": JiraErrors}}
 
     @router.post("/faults", status_code=204, responses=refused)
@@ -511,7 +508,7 @@ def send_webhooks(state: JiraState, base: str, target: WebhookTarget) -> Webhook
 def create_jira_app(state: JiraState, auth: JiraAuth | None = None) -> FastAPI:
     """The fake Jira serving ``state``; every ``/rest`` request is authenticated and may meet a fault."""
     credentials = auth or JiraAuth()
-    app = FastAPI(title="Fake Jira", docs_url=None, redoc_url=None, openapi_url="/_admin/openapi.json")
+    app = strict_app(title="Fake Jira", docs_url=None, redoc_url=None, openapi_url="/_admin/openapi.json")
     app.add_exception_handler(RequestValidationError, _bad_request)
     app.add_exception_handler(StarletteHTTPException, _refused)
     documented = app.openapi
