@@ -80,6 +80,7 @@ from topology import strictjson
 from topology.errors import InputError
 from topology.guard import HARD_CEILING, GuardSettings
 from topology.inputs import CONFIGURATION, read_input
+from topology.numerals import whole_number
 from topology.redact import redacted_url
 from topology.strictjson import JsonError
 
@@ -359,7 +360,7 @@ class JiraSection(_Section):
     @classmethod
     def _check_priorities(cls, value: dict[str, str]) -> dict[str, str]:
         problems = [f"{threshold!r} is not a whole number (a severity)" for threshold in value
-                    if not threshold.strip().lstrip("-").isdigit()]
+                    if whole_number(threshold.strip().removeprefix("-")) is None]
         problems += [f"{threshold!r}: the priority name is empty" for threshold, name in value.items()
                      if not name.strip()]
         if problems:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from topology.numerals import whole_number
 from topology.printable import visible
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def width() -> int | None:
     if sys.stdout.isatty():
         return shutil.get_terminal_size().columns
     columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+    return whole_number(columns) or None  # 0 columns is no width
 
 
 def one_line(text: str, limit: int | None = None) -> str:

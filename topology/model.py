@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from topology.errors import InputError
+from topology.numerals import whole_number
 from topology.ports import Kind, display_port, excerpt, host_of
 
 
@@ -190,8 +191,9 @@ class Fabric:
     def _error(self, message: str, origin: str | None) -> InputError:
         if origin and ":" in origin:
             source, _, line = origin.rpartition(":")
-            if line.isdigit():
-                return InputError(message, source=source, line=int(line))
+            number = whole_number(line)
+            if number is not None:
+                return InputError(message, source=source, line=number)
         return InputError(message, source=origin or self.source)
 
     # --- queries --------------------------------------------------------------------------------------

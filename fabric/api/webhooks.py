@@ -47,6 +47,7 @@ from tickets.events import (
     jira_event,
     parse_body,
 )
+from topology.numerals import whole_number
 
 __all__ = ["DeliveryAnswer", "DeliveryCounter", "Outcome", "Refusal", "count_deliveries", "webhook_router"]
 
@@ -199,8 +200,8 @@ def _counted(request: Request, source: str) -> Iterator[None]:
 async def _body(request: Request) -> bytes:
     """The raw body, refused (413) as soon as it is known to exceed ``MAX_BODY_BYTES``: from its declared length,
     else while it is read, so an endless body is never held in memory."""
-    declared = request.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    declared = whole_number(request.headers.get("Content-Length", ""))
+    if declared is not None and declared > MAX_BODY_BYTES:
         raise _too_large()
     chunks: list[bytes] = []
     size = 0

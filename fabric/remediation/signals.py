@@ -24,6 +24,7 @@ from fabric.remediation.kinds import SignalKind
 from fabric.remediation.rules import EVENT_KINDS
 from fabric.ufm.objects import PortEnd, link_ends, parse_object_path
 from topology.model import End, Fabric, canonical_guid
+from topology.numerals import whole_number
 from topology.ports import Kind
 
 log = logging.getLogger(__name__)
@@ -240,8 +241,9 @@ class SignalMapper:
             ref = parse_object_path(event.object_type, event.object_path, event.description)
             device = self.resolver.device(name=ref.device_name)
             label = ref.port_label.rsplit("/", 1)[-1] if ref.port_label else None
-            if device is not None and label and label.isdigit():
-                end = End(device, str(int(label)))
+            port_number = whole_number(label) if label else None
+            if device is not None and port_number is not None:
+                end = End(device, str(port_number))
         if end is None:
             return "port not in the fabric model"
         return self._port_placement(end)

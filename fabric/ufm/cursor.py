@@ -38,6 +38,7 @@ from enum import StrEnum
 from typing import Any
 
 from fabric.ufm.models import Event, UfmTimestamps
+from topology.numerals import whole_number
 
 __all__ = ["CursorState", "EventCursor", "EventRead", "drop_handed_over", "raw_id"]
 
@@ -257,9 +258,7 @@ def raw_id(item: Any) -> int | None:
     raw = item.get("id") if isinstance(item, Mapping) else None
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
-    if isinstance(raw, str) and raw.strip().isdigit():
-        return int(raw)
-    return None
+    return whole_number(raw.strip()) if isinstance(raw, str) else None
 
 
 def _iso(when: datetime | None) -> str:

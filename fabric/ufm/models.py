@@ -31,6 +31,7 @@ from pydantic import (
 
 from fabric.errors import quoted
 from fabric.ufm.objects import ObjectRef, PortEnd, normalize_guid, parse_object_path
+from topology.numerals import whole_number
 
 __all__ = [
     "EVENT_FIELDS",
@@ -354,7 +355,7 @@ def _int_like(value: object) -> bool:
         return False
     if isinstance(value, int):
         return True
-    return isinstance(value, str) and value.strip().isdigit()
+    return isinstance(value, str) and whole_number(value.strip()) is not None
 
 
 class Event(UfmModel):
@@ -603,9 +604,10 @@ class Job(UfmModel):
 
 
 def _port_name(guid: str | None, number: str | None, fallback: str | None) -> str | None:
-    if guid and number and str(number).strip().isdigit():
+    port = whole_number(str(number).strip()) if number else None
+    if guid and port is not None:
         try:
-            return PortEnd(guid=normalize_guid(guid), port=int(number)).name
+            return PortEnd(guid=normalize_guid(guid), port=port).name
         except ValueError:
             pass
     if fallback:

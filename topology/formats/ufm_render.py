@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from topology.model import Cable, Device, End, Fabric, Tier
+from topology.numerals import whole_number
 from topology.ports import Kind
 from topology.rates import LANE_GBPS
 
@@ -52,7 +53,8 @@ def speed_name(cable: Cable) -> str | None:
 
 
 def port_number(label: str, ordinal: int) -> int:
-    return int(label) if label.isdigit() else ordinal
+    number = whole_number(label)
+    return ordinal if number is None else number
 
 
 @dataclass(frozen=True, slots=True)
