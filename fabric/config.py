@@ -343,8 +343,8 @@ class JiraSection(_Section):
     components: tuple[str, ...] = ()
     """Jira components every new ticket names (they must exist in the project)."""
     priorities: dict[str, str] = {}
-    """A fault's severity (``fabric.remediation.rules.SEVERITY``: 2 to 10, higher is worse) -> the Jira priority
-    of its ticket: the highest threshold the severity reaches, e.g. ``{ "9" = "Highest", "6" = "High" }``."""
+    """A fault's severity (its rule's in ``fabric.remediation.rules.RULES``: 2 to 10, higher is worse) -> the Jira
+    priority of its ticket: the highest threshold the severity reaches, e.g. ``{ "9" = "Highest", "6" = "High" }``."""
     fields: dict[str, str] = {}
     """Custom fields every new ticket sets, by the name Jira shows, e.g. ``{ "Data Centre" = "DC-1" }``."""
     timeout: PositiveDuration = timedelta(seconds=10)

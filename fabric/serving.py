@@ -15,21 +15,27 @@ of them hold every one. :class:`ServerConfig` is the one configuration they are 
 - **header size**: ``HEADER_BYTES`` of request line and headers at most (h11 answers ``400`` past it); bodies are
   bounded where they are read (the webhook receiver's ``MAX_BODY_BYTES``, FastAPI's models);
 - an idle kept-alive connection is closed after ``KEEP_ALIVE`` seconds (uvicorn's own ``timeout_keep_alive``).
+
+Each of them listens on a socket from :func:`bind_listener`, and those other than the daemon's API are configured by
+:func:`uvicorn_config`; both live here, beside the limits, because production (the daemon, ``fabricctl webhook``)
+and the simulators serve alike and production must not lean on the simulator for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEADER_BYTES", "KEEP_ALIVE", "MAX_CONNECTIONS", "READ_TIMEOUT", "DeadlinedH11Protocol", "ServerConfig",
-           "ServerLimits"]
+__all__ = ["HEADER_BYTES", "KEEP_ALIVE", "MAX_CONNECTIONS", "READ_TIMEOUT", "SHUTDOWN_GRACE", "DeadlinedH11Protocol",
+           "ServerConfig", "ServerLimits", "bind_listener", "uvicorn_config"]
 
 HEADER_BYTES = 16 * 1024
 """The most a request line and its headers may take (h11's own default, stated)."""
@@ -60,6 +66,42 @@ class ServerConfig(uvicorn.Config):
         self.limits = limits or ServerLimits()
         super().__init__(app, http=DeadlinedH11Protocol, limit_concurrency=self.limits.max_connections,
                          h11_max_incomplete_event_size=HEADER_BYTES, timeout_keep_alive=KEEP_ALIVE, **options)
+
+
+SHUTDOWN_GRACE = 2
+"""Seconds the requests in flight get to finish once told to stop (SIGTERM, the end of a test's server): an injected
+delay of the simulator (up to ten minutes, on purpose) must not keep a server from stopping."""
+
+
+def uvicorn_config(app: Any, host: str, port: int, cert: Path | None = None,
+                   key: Path | None = None, limits: ServerLimits | None = None) -> uvicorn.Config:
+    """How the project's servers other than the daemon's API are served (the webhook receiver alone, the simulator,
+    the fake Jira): read within ``limits`` (the defaults unless a configuration says otherwise)."""
+    return ServerConfig(
+        app, limits, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
+        ssl_certfile=str(cert) if cert else None, ssl_keyfile=str(key) if key else None,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (IPv6 when ``host`` has a colon), for ``uvicorn.Server.run(sockets=…)``.
+
+    Binding before uvicorn starts lets a busy port or an unknown address be reported as bad input, in one
+    line, before anything is announced; uvicorn itself would log it and exit 3.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections accepted from a socket that says it is TCP,
+    # and without it every keep-alive answer written in two parts waits 40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:  # OverflowError: a port past 65535
+        sock.close()
+        shown = f"[{host}]" if ":" in host else host
+        raise ValueError(f"cannot listen on {shown}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+    return sock
 
 
 class DeadlinedH11Protocol(H11Protocol):

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from fabric.api.context import ApiContext, Reload, RuntimeStatus
 from fabric.api.webhooks import webhook_router
 from fabric.config import ServiceConfig
-from fabric.simulator.server import uvicorn_config
+from fabric.serving import uvicorn_config
 from fabric.store import Store
 from topology.model import Fabric
 

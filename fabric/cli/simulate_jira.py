@@ -32,8 +32,9 @@ def simulate_jira(
     /_admin/faults (tests, demos)."""
     import uvicorn
 
+    from fabric.serving import bind_listener, uvicorn_config
     from fabric.simulator.jira import JiraAuth, JiraState, WebhookTarget, create_jira_app, send_webhooks
-    from fabric.simulator.server import base_url, bind_listener, uvicorn_config
+    from fabric.simulator.server import base_url
 
     keys = [key.strip().upper() for key in project or ["OPS"]]
     bad = [key for key in keys if not key.isalnum() or not key[:1].isalpha()]

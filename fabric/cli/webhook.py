@@ -28,7 +28,7 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
     from fabric.api.context import ApiContext, Reload, RuntimeStatus
     from fabric.api.webhooks import webhook_router
     from fabric.config import load_config
-    from fabric.simulator.server import bind_listener, uvicorn_config
+    from fabric.serving import bind_listener, uvicorn_config
     from topology.model import Fabric
 
     settings = load_config(config)

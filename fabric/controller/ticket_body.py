@@ -8,32 +8,20 @@ or location (``topology.model``): the switch and port are where to go, and the p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from fabric.durations import format_duration
 from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, ComponentRecord, Finding
 from fabric.remediation.policy import PolicyConfig
-from fabric.remediation.rules import SWITCH_FAULT
+from fabric.remediation.rules import RULES
 
 __all__ = ["REPAIRS", "TicketContext", "ticket_body"]
 
-REPAIRS: Mapping[str, str] = {
-    "flap": "reseat both ends; if it flaps again, clean the optics or replace the transceiver, then the cable",
-    "link_down": "check the cable is seated at both ends; replace the transceiver, then the cable",
-    "ber_high": "clean the optics at both ends (fibre) or reseat (copper); replace the transceiver if the errors "
-                "stay, then the cable",
-    "ber_critical": "replace the transceiver; if the errors stay, replace the cable",
-    "port_errors": "clean or replace the optic; replace the cable if the errors stay",
-    "degraded_width": "a lane is down: reseat, then replace the transceiver or the cable",
-    "degraded_speed": "reseat; check both transceivers are of the planned speed, replace the one that is not",
-    "module_fault": "replace the transceiver (module)",
-    "temperature": "check the switch's airflow and fans; replace the transceiver if it alone runs hot",
-    "unhealthy_port": "reseat; replace the transceiver, then the cable",
-    "high_retransmission": "clean or replace the optic; replace the cable if it stays",
-    SWITCH_FAULT: "many of the switch's cables failed together: check its power and fans, then RMA the switch",
-    "storm_breaker": "find the common cause (power, a switch or UFM restart, firmware); then `fabricctl resume`",
-}
+REPAIRS: Mapping[str, str] = MappingProxyType({rule.name: rule.repair for rule in RULES})
+"""The usual repair of each rule, as declared with the rule (``fabric.remediation.rules.RULES``)."""
 _DEFAULT_REPAIR = "reseat both ends; replace the transceiver, then the cable"
+"""For a ticket reopened by what is no rule of the table: a repaired link that did not come back (``link_check``)."""
 _DONE = {ActionKind.DISABLE: "disabled it in UFM", ActionKind.DEFER: "kept it up: the capacity guard refused to "
          "disable it (it is disabled once capacity allows)", ActionKind.QUARANTINE: "quarantined it"}
 

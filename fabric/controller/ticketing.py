@@ -11,27 +11,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from types import MappingProxyType
 
 from fabric.remediation.domain import ComponentId
-from fabric.remediation.rules import SEVERITY, SWITCH_FAULT
+from fabric.remediation.rules import ticket_severity
 from fabric.store import Store
 from fabric.store.records import TicketRecord, TicketState
 from tickets.base import Ticket, TicketBackend, TicketStatus, dedup_key
 
 log = logging.getLogger(__name__)
 STORM = "storm"
-_TICKET_ONLY_SEVERITY = MappingProxyType({SWITCH_FAULT: 9, "storm_breaker": 10})
-"""The severity of rules the policy does not rank (``SEVERITY`` ranks the links it reconsiders): a switch fault
-takes the switch's cables with it, a storm the automation."""
-
-
-def ticket_severity(rule: str | None) -> int | None:
-    """How bad the fault ``rule`` found is (``fabric.remediation.rules.SEVERITY``), for the ticket's priority;
-    ``None`` when unknown."""
-    if rule is None:
-        return None
-    return SEVERITY.get(rule, _TICKET_ONLY_SEVERITY.get(rule))
 
 
 class Ticketing:

@@ -48,8 +48,7 @@ from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
 from fabric.daemon.sessions import store_session
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, FabricError
-from fabric.serving import ServerConfig
-from fabric.simulator.server import bind_listener
+from fabric.serving import ServerConfig, bind_listener
 from fabric.store import StaleEpochError, Store, database_errors
 from fabric.ufm.client import JobPollPolicy, RetryPolicy
 from fabric.ufm.connect import UfmTarget

@@ -28,26 +28,21 @@ from heapq import heappop, heappush
 from fabric.remediation.domain import ComponentId, ComponentKind, Finding
 from fabric.remediation.kinds import SignalKind
 from fabric.remediation.muting import Attribution, Muter, Muters, OwnActions
-from fabric.remediation.rules import COUNTED_RULES, RuleSettings
+from fabric.remediation.rules import (
+    COUNTED_RULES,
+    FLAP,
+    IMMEDIATE_RULES,
+    LINK_DOWN,
+    TICKET_ONLY_RULES,
+    RuleSettings,
+)
 from fabric.remediation.signals import Signal
 from topology.model import Fabric
 
-IMMEDIATE: dict[SignalKind, str] = {
-    SignalKind.UNHEALTHY_PORT: "unhealthy_port",
-    SignalKind.BER_CRITICAL: "ber_critical",
-    SignalKind.RETRANSMISSION: "high_retransmission",
-    SignalKind.TEMPERATURE: "temperature",
-    SignalKind.MODULE_FAULT: "module_fault",
-    SignalKind.WIDTH_DEGRADED: "degraded_width",
-    SignalKind.SPEED_DEGRADED: "degraded_speed",
-}
-NEVER_AUTO_RESTORE = frozenset({SignalKind.TEMPERATURE, SignalKind.MODULE_FAULT})
-TICKET_ONLY: dict[SignalKind, str] = {
-    SignalKind.SWITCH_DOWN: "switch_down",
-    SignalKind.ASIC_FAILURE: "partial_asic_failure",
-    SignalKind.DUPLICATE_GUID: "duplicate_guid",
-    SignalKind.DUPLICATE_CABLE: "duplicate_cable",
-}
+# The immediate and ticket-only rules by the signal that raises them, as declared in fabric.remediation.rules.
+IMMEDIATE: dict[SignalKind, str] = {rule.signal: rule.name for rule in IMMEDIATE_RULES if rule.signal is not None}
+NEVER_AUTO_RESTORE = frozenset(rule.signal for rule in IMMEDIATE_RULES if rule.never_auto_restore)
+TICKET_ONLY: dict[SignalKind, str] = {rule.signal: rule.name for rule in TICKET_ONLY_RULES if rule.signal is not None}
 ATTRIBUTING = frozenset({SignalKind.SWITCH_REBOOTED, SignalKind.SWITCH_DOWN, SignalKind.SWITCH_UP,
                          SignalKind.NODE_DOWN, SignalKind.NODE_UP})
 LINK_STATE = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP, SignalKind.PORT_DOWN, SignalKind.LINK_DOWNED})
@@ -396,7 +391,7 @@ class Detectors:
         else:
             return findings
         evidence = [event for e in chosen for event in e.evidence]
-        return findings + self._fire(component, "flap", last, reason, evidence)
+        return findings + self._fire(component, FLAP, last, reason, evidence)
 
     def _stays_down(self, component: ComponentId, episode: _Episode, now: datetime) -> list[Finding]:
         """A link that went down and has not come back for ``down_ticket_after`` is a finding of its own (it is
@@ -406,7 +401,7 @@ class Detectors:
         if now < due:
             self.pending[component] = None  # look again when it is due, signals or not
             return []
-        return self._fire(component, "link_down", due, f"down since {episode.down.isoformat()} and not back "
+        return self._fire(component, LINK_DOWN, due, f"down since {episode.down.isoformat()} and not back "
                           f"after {limit}", episode.evidence)
 
     def _episodes(self, history: Iterable[Signal]) -> list[_Episode]:

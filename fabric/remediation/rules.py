@@ -1,11 +1,19 @@
 """The rule table: what the detectors look for, with every threshold a setting.
 
+Every rule is declared once, here, with all it needs: ``RULES`` holds one ``Rule`` per name (its kind, its
+severity, the usual repair its ticket suggests, the signal that raises it), and every other table is derived
+from it: the detectors' immediate and ticket-only tables, the policy's severities (``SEVERITY``), a ticket's
+priority (``ticket_severity``) and its repair text (``fabric.controller.ticket_body``). A rule cannot be declared
+without a severity and a repair (``Rule`` has no defaults for them), and one that the policy may rank cannot have
+``None`` for severity, so no rule ranks 0 by being forgotten.
+
 Counted rules ("N events of one kind within a window of the newest") are data: one ``CountedRule`` entry in
 ``COUNTED_RULES`` gives the rule its UFM event ids, its default count and window, its severity (how bad, for
-reconsidering deferred links worst first) and its configuration keys (``[rules] <key>_count`` and
+reconsidering deferred links worst first), its repair and its configuration keys (``[rules] <key>_count`` and
 ``<key>_window``). The detectors, the signal table, the configuration and the policy's severities all read
-it; nothing else needs an edit. The other rules (flaps, immediate and ticket-only findings) have shapes of their
-own and settings of their own below.
+it; nothing else needs an edit. An immediate or ticket-only rule is one ``Rule`` in ``IMMEDIATE_RULES`` or
+``TICKET_ONLY_RULES`` and the UFM events of its signal in ``fabric.remediation.kinds``. The flap and link-down
+rules have shapes of their own and settings of their own below.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from enum import StrEnum
 from types import MappingProxyType
 
 from fabric.remediation.kinds import BASE_EVENT_KINDS, SignalKind
@@ -33,27 +42,146 @@ class CountedRule:
     """Configuration keys ``[rules] <key>_count`` and ``<key>_window``."""
     describes: str
     """What the events are, for the configuration's documentation."""
+    repair: str
+    """The usual repair, as the rule's tickets suggest it."""
+
+
+class RuleKind(StrEnum):
+    """How a rule finds its fault, which says which of the detectors (or the correlation, or the breaker) raises it."""
+
+    FLAP = "flap"
+    """Down/up episodes of a link within a window (``RuleSettings.flap_cycles`` ...)."""
+    LINK_DOWN = "link_down"
+    """A link down for ``RuleSettings.down_ticket_after`` without coming back."""
+    COUNTED = "counted"
+    """N signals of one kind within a window of the newest (``COUNTED_RULES``)."""
+    IMMEDIATE = "immediate"
+    """One signal is a fault: the component is taken out (guard permitting) and ticketed."""
+    TICKET_ONLY = "ticket_only"
+    """One signal is a fault that automation cannot help: a ticket, nothing changed in UFM."""
+    SWITCH_FAULT = "switch_fault"
+    """Many cables of one switch with findings together (``fabric.remediation.correlate``)."""
+    STORM = "storm"
+    """The storm breaker halting automation."""
+
+
+RANKED = frozenset({RuleKind.FLAP, RuleKind.LINK_DOWN, RuleKind.COUNTED, RuleKind.IMMEDIATE})
+"""Kinds whose findings may leave a link deferred, which the policy reconsiders worst first: they need a severity."""
+_SIGNALLED = frozenset({RuleKind.COUNTED, RuleKind.IMMEDIATE, RuleKind.TICKET_ONLY})
+"""Kinds raised by one kind of signal, which the rule names."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    name: str
+    """The rule's name in findings, decisions and tickets."""
+    kind: RuleKind
+    severity: int | None
+    """How bad its fault is (2 to 10, higher is worse): the order deferred links are reconsidered in, and the
+    priority of its tickets (``[tickets] priorities``). ``None`` only for a ticket-only rule, whose ticket then
+    takes the backend's default priority."""
+    repair: str
+    """The usual repair, as its tickets suggest it."""
+    signal: SignalKind | None = None
+    """The signal that raises it (counted, immediate and ticket-only rules), else ``None``."""
+    never_auto_restore: bool = False
+    """An immediate rule whose component is never put back automatically (a hot or failed module)."""
+
+    def __post_init__(self) -> None:
+        if (self.signal is not None) != (self.kind in _SIGNALLED):
+            wants = "names the signal that raises it" if self.kind in _SIGNALLED else "is raised by no one signal"
+            raise ValueError(f"rule {self.name!r}: a {self.kind.value} rule {wants}")
+        if self.severity is None and self.kind in RANKED:
+            raise ValueError(f"rule {self.name!r}: a {self.kind.value} rule needs a severity (deferred links are "
+                             "reconsidered worst first)")
+        if not self.repair.strip():
+            raise ValueError(f"rule {self.name!r}: the usual repair is empty")
+        if self.never_auto_restore and self.kind is not RuleKind.IMMEDIATE:
+            raise ValueError(f"rule {self.name!r}: only an immediate rule takes never_auto_restore")
 
 
 COUNTED_RULES: tuple[CountedRule, ...] = (
     CountedRule("ber_high", SignalKind.BER_HIGH, (918, 916), 2, timedelta(minutes=125), 4, "ber_high",
-                "high symbol or effective BER"),
+                "high symbol or effective BER",
+                "clean the optics at both ends (fibre) or reseat (copper); replace the transceiver if the errors "
+                "stay, then the cable"),
     CountedRule("port_errors", SignalKind.PORT_ERRORS, (110, 111, 113, 114), 3, timedelta(hours=2), 2, "errors",
-                "symbol errors, link error recovery, receive errors"),
+                "symbol errors, link error recovery, receive errors",
+                "clean or replace the optic; replace the cable if the errors stay"),
 )
 COUNTED_BY_RULE: Mapping[str, CountedRule] = MappingProxyType({r.rule: r for r in COUNTED_RULES})
 EVENT_KINDS: Mapping[int, SignalKind] = MappingProxyType(
     {**BASE_EVENT_KINDS, **{event: rule.signal for rule in COUNTED_RULES for event in rule.events}})
 """Every UFM event id a rule reads, and the signal it raises."""
-SEVERITY: Mapping[str, int] = MappingProxyType({
-    "module_fault": 9, "temperature": 8, "ber_critical": 7, "unhealthy_port": 6, "high_retransmission": 6,
-    "flap": 5, "link_down": 5, "degraded_width": 3, "degraded_speed": 3,
-    **{rule.rule: rule.severity for rule in COUNTED_RULES}})
-"""How bad a rule's fault is, to reconsider deferred links worst first."""
 
-
+FLAP = "flap"
+LINK_DOWN = "link_down"
 SWITCH_FAULT = "switch_fault"
 """The rule of a finding on a switch many of whose cables failed together (``fabric.remediation.correlate``)."""
+STORM_BREAKER = "storm_breaker"
+"""The rule of the breaker's halt, its ticket and its resume."""
+
+IMMEDIATE_RULES: tuple[Rule, ...] = (
+    Rule("unhealthy_port", RuleKind.IMMEDIATE, 6, "reseat; replace the transceiver, then the cable",
+         SignalKind.UNHEALTHY_PORT),
+    Rule("ber_critical", RuleKind.IMMEDIATE, 7, "replace the transceiver; if the errors stay, replace the cable",
+         SignalKind.BER_CRITICAL),
+    Rule("high_retransmission", RuleKind.IMMEDIATE, 6, "clean or replace the optic; replace the cable if it stays",
+         SignalKind.RETRANSMISSION),
+    Rule("temperature", RuleKind.IMMEDIATE, 8,
+         "check the switch's airflow and fans; replace the transceiver if it alone runs hot",
+         SignalKind.TEMPERATURE, never_auto_restore=True),
+    Rule("module_fault", RuleKind.IMMEDIATE, 9, "replace the transceiver (module)", SignalKind.MODULE_FAULT,
+         never_auto_restore=True),
+    Rule("degraded_width", RuleKind.IMMEDIATE, 3, "a lane is down: reseat, then replace the transceiver or the cable",
+         SignalKind.WIDTH_DEGRADED),
+    Rule("degraded_speed", RuleKind.IMMEDIATE, 3,
+         "reseat; check both transceivers are of the planned speed, replace the one that is not",
+         SignalKind.SPEED_DEGRADED),
+)
+"""One signal is the fault (``RuleKind.IMMEDIATE``)."""
+TICKET_ONLY_RULES: tuple[Rule, ...] = (
+    Rule("switch_down", RuleKind.TICKET_ONLY, None,
+         "the switch stopped answering: check its power and management link, then RMA it if it stays down",
+         SignalKind.SWITCH_DOWN),
+    Rule("partial_asic_failure", RuleKind.TICKET_ONLY, None, "an ASIC of the switch failed: RMA the switch",
+         SignalKind.ASIC_FAILURE),
+    Rule("duplicate_guid", RuleKind.TICKET_ONLY, None,
+         "two devices report one GUID: find the one set wrongly (a replaced board, a cloned setting) and correct it",
+         SignalKind.DUPLICATE_GUID),
+    Rule("duplicate_cable", RuleKind.TICKET_ONLY, None,
+         "UFM sees one cable twice: check the cabling against the plan at both ends", SignalKind.DUPLICATE_CABLE),
+)
+"""One signal is a fault automation cannot help (``RuleKind.TICKET_ONLY``): a ticket only."""
+RULES: tuple[Rule, ...] = (
+    Rule(FLAP, RuleKind.FLAP, 5,
+         "reseat both ends; if it flaps again, clean the optics or replace the transceiver, then the cable"),
+    Rule(LINK_DOWN, RuleKind.LINK_DOWN, 5,
+         "check the cable is seated at both ends; replace the transceiver, then the cable"),
+    *(Rule(r.rule, RuleKind.COUNTED, r.severity, r.repair, r.signal) for r in COUNTED_RULES),
+    *IMMEDIATE_RULES,
+    *TICKET_ONLY_RULES,
+    Rule(SWITCH_FAULT, RuleKind.SWITCH_FAULT, 9,
+         "many of the switch's cables failed together: check its power and fans, then RMA the switch"),
+    Rule(STORM_BREAKER, RuleKind.STORM, 10,
+         "find the common cause (power, a switch or UFM restart, firmware); then `fabricctl resume`"),
+)
+"""Every rule a finding or the breaker can carry, each once: the table every other one is derived from."""
+RULE_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in RULES})
+if len(RULE_BY_NAME) != len(RULES):
+    raise ValueError("a rule is declared twice in RULES")
+if len({r.signal for r in RULES if r.signal is not None}) != sum(r.signal is not None for r in RULES):
+    raise ValueError("a signal raises two rules in RULES")
+SEVERITY: Mapping[str, int] = MappingProxyType(
+    {r.name: r.severity for r in RULES if r.kind in RANKED and r.severity is not None})
+"""How bad a rule's fault is, to reconsider deferred links worst first (every rule of a ``RANKED`` kind)."""
+
+
+def ticket_severity(rule: str | None) -> int | None:
+    """How bad the fault ``rule`` found is, for its ticket's priority; ``None`` for a ticket-only rule, and for
+    what is no rule of the table (an action's label such as ``link_check``, or ``None``)."""
+    found = RULE_BY_NAME.get(rule) if rule is not None else None
+    return found.severity if found is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,13 @@ from typing import IO
 
 import uvicorn
 
+from fabric.serving import bind_listener, uvicorn_config
 from fabric.simulator.app import create_app
 from fabric.simulator.auth import AuthSettings
 from fabric.simulator.clock import SimClock, check_rate, check_span
 from fabric.simulator.events import EventRecord, parse_version
 from fabric.simulator.scenario import Scenario, load_scenario
-from fabric.simulator.server import Ticker, bind_listener, uvicorn_config
+from fabric.simulator.server import Ticker
 from fabric.simulator.state import SimSettings, SimState
 from fabric.simulator.tls import self_signed_certificate
 from fabric.ufm.snapshot import write_snapshot_documents

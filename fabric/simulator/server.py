@@ -25,7 +25,7 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
-from fabric.serving import ServerConfig, ServerLimits
+from fabric.serving import uvicorn_config
 from fabric.simulator.app import create_app
 from fabric.simulator.auth import AuthSettings
 from fabric.simulator.state import SimState
@@ -71,42 +71,6 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
-
-
-def bind_listener(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (IPv6 when ``host`` has a colon), for ``uvicorn.Server.run(sockets=…)``.
-
-    Binding before uvicorn starts lets a busy port or an unknown address be reported as bad input, in one
-    line, before anything is announced; uvicorn itself would log it and exit 3.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections accepted from a socket that says it is TCP,
-    # and without it every keep-alive answer written in two parts waits 40 ms for the client's delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-    except (OSError, OverflowError) as exc:  # OverflowError: a port past 65535
-        sock.close()
-        shown = f"[{host}]" if ":" in host else host
-        raise ValueError(f"cannot listen on {shown}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
-    return sock
-
-
-SHUTDOWN_GRACE = 2
-"""Seconds the requests in flight get to finish once told to stop (SIGTERM, the end of ``serve``): an injected
-delay (up to ten minutes, on purpose) must not keep a fake server from stopping."""
-
-
-def uvicorn_config(app: FastAPI, host: str, port: int, cert: Path | None = None,
-                   key: Path | None = None, limits: ServerLimits | None = None) -> uvicorn.Config:
-    """How the project's servers other than the daemon are served: read within ``limits`` (``fabric.serving``;
-    the defaults unless a configuration says otherwise)."""
-    return ServerConfig(
-        app, limits, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
-        ssl_certfile=str(cert) if cert else None, ssl_keyfile=str(key) if key else None,
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
-    )
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ from pathlib import Path
 from engine_support import disabled_ports, rig
 
 from fabric.remediation.domain import ActionKind
+from fabric.remediation.rules import RULE_BY_NAME, STORM_BREAKER
 from topology.generate import PRESETS, fat_tree
 from topology.guard import GuardSettings
 
@@ -25,5 +26,6 @@ def test_the_cycle_that_trips_the_breaker_disables_nothing(tmp_path: Path) -> No
         report = r.cycle()
         kinds = [a.kind for a in report.actions]
         assert kinds[:2] == [ActionKind.HALT, ActionKind.TICKET], kinds
+        assert report.actions[0].rule == STORM_BREAKER and STORM_BREAKER in RULE_BY_NAME  # declared: severity, repair
         assert ActionKind.DISABLE not in kinds and disabled_ports(r) == []
         assert r.store.breaker_state().halted and len(r.tickets.list()) == 1  # the storm's ticket only

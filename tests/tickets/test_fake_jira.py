@@ -147,7 +147,7 @@ def test_fabricctl_simulate_jira_serves_the_backend() -> None:
 def test_fabricctl_simulate_jira_stops_on_sigterm_with_a_request_held_in_flight() -> None:
     """An injected delay holds an answer for minutes on purpose; SIGTERM still stops the fake within seconds (the
     requests in flight get ``SHUTDOWN_GRACE``), exit 0."""
-    from fabric.simulator.server import SHUTDOWN_GRACE
+    from fabric.serving import SHUTDOWN_GRACE
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"

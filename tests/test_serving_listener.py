@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from fabric.simulator.server import bind_listener
+from fabric.serving import bind_listener
 
 
 def test_connections_accepted_from_the_listener_do_not_wait_for_acks() -> None:
