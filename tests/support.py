@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -63,3 +63,20 @@ def pg_schema(url: str, prefix: str, *, create: bool = True) -> Iterator[str]:
             conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
             conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         admin.dispose()
+
+
+def whole_list(body: bytes) -> tuple[str, Any]:
+    """What UFM's event list reader should give for ``body``, from ``strictjson.loads`` of the whole: its elements
+    (a list, or a ``{"data": [...]}`` object), or the class of the error."""
+    from fabric.ufm.models import ShapeError
+    from topology import strictjson
+
+    try:
+        document = strictjson.loads(body)
+    except strictjson.JsonError:
+        return "error", strictjson.JsonError
+    if isinstance(document, list):
+        return "ok", document
+    if isinstance(document, dict) and isinstance(document.get("data"), list):
+        return "ok", document["data"]
+    return "error", ShapeError

@@ -11,6 +11,7 @@ from typing import Any
 from fuzz_support import corrupted, corrupted_json, fuzz_settings, recording
 from hypothesis import given
 from hypothesis import strategies as st
+from support import whole_list
 
 from fabric.replay.events import load_events
 from fabric.ufm.appended import EventListMemory
@@ -24,19 +25,6 @@ from topology.strictjson import JsonError
 
 def _events() -> list[dict[str, Any]]:
     return recording().events
-
-
-def _whole(body: bytes) -> tuple[str, Any]:
-    """What the list's elements should be: the body decoded whole, unwrapped; or the error's class."""
-    try:
-        document = strictjson.loads(body)
-    except JsonError:
-        return "error", JsonError
-    if isinstance(document, list):
-        return "ok", document
-    if isinstance(document, dict) and isinstance(document.get("data"), list):
-        return "ok", document["data"]
-    return "error", ShapeError
 
 
 def _pieces(body: bytes, piece_bytes: int) -> tuple[str, Any]:
@@ -65,7 +53,7 @@ def test_an_event_list_corrupted_decodes_in_pieces_as_it_does_whole(data: st.Dat
                                                                     wrapped: bool) -> None:
     document: Any = {"data": _events()} if wrapped else _events()
     body = data.draw(corrupted_json(document)).encode("utf-8", "surrogatepass")
-    assert _pieces(body, piece_bytes) == _whole(body)
+    assert _pieces(body, piece_bytes) == whole_list(body)
 
 
 @fuzz_settings(100)
@@ -123,7 +111,7 @@ def test_an_event_list_refused_leaves_the_memory_of_the_last_one_as_it_was(data:
     newest = max(UfmTimestamps(UTC).parse(event["timestamp"]) for event in first)
     state = CursorState(high_water_id=max(event["id"] for event in first), last_event_time=newest)
     garbled = data.draw(corrupted_json(later)).encode("utf-8", "surrogatepass")
-    if _whole(garbled)[0] == "ok":
+    if whole_list(garbled)[0] == "ok":
         return  # corrupted where it still decodes: not a refusal
     seen, fresh = EventListMemory(UTC), EventListMemory(UTC)
     body = json.dumps(first).encode()

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import whole_list
 
 from fabric.ufm.jsonlist import PIECE_BYTES, file_items, list_items
 from fabric.ufm.models import ShapeError
-from topology import strictjson
 from topology.strictjson import JsonError
 
 # Strings that look like the place between two objects, to put cuts where they must not be.
@@ -49,20 +49,6 @@ def _from_file(path: Path, **options: int) -> Iterator[Any]:
         yield from file_items(file, **options)
 
 
-def _expected(body: bytes) -> tuple[str, Any]:
-    """What ``strictjson.loads`` says of the same bytes: a list, a ``{"data": [...]}`` object, or not the JSON of
-    one."""
-    try:
-        document = strictjson.loads(body)
-    except JsonError:
-        return "error", JsonError
-    if isinstance(document, list):
-        return "ok", document
-    if isinstance(document, dict) and isinstance(document.get("data"), list):
-        return "ok", document["data"]
-    return "error", ShapeError
-
-
 @settings(max_examples=300, deadline=None)
 @given(text=list_texts(), encoding=st.sampled_from(["utf-8", "utf-16", "utf-32-le"]))
 def test_a_json_list_decodes_to_its_elements(text: str, encoding: str) -> None:
@@ -92,7 +78,7 @@ def test_a_damaged_list_is_refused_exactly_when_the_whole_body_is(text: str, cut
     damaged = text[:min(cut, len(text))] if cut < len(text) else text
     at = min(where, len(damaged))
     damaged = damaged[:at] + junk + damaged[at:]
-    assert _decoded(damaged.encode(), piece_bytes) == _expected(damaged.encode())
+    assert _decoded(damaged.encode(), piece_bytes) == whole_list(damaged.encode())
 
 
 @pytest.mark.parametrize(("body", "error"), [
@@ -107,7 +93,7 @@ def test_a_damaged_list_is_refused_exactly_when_the_whole_body_is(text: str, cut
 @pytest.mark.parametrize("piece_bytes", [1, PIECE_BYTES])
 def test_what_the_strict_decoder_refuses_is_refused_naming_the_element(body: bytes, error: str,
                                                                         piece_bytes: int) -> None:
-    assert _expected(body) == ("error", JsonError)
+    assert whole_list(body) == ("error", JsonError)
     with pytest.raises(JsonError, match=re.escape(error)):
         list(list_items(body, piece_bytes=piece_bytes))
 
@@ -118,7 +104,7 @@ def test_a_byte_order_mark_before_the_list_is_read() -> None:
 
 @pytest.mark.parametrize("body", [b'{"data": [1, 2]}', b"  {\"data\": []}", b'{"items": [1]}', b"17", b'"x"'])
 def test_an_object_or_a_scalar_is_unwrapped_or_refused_as_unwrap_list_does(body: bytes) -> None:
-    assert _decoded(body) == _expected(body)
+    assert _decoded(body) == whole_list(body)
 
 
 @pytest.mark.parametrize("piece_bytes", [1, PIECE_BYTES])
@@ -137,7 +123,7 @@ def test_an_integer_longer_than_pythons_limit_is_refused(piece_bytes: int) -> No
     limit = sys.get_int_max_str_digits()
     sys.set_int_max_str_digits(640)
     try:
-        assert _expected(body) == ("error", JsonError)
+        assert whole_list(body) == ("error", JsonError)
         assert _decoded(body, piece_bytes) == ("error", JsonError)
     finally:
         sys.set_int_max_str_digits(limit)
