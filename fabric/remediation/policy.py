@@ -25,7 +25,7 @@ from fabric.remediation.domain import (
     Finding,
     Lifecycle,
 )
-from fabric.remediation.rules import SEVERITY, SWITCH_FAULT
+from fabric.remediation.rules import SEVERITY, STORM_BREAKER, SWITCH_FAULT
 from topology.guard import CableKey, CapacityGuard
 
 
@@ -270,7 +270,7 @@ def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
         # is real keeps producing events, and the detectors raise it again from that new evidence.
         dropped = cycle.held_count
         cycle.breaker, cycle.recent, cycle.new_recent, cycle.held, cycle.held_count = Breaker(), {}, {}, [], 0
-        cycle.act(ActionKind.RECORD, "storm_breaker",
+        cycle.act(ActionKind.RECORD, STORM_BREAKER,
                   f"automation resumed: {why}; {dropped} findings held during the storm were dropped")
 
 
@@ -302,8 +302,8 @@ def _trip_if_storm(cycle: _Cycle) -> bool:
               "`fabricctl resume`" + (f" or {cycle.config.storm_quiet_period} of quiet"
                                       if cycle.config.storm_quiet_period else ""))
     cycle.breaker = Breaker(True, cycle.now, reason)
-    cycle.act(ActionKind.HALT, "storm_breaker", reason)
-    cycle.act(ActionKind.TICKET, "storm_breaker", reason)
+    cycle.act(ActionKind.HALT, STORM_BREAKER, reason)
+    cycle.act(ActionKind.TICKET, STORM_BREAKER, reason)
     return True
 
 

@@ -57,7 +57,7 @@ from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding
 from fabric.remediation.pipeline import Pipeline, Step
 from fabric.remediation.policy import PolicyConfig, PolicyState
-from fabric.remediation.rules import RuleSettings
+from fabric.remediation.rules import STORM_BREAKER, RuleSettings
 from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import FabricView, build_view
 from fabric.replay.events import BY_TIME, EventStream, LoadedEvents, stream_events
@@ -361,7 +361,7 @@ def _summary(replay_model: ReplayModel, loaded: LoadedEvents, pipeline: Pipeline
 
 
 def _newly_held(before: Sequence[Finding], after: Sequence[Finding], actions: Iterable[Action]) -> int:
-    resumed = any(a.kind is ActionKind.RECORD and a.rule == "storm_breaker" for a in actions)
+    resumed = any(a.kind is ActionKind.RECORD and a.rule == STORM_BREAKER for a in actions)
     return len(after) if resumed else len(after) - len(before)
 
 
