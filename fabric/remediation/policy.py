@@ -25,7 +25,7 @@ from fabric.remediation.domain import (
     Finding,
     Lifecycle,
 )
-from fabric.remediation.rules import SEVERITY, STORM_BREAKER, SWITCH_FAULT
+from fabric.remediation.rules import STORM_BREAKER, SWITCH_FAULT, deferral_rank
 from topology.guard import CableKey, CapacityGuard
 
 
@@ -496,7 +496,7 @@ def _reconsider_deferred(cycle: Cycle) -> None:
 
 def _disable_what_fits(cycle: Cycle) -> None:
     deferred = [(c, r) for c in cycle.waiting if (r := cycle.get(c)) is not None and r.lifecycle is Lifecycle.DEFERRED]
-    deferred.sort(key=lambda item: (-SEVERITY.get(item[1].rule, 0), item[1].since, item[0]))
+    deferred.sort(key=lambda item: (-deferral_rank(item[1].rule), item[1].since, item[0]))
     for component, record in deferred:
         cable = cycle.context.cables.get(component)
         if cable is None:
