@@ -21,10 +21,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from topology.model import TIER_RANK, End, Fabric, Tier
 
@@ -58,6 +59,34 @@ class Verdict:
     """``capacity``, ``blast_radius`` or ``rate`` when refused; None when allowed."""
     reason: str
     figures: dict[str, Any] = field(default_factory=dict)
+
+
+class GuardReading(Protocol):
+    """What a capacity guard shows to those who read it (status, metrics, reconciliation, tests): its figures and its
+    verdicts, and nothing that changes it. Only the remediation policy changes a guard; everything else is handed
+    this view of it, so that the type checker refuses a back door."""
+
+    @property
+    def settings(self) -> GuardSettings: ...
+    @property
+    def names(self) -> Mapping[str, str]: ...
+    @property
+    def planned(self) -> Mapping[str, int]: ...
+    @property
+    def minimum(self) -> Mapping[str, int]: ...
+    @property
+    def paths(self) -> Mapping[str, int]: ...
+    @property
+    def out(self) -> AbstractSet[CableKey]: ...
+    @property
+    def disabled(self) -> AbstractSet[CableKey]: ...
+    @property
+    def recent(self) -> Sequence[datetime]: ...
+    @property
+    def cap(self) -> int: ...
+
+    def verdict(self, cable: CableKey, now: datetime, *, rate_counted: bool = False) -> Verdict: ...
+    def disables_within_hour(self, now: datetime) -> int: ...
 
 
 class CapacityGuard:

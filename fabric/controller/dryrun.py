@@ -16,18 +16,18 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from fabric.controller.recovery import shown_out
 from fabric.remediation.domain import Action, ActionKind, Lifecycle
-from fabric.remediation.policy import FabricContext, PolicyState
+from fabric.remediation.observe import Restart
+from fabric.remediation.policy import PolicyState
 from fabric.remediation.view import FabricView
 from fabric.store import ScopedStore, Store
-from topology.guard import RATE_WINDOW, CapacityGuard
+from topology.guard import RATE_WINDOW
 
 log = logging.getLogger(__name__)
 
 DRY_RUN_RULE = "dry_run"
 """The rule of the decision that records where a dry run's would-be state began."""
-
-_WOULD_BE_DISABLED = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR})
 
 
 def state_store(store: Store, *, dry_run: bool, now: datetime) -> Store | ScopedStore:
@@ -51,23 +51,13 @@ def state_store(store: Store, *, dry_run: bool, now: datetime) -> Store | Scoped
     return store.dry_run_scope()
 
 
-def restore_guard(state: PolicyState, view: FabricView, context: FabricContext, guard: CapacityGuard,
-                  disabled_ports: set[str], store: Store, now: datetime) -> None:
-    """The guard of a dry run after a restart, as its uninterrupted run had it: the links it would have disabled
-    count against the cap, and its disables of the last hour (those since its scope began) and live mode's against
-    the hourly rate.
-
-    A quarantined link counts as disabled only when UFM shows it so: a dry run re-enables nothing on a resolved
-    ticket, so its would-be quarantines are live mode's, copied when it began, and UFM shows which of those live
-    mode could take out. Nothing is decided here: live mode's rebuild converges UFM, a dry run has nothing to
-    converge.
-    """
+def observed_restart(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
+                     now: datetime) -> Restart:
+    """What a dry run's start-up needs for its guard to count as its uninterrupted run did
+    (``fabric.remediation.observe``): its disables of the last hour (those since its scope began) and live
+    mode's before, and the ports UFM shows disabled (a would-be quarantine counts as disabled only when UFM shows
+    it so: a dry run re-enables nothing on a resolved ticket, so its would-be quarantines are live mode's, copied
+    when it began). Nothing is converged: a dry run has nothing to converge."""
     began = store.last_decided(ActionKind.RECORD, DRY_RUN_RULE)
-    guard.remember_disables(at for at, _ in store.disables_since(now - RATE_WINDOW, dry_run_since=began or now))
-    for component, record in sorted(state.components.items()):
-        cable = context.cables.get(component)
-        if cable is None:
-            continue
-        if record.lifecycle in _WOULD_BE_DISABLED or (
-                record.lifecycle is Lifecycle.QUARANTINED and view.port_to_act_on(component) in disabled_ports):
-            guard.restore(cable)
+    return Restart(disables=tuple(store.disables_since(now - RATE_WINDOW, dry_run_since=began or now)),
+                   shown_out=shown_out(state, view, disabled_ports), converge=False)

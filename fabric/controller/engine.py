@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -37,13 +37,14 @@ from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
 from fabric.remediation.correlate import CABLES
 from fabric.remediation.detectors import Detectors
-from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentRecord, Finding, Lifecycle
+from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
 from fabric.remediation.muting import SilenceMuter, SilenceWindow
+from fabric.remediation.observe import Observed
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import LINK_CHECK, Breaker, Decision, FailedRepair, PolicyConfig, PolicyState
 from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.view import FabricView, build_view, fabric_context
-from fabric.store import Store
+from fabric.store import Store, Transaction
 from fabric.store.records import OperatorRequest, RequestKind
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.cursor import CursorState, EventCursor
@@ -57,7 +58,7 @@ from fabric.ufm.plausibility import (
 )
 from fabric.ufm.snapshot import fetch_snapshot
 from tickets.base import TicketBackend
-from topology.guard import CableKey, CapacityGuard, GuardSettings
+from topology.guard import CableKey, GuardReading, GuardSettings
 from topology.model import Cable, Fabric
 
 __all__ = ["CycleReport", "Engine", "EngineSettings", "UfmApi"]
@@ -150,7 +151,7 @@ class Engine:
         return self._pipeline
 
     @property
-    def guard(self) -> CapacityGuard:
+    def guard(self) -> GuardReading:
         return self.pipeline.guard
 
     @property
@@ -185,8 +186,9 @@ class Engine:
         await recovery.settle_intents(self.store, self.writes, self.disabled_ports, now)
         assert self.view is not None
         pipeline = self._new_pipeline(self._load_state(), now)
-        self._sync_guard(pipeline.guard, self.view, self.live)
-        pipeline.amend(self._rebuild_guard(pipeline, now))
+        restart = (dryrun if self.dry_run else recovery).observed_restart(pipeline.state, self.view,
+                                                                          self.disabled_ports, self.store, now)
+        self._record_observed(pipeline.observe(Observed(down=self._down(), restart=restart), now))
         self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
         events = await self.ufm.events()
@@ -217,8 +219,7 @@ class Engine:
         self.settings = replace(kept, policy=policy, rules=settings.rules, guard=settings.guard,
                                 plausibility=settings.plausibility)
         try:
-            pipeline = self._new_pipeline(self.state, now)
-            pipeline.guard.carry_over(self.guard)
+            pipeline = self._new_pipeline(self.state, now, succeeding=self.pipeline)
             self._remember_findings(pipeline, now)
             events = self._set_aside_new(await self.ufm.events())
         except BaseException:
@@ -235,13 +236,14 @@ class Engine:
         ids = {id(e) for e in new}
         return [e for e in events if id(e) not in ids]
 
-    def _new_pipeline(self, state: PolicyState, now: datetime) -> Pipeline:
+    def _new_pipeline(self, state: PolicyState, now: datetime, *, succeeding: Pipeline | None = None) -> Pipeline:
         """A pipeline on the last reading accepted and the current settings, knowing the port writes of the history
-        window as own actions before any past event reaches its detectors; its guard counts nothing yet and it is
-        not warmed."""
+        window as own actions before any past event reaches its detectors; its guard counts what ``succeeding``'s
+        does (nothing without one) and it is not warmed."""
         assert self.view is not None
         s = self.settings
-        pipeline = Pipeline(self.view, s.policy, s.rules, s.guard, state=state, muter=self.silences)
+        pipeline = Pipeline(self.view, s.policy, s.rules, s.guard, state=state, muter=self.silences,
+                            succeeding=succeeding)
         for intent in self.store.port_writes_since(now - s.rules.history):
             if intent.component is not None:
                 for at in (intent.created_at, intent.finished_at):
@@ -270,17 +272,6 @@ class Engine:
         # resumes exactly when an uninterrupted run would (the held findings themselves are only shown, not kept).
         return PolicyState(held.components(), breaker, held.storm_window(), held_count=stored.held_count)
 
-    def _rebuild_guard(self, pipeline: Pipeline, now: datetime) -> dict[ComponentId, ComponentRecord]:
-        """After ``_load_state``: what automation holds out counted again in the new pipeline's guard (in dry run,
-        what it would be holding out)."""
-        assert self.view is not None
-        if self.dry_run:
-            dryrun.restore_guard(pipeline.state, self.view, self.context, pipeline.guard, self.disabled_ports,
-                                 self.store, now)
-            return {}
-        return recovery.rebuild_guard(pipeline.state, self.view, self.context, pipeline.guard, self.disabled_ports,
-                                      self.store, self.ticketing, now)
-
     async def _topology_versions(self) -> dict[str, int]:
         """UFM's change counters of what the view is built from (all of them kept in ``_counters``)."""
         self._counters = (await self.ufm.versioning()).versions()
@@ -304,14 +295,21 @@ class Engine:
                         self.settings.fabric, self.view_refused_since.isoformat())
             self.view_refused_since = None
 
-    @staticmethod
-    def _sync_guard(guard: CapacityGuard, view: FabricView, live: set[CableKey]) -> None:
-        """The guard counts planned cables UFM does not show up as down, and those it shows again as up."""
-        for cable in view.plan_keys - live:
-            guard.mark_down(cable)
-        for cable in live & guard.out:
-            if cable not in guard.disabled:
-                guard.mark_up(cable)
+    def _down(self) -> frozenset[CableKey]:
+        """The planned cables the last reading accepted does not show up."""
+        assert self.view is not None
+        return frozenset(self.view.plan_keys - self.live)
+
+    def _record_observed(self, decision: Decision, report: CycleReport | None = None) -> None:
+        """What the policy made of an observation (``fabric.remediation.observe``): its decisions and the records it
+        changed, in one transaction; nothing is carried out (UFM shows it already, or reconciliation converges)."""
+        if not decision.actions and not decision.changed:
+            return
+        with self.store.transaction() as tx:
+            tx.record_decisions(decision.actions)
+            self._put_records(tx.dry_run_scope() if self.dry_run else tx, decision.state, decision.changed)
+        if report is not None:
+            report.actions.extend(decision.actions)
 
     async def _refresh_fabric(self, report: CycleReport, *, whatever_the_counters: bool = False) -> None:
         """Re-read systems, links and ports, unless UFM's change counters say nothing moved since the last reading
@@ -332,7 +330,7 @@ class Engine:
             return
         self._accept(reading)
         self.pipeline.rebase(reading.view)
-        self._sync_guard(self.guard, reading.view, reading.live)
+        self._record_observed(self.pipeline.observe(Observed(down=self._down()), report.at), report)
 
     # --- the cycle -----------------------------------------------------------------------------------
 
@@ -418,18 +416,21 @@ class Engine:
         the writes in flight settled. ``send_tickets``: the ticket writes due sent after every UFM write (see
         ``cycle``)."""
         assert self.view is not None
+        shown_up: list[CableKey] = []
         if not self.state.breaker.halted:
-            await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports, self.live,
-                                            self.store, self.writes, now, report)
+            shown_up = await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports,
+                                                       self.live, self.store, self.writes, now, report)
         await self.writes.settle(now, self.state.components, self.disabled_ports, report)
         # Before the tickets are asked for: a port adopted here is held out, and needs its ticket this cycle.
-        self.pipeline.amend(reconcile.explain_unheld(self.state, self.view, self.guard, self.disabled_ports,
-                                                     self.store, self.outbox, now, report, self._unheld_reported))
+        adopt = reconcile.adoptable(self.state, self.view, self.disabled_ports, self.store)
+        self._record_observed(self.pipeline.observe(Observed(shown_up=tuple(shown_up), adopt=adopt), now), report)
+        reconcile.explain_unheld(self.state, self.view, self.disabled_ports, self.store, now, report,
+                                 self._unheld_reported)
         reconcile.ask_for_tickets(self.state, self.store, self.outbox)
         if send_tickets:
             self.ticket_failures(await self.send_tickets(), report)
-        self.pipeline.amend(reconcile.await_repairs(self.state, self.view, self.disabled_ports, self.store,
-                                                    self.outbox))
+        confirmed = reconcile.confirmed_out(self.state, self.view, self.disabled_ports, self.store, self.outbox)
+        self._record_observed(self.pipeline.observe(Observed(confirmed_out=confirmed), now), report)
         self._warn_unconfirmed(report)
 
     async def poll_tickets(self) -> int:
@@ -508,11 +509,7 @@ class Engine:
             held = tx.dry_run_scope() if self.dry_run else tx
             # Every record the policy changed, not only those it acted on: a deferred cable put on probation by its
             # repair has no action, and a restart read it back deferred and repaired it again.
-            changed = decision.changed | {a.component for a in actions if a.component is not None}
-            for component in changed:
-                record = state.components.get(component)
-                if record is not None:
-                    held.put_component(component, record, ticket_dedup_key=self.ticketing.key(component))
+            self._put_records(held, state, decision.changed | {a.component for a in actions if a.component is not None})
             if state.breaker.halted and any(a.kind is ActionKind.HALT for a in actions):
                 held.halt(state.breaker.reason, storm_dedup_key=self.ticketing.key(None))
             if not state.breaker.halted and previous.breaker.halted:
@@ -520,6 +517,14 @@ class Engine:
             if (state.recent is not previous.recent or state.held_count != previous.held_count
                     or state.breaker.last_held != previous.breaker.last_held):
                 held.save_storm(state.recent, last_held=state.breaker.last_held, held_count=state.held_count)
+
+    def _put_records(self, held: Transaction, state: PolicyState, components: Iterable[ComponentId]) -> None:
+        """The records of ``components`` as ``state`` holds them, with their ticket's dedup key: the one place the
+        engine writes what the policy decided a component's record is."""
+        for component in sorted(components):
+            record = state.components.get(component)
+            if record is not None:
+                held.put_component(component, record, ticket_dedup_key=self.ticketing.key(component))
 
     # --- side effects --------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ shows disabled that no component holds out is never left unexplained (``explain_
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Iterator
 from datetime import datetime
 
 from fabric.controller.effects import CycleReport
@@ -27,7 +27,7 @@ from fabric.remediation.signals import link_id
 from fabric.remediation.view import FabricView
 from fabric.store import Store
 from fabric.store.records import IntentState, TicketState
-from topology.guard import CableKey, CapacityGuard
+from topology.guard import CableKey, GuardReading
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 """Lifecycles in which a component waits for its ticket to be resolved."""
@@ -35,16 +35,18 @@ OUTSIDE_RULE = "disabled_outside"
 """The rule of the record saying UFM shows a port disabled that automation did not disable: an operator's action."""
 
 
-async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityGuard, disabled_ports: set[str],
+async def reconcile_ports(state: PolicyState, view: FabricView, guard: GuardReading, disabled_ports: set[str],
                           live: set[CableKey], store: Store, writes: PortWrites, now: datetime,
-                          report: CycleReport) -> None:
+                          report: CycleReport) -> list[CableKey]:
     """A cable automation holds out must be disabled in UFM (a crash may have cut the action short, or someone
     enabled it by hand), and one it released must not be. ``disabled_ports`` is kept in step.
 
     Each write is sent only when due (``writes.progress``): never while one is in flight, after a backoff once
-    UFM left one unconfirmed, and not at all once ``attempts`` were. A disable given up stops counting against
-    capacity while UFM shows the cable up (``live``); it still counts against the blast radius and the rate.
+    UFM left one unconfirmed, and not at all once ``attempts`` were. Returns the cables whose disable was given
+    up while UFM shows them up (``live``), for the policy to stop counting them against capacity (they still
+    count against the blast radius and the rate).
     """
+    shown_up: list[CableKey] = []
     for component, record in list(state.components.items()):
         cable = view.context.cables.get(component)
         port = view.port_to_act_on(component)
@@ -67,7 +69,7 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
         if status is Progress.GIVEN_UP:
             report.writes_given_up += 1
             if want_out and cable in live:
-                guard.mark_up(cable)  # capacity counts what UFM shows
+                shown_up.append(cable)  # capacity counts what UFM shows
             continue
         action = Action(kind, now, CONVERGE_RULE, f"UFM shows {port} {'up' if want_out else 'disabled'}, "
                         f"the desired state is {record.lifecycle.value}: converging", component, dry_run=False)
@@ -78,6 +80,7 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: CapacityG
         report.actions.append(action)
         if await writes.post(action, port, report):
             (disabled_ports.add if want_out else disabled_ports.discard)(port)
+    return shown_up
 
 
 def ask_for_tickets(state: PolicyState, store: Store, outbox: TicketOutbox) -> None:
@@ -94,20 +97,14 @@ def ask_for_tickets(state: PolicyState, store: Store, outbox: TicketOutbox) -> N
             outbox.queue_open(component, f"{record.rule}: {component}", record.reason, record.rule)
 
 
-def await_repairs(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
-                  outbox: TicketOutbox) -> dict[ComponentId, ComponentRecord]:
-    """A disabled component with its ticket open awaits repair once UFM shows its port disabled (until then UFM
-    has not confirmed it is out of service). Returns the records this changed."""
-    changed: dict[ComponentId, ComponentRecord] = {}
-    for component, record in state.components.items():
-        if record.lifecycle is not Lifecycle.DISABLED or view.port_to_act_on(component) not in disabled_ports:
-            continue
-        key = outbox.ticketing.key(component)
-        active = store.active_ticket(key)
-        if active is not None and active.external_key is not None:
-            changed[component] = replace(record, lifecycle=Lifecycle.AWAITING_REPAIR)
-            store.put_component(component, changed[component], ticket_dedup_key=key)
-    return changed
+def confirmed_out(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
+                  outbox: TicketOutbox) -> tuple[ComponentId, ...]:
+    """Disabled components whose port UFM shows disabled and whose ticket is open: the policy has them await their
+    repair (until UFM shows the port disabled, it has not confirmed the component is out of service)."""
+    return tuple(component for component, record in state.components.items()
+                 if record.lifecycle is Lifecycle.DISABLED and view.port_to_act_on(component) in disabled_ports
+                 and (active := store.active_ticket(outbox.ticketing.key(component))) is not None
+                 and active.external_key is not None)
 
 
 def _resolved_since(store: Store, key: str, since: datetime) -> bool:
@@ -116,40 +113,28 @@ def _resolved_since(store: Store, key: str, since: datetime) -> bool:
                for t in store.tickets(dedup_key=key))
 
 
-def explain_unheld(state: PolicyState, view: FabricView, guard: CapacityGuard, disabled_ports: set[str],
-                   store: Store, outbox: TicketOutbox, now: datetime, report: CycleReport,
-                   reported: set[str]) -> dict[ComponentId, ComponentRecord]:
-    """Every planned cable's port UFM shows disabled that no component holds out is explained: adopted when the
-    intent log shows automation's own disable did it (a write a crash cut short and the restart lost track of),
-    within the guard, as a convergence decision that holds it out; otherwise recorded once as an operator's action
-    (``reported``: the ports already recorded, kept by the caller) and left alone. ``report.ports_out_unheld``
-    counts those left alone. Returns the records this changed."""
-    changed: dict[ComponentId, ComponentRecord] = {}
-    for port in sorted(disabled_ports):
-        end = view.resolver.ports.get(port)
-        cable = None if end is None else view.resolver.cable_at(end)
-        if cable is None:
-            continue
-        component = link_id(cable)
-        record = state.components.get(component)
-        if record is not None and (record.lifecycle in OUT_OF_SERVICE or record.lifecycle is Lifecycle.PROBATION):
+def adoptable(state: PolicyState, view: FabricView, disabled_ports: set[str],
+              store: Store) -> tuple[tuple[ComponentId, str], ...]:
+    """(component, port) for every planned cable's port UFM shows disabled that no component holds out, where the
+    intent log shows automation's own disable did it (a write a crash cut short and the restart lost track of):
+    the policy adopts it, within the guard (``fabric.remediation.observe``)."""
+    found: list[tuple[ComponentId, str]] = []
+    for port, component, record in _disabled_planned(state, view, disabled_ports):
+        if (record is not None and not _held(record) and port == view.port_to_act_on(component)
+                and _disabled_by_us(store, component, record.since)):
+            found.append((component, port))
+    return tuple(found)
+
+
+def explain_unheld(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store, now: datetime,
+                   report: CycleReport, reported: set[str]) -> None:
+    """Every planned cable's port UFM shows disabled that no component holds out (once ``adoptable``'s were
+    adopted) is recorded once as an operator's action (``reported``: the ports already recorded, kept by the
+    caller) and left alone. ``report.ports_out_unheld`` counts those left alone."""
+    for port, component, record in _disabled_planned(state, view, disabled_ports):
+        if record is not None and _held(record):
             reported.discard(port)  # held out, or released by automation and being enabled (``reconcile_ports``)
             continue
-        if (record is not None and port == view.port_to_act_on(component)
-                and _disabled_by_us(store, component, record.since)):
-            verdict = guard.verdict(cable, now, rate_counted=True)
-            if verdict.allowed:
-                guard.restore(cable)
-                reason = (f"UFM shows {port} disabled by automation's own write while the desired state was "
-                          f"{record.lifecycle.value}: adopted, held out ({verdict.reason}); {record.reason}")
-                changed[component] = replace(record, lifecycle=Lifecycle.DISABLED, since=now, reason=reason)
-                action = Action(ActionKind.DISABLE, now, CONVERGE_RULE, reason, component, dict(verdict.figures),
-                                dry_run=False)
-                with store.transaction() as tx:
-                    tx.record_decision(action)
-                    tx.put_component(component, changed[component], ticket_dedup_key=outbox.ticketing.key(component))
-                report.actions.append(action)
-                continue
         report.ports_out_unheld += 1
         if port in reported:
             continue
@@ -162,7 +147,22 @@ def explain_unheld(state: PolicyState, view: FabricView, guard: CapacityGuard, d
                         "operator's (or another tool's) action, left alone", component, dry_run=False)
         store.record_decision(action)
         report.actions.append(action)
-    return changed
+
+
+def _held(record: ComponentRecord) -> bool:
+    """Automation holds the component out, or released it and is enabling it (on probation)."""
+    return record.lifecycle in OUT_OF_SERVICE or record.lifecycle is Lifecycle.PROBATION
+
+
+def _disabled_planned(state: PolicyState, view: FabricView,
+                      disabled_ports: set[str]) -> Iterator[tuple[str, ComponentId, ComponentRecord | None]]:
+    """(port, component, record) for every planned cable's port UFM shows disabled, in port order."""
+    for port in sorted(disabled_ports):
+        end = view.resolver.ports.get(port)
+        cable = None if end is None else view.resolver.cable_at(end)
+        if cable is not None:
+            component = link_id(cable)
+            yield port, component, state.components.get(component)
 
 
 def _disabled_by_us(store: Store, component: ComponentId, since: datetime) -> bool:

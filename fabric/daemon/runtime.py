@@ -33,7 +33,7 @@ from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, as_fabric_error
 from fabric.ufm.cursor import EventRead
-from topology.guard import CapacityGuard
+from topology.guard import GuardReading
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ RELOADED = ("rules", "policy", "guard", "plausibility")
 ``policy.dry_run``, takes a restart."""
 
 
-def guard_figures(guard: CapacityGuard, now: datetime) -> GuardFigures:
+def guard_figures(guard: GuardReading, now: datetime) -> GuardFigures:
     """The worst leaf (lowest paths-to-core fraction; ties by name, so the answer is stable), the blast radius
     against its cap, the disables of the sliding hour against the limit."""
     worst: tuple[float, str] | None = None

@@ -2,8 +2,9 @@
 run this.
 
 A ``Pipeline`` is built complete, from the fabric as UFM shows it (a ``FabricView``) and the state to start
-from; the engine tells it when UFM's topology changed (``rebase``) and when records changed outside ``decide``
-(``amend``: a ticket opened, recovery deferring a cable after a restart), and never reaches into its state.
+from, and owns the capacity guard. The engine tells it when UFM's topology changed (``rebase``) and hands it what
+it observed between cycles (``observe``: a restart, cables down, a disable UFM confirmed); every change of a record
+or of what the guard counts is the policy's (``decide``, ``fabric.remediation.observe``), never the engine's.
 
 Every event counts once (``fabric.remediation.identity``): ``warm`` and ``step`` drop the events the pipeline
 has already counted, whoever hands them over again, so the engine's cursor, its start-up and ``replay`` share
@@ -12,20 +13,21 @@ one de-duplication.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from fabric.remediation.correlate import Correlator
 from fabric.remediation.detectors import Detectors, Explained
-from fabric.remediation.domain import ActionKind, ComponentId, ComponentRecord, Finding
+from fabric.remediation.domain import ActionKind, ComponentId, Finding
 from fabric.remediation.identity import SeenEvents
 from fabric.remediation.muting import Muter
+from fabric.remediation.observe import Observed, observe
 from fabric.remediation.policy import CycleInput, Decision, FailedRepair, PolicyConfig, PolicyState, decide
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import EventLike, SignalMapper
 from fabric.remediation.view import FabricView
-from topology.guard import CapacityGuard, GuardSettings
+from topology.guard import CapacityGuard, GuardReading, GuardSettings
 
 
 @dataclass(slots=True)
@@ -44,9 +46,14 @@ class Step:
 
 class Pipeline:
     def __init__(self, view: FabricView, policy: PolicyConfig, rules: RuleSettings, guard: GuardSettings, *,
-                 state: PolicyState | None = None, muter: Muter | None = None) -> None:
+                 state: PolicyState | None = None, muter: Muter | None = None,
+                 succeeding: Pipeline | None = None) -> None:
+        """``succeeding``: the pipeline this one replaces while the service runs (new settings): its guard counts what
+        that one's counted."""
         self.view, self.policy = view, policy
-        self.guard = CapacityGuard(view.plan, guard)
+        self._guard = CapacityGuard(view.plan, guard)
+        if succeeding is not None:
+            self._guard.carry_over(succeeding._guard)
         self.detectors = Detectors(view.plan, rules, muter)
         self.correlator = Correlator(view.plan, view.context.cables, rules)
         self._mapper = SignalMapper(view.resolver)
@@ -58,6 +65,11 @@ class Pipeline:
         return self._state
 
     @property
+    def guard(self) -> GuardReading:
+        """The capacity view of the state, for reading: only the policy changes it."""
+        return self._guard
+
+    @property
     def mapper(self) -> SignalMapper:
         return self._mapper
 
@@ -67,11 +79,12 @@ class Pipeline:
         self.view, self._mapper = view, SignalMapper(view.resolver)
         self._mapper.skipped.update(skipped)
 
-    def amend(self, records: Mapping[ComponentId, ComponentRecord]) -> None:
-        """Records that changed outside ``decide`` (the controller's own transitions), merged into the state."""
-        if records:
-            self._state = replace(self._state, components={**self._state.components, **records},
-                                  waiting=None, revisit_due=None)
+    def observe(self, observed: Observed, now: datetime) -> Decision:
+        """What the engine observed between cycles, made state by the policy; the decision is the caller's to
+        record (it is never carried out by itself: see ``fabric.remediation.observe``)."""
+        decision = observe(self._state, observed, self._guard, self.view.context, self.policy, now)
+        self._state = decision.state
+        return decision
 
     def own_action(self, component: ComponentId, at: datetime, kind: ActionKind) -> None:
         """The controller wrote ``kind`` to ``component``'s port at ``at`` (or is about to): its link events in the
@@ -104,7 +117,7 @@ class Pipeline:
             correlated = self.correlator.correlate(findings, self._state)
         decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared),
                                                   tuple(failed_repairs)),
-                          self.guard, self.view.context, self.policy)
+                          self._guard, self.view.context, self.policy)
         if correlated.folded:
             decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
         self._state = decision.state

@@ -25,7 +25,7 @@ from fabric.remediation.domain import (
     Finding,
     Lifecycle,
 )
-from fabric.remediation.rules import SEVERITY, STORM_BREAKER, SWITCH_FAULT
+from fabric.remediation.rules import STORM_BREAKER, SWITCH_FAULT, deferral_rank
 from topology.guard import CableKey, CapacityGuard
 
 
@@ -155,8 +155,8 @@ class Decision:
     ticket was resolved goes on probation with nothing to enable): what the caller must persist."""
 
 
-class _Cycle:
-    """The working memory of one ``decide`` call.
+class Cycle:
+    """The working memory of one ``decide`` (or ``fabric.remediation.observe``) call.
 
     It costs what changes, not the size of the state: component records are read through to the previous
     state and copied only when one changed, and the components to revisit each cycle (probation, deferred)
@@ -224,6 +224,9 @@ class _Cycle:
         del self.held[:-HELD_SHOWN]
         self.held_count += 1
 
+    def decision(self) -> Decision:
+        return Decision(tuple(self.actions), self.state(), frozenset(self.changed))
+
     def state(self) -> PolicyState:
         components = {**self.base, **self.changed} if self.changed else self.base
         recent = {**self.recent, **self.new_recent} if self.new_recent else self.recent
@@ -235,7 +238,7 @@ class _Cycle:
 
 def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, context: FabricContext,
            config: PolicyConfig) -> Decision:
-    cycle = _Cycle(state, guard, context, config, cycle_input.now)
+    cycle = Cycle(state, guard, context, config, cycle_input.now)
     _resume(cycle, cycle_input)
     _expire_probation(cycle)
     _foresee_storm(cycle, cycle_input)
@@ -250,12 +253,12 @@ def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, co
         for failed in cycle_input.failed_repairs:
             _failed_repair(cycle, failed)
         _reconsider_deferred(cycle)
-    return Decision(tuple(cycle.actions), cycle.state(), frozenset(cycle.changed))
+    return cycle.decision()
 
 
 # --- the breaker ---------------------------------------------------------------------------------------
 
-def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
+def _resume(cycle: Cycle, cycle_input: CycleInput) -> None:
     breaker = cycle.breaker
     if not breaker.halted:
         return
@@ -274,7 +277,7 @@ def _resume(cycle: _Cycle, cycle_input: CycleInput) -> None:
                   f"automation resumed: {why}; {dropped} findings held during the storm were dropped")
 
 
-def _foresee_storm(cycle: _Cycle, cycle_input: CycleInput) -> None:
+def _foresee_storm(cycle: Cycle, cycle_input: CycleInput) -> None:
     """Count this cycle's components toward the storm window before anything is acted on: a cycle whose findings
     trip the breaker writes nothing (no disable, no enable, no ticket but the storm's), instead of spending the
     blast radius on the first findings of the storm and halting after them."""
@@ -287,13 +290,13 @@ def _foresee_storm(cycle: _Cycle, cycle_input: CycleInput) -> None:
     _trip_if_storm(cycle)
 
 
-def _storm(cycle: _Cycle, finding: Finding) -> bool:
+def _storm(cycle: Cycle, finding: Finding) -> bool:
     """Count the component; trip the breaker when too many distinct components went bad at once."""
     cycle.note_recent(finding.component, finding.at)
     return _trip_if_storm(cycle)
 
 
-def _trip_if_storm(cycle: _Cycle) -> bool:
+def _trip_if_storm(cycle: Cycle) -> bool:
     distinct = cycle.distinct_recent()
     if cycle.breaker.halted or distinct < cycle.config.storm_components:
         return cycle.breaker.halted
@@ -309,13 +312,13 @@ def _trip_if_storm(cycle: _Cycle) -> bool:
 
 # --- findings ------------------------------------------------------------------------------------------
 
-def _holdable(cycle: _Cycle, component: ComponentId) -> bool:
+def _holdable(cycle: Cycle, component: ComponentId) -> bool:
     """A finding on this component counts toward a storm and is held while halted (healthy or on probation)."""
     record = cycle.get(component)
     return record is None or record.lifecycle in _STORM_COUNTED
 
 
-def _finding(cycle: _Cycle, finding: Finding) -> None:
+def _finding(cycle: Cycle, finding: Finding) -> None:
     component = finding.component
     record = cycle.get(component)
     lifecycle = record.lifecycle if record else Lifecycle.HEALTHY
@@ -339,7 +342,7 @@ def _finding(cycle: _Cycle, finding: Finding) -> None:
         cycle.act(ActionKind.RECORD, finding.rule, f"already {lifecycle.value}: {finding.reason}", component)
 
 
-def _ticket_only(cycle: _Cycle, finding: Finding) -> str | None:
+def _ticket_only(cycle: Cycle, finding: Finding) -> str | None:
     component = finding.component
     if finding.ticket_only:
         return "the rule opens a ticket only"
@@ -352,7 +355,7 @@ def _ticket_only(cycle: _Cycle, finding: Finding) -> str | None:
     return None
 
 
-def _take_out(cycle: _Cycle, finding: Finding, *, strikes: int, reopen: bool) -> None:
+def _take_out(cycle: Cycle, finding: Finding, *, strikes: int, reopen: bool) -> None:
     component = finding.component
     ticket = ActionKind.REOPEN if reopen else ActionKind.TICKET
     extra = {"strikes": strikes, "never_auto_restore": finding.never_auto_restore, "probation_until": None}
@@ -374,7 +377,7 @@ def _take_out(cycle: _Cycle, finding: Finding, *, strikes: int, reopen: bool) ->
         cycle.act(ticket, finding.rule, f"{finding.reason}; deferred: {verdict.reason}", component)
 
 
-def _quarantine(cycle: _Cycle, finding: Finding, strikes: int) -> None:
+def _quarantine(cycle: Cycle, finding: Finding, strikes: int) -> None:
     component = finding.component
     reason = (f"{finding.reason}; strike {strikes} of {cycle.config.max_strikes}: "
               "quarantined until an operator clears it")
@@ -393,7 +396,7 @@ def _quarantine(cycle: _Cycle, finding: Finding, strikes: int) -> None:
 
 # --- repairs and recovery --------------------------------------------------------------------------------
 
-def _repaired(cycle: _Cycle, component: ComponentId) -> None:
+def _repaired(cycle: Cycle, component: ComponentId) -> None:
     record = cycle.get(component)
     if record is None or record.lifecycle in (Lifecycle.HEALTHY, Lifecycle.PROBATION, Lifecycle.QUARANTINED):
         if record is not None and record.lifecycle is Lifecycle.QUARANTINED:
@@ -413,7 +416,7 @@ def _repaired(cycle: _Cycle, component: ComponentId) -> None:
     cycle.set(component, Lifecycle.PROBATION, "repair", reason, probation_until=until)
 
 
-def _failed_repair(cycle: _Cycle, failed: FailedRepair) -> None:
+def _failed_repair(cycle: Cycle, failed: FailedRepair) -> None:
     """The repair did not bring the link back as planned: out again (within the guard, which counted it back in
     when it was enabled) and its ticket reopened with what UFM showed. No strike: the link did not fail on
     probation, the repair did not take. While halted it waits: the controller reports it again every cycle."""
@@ -425,7 +428,7 @@ def _failed_repair(cycle: _Cycle, failed: FailedRepair) -> None:
     _take_out(cycle, finding, strikes=record.strikes, reopen=True)
 
 
-def _wait_for_breaker(cycle: _Cycle, component: ComponentId, record: ComponentRecord, rule: str,
+def _wait_for_breaker(cycle: Cycle, component: ComponentId, record: ComponentRecord, rule: str,
                       reason: str) -> None:
     """A re-enable that must wait until automation resumes: said once, not at every cycle of a long halt (the
     repair or the clear is asked again every cycle). The record keeps its state and since; its reason says why."""
@@ -435,7 +438,7 @@ def _wait_for_breaker(cycle: _Cycle, component: ComponentId, record: ComponentRe
     cycle.act(ActionKind.RECORD, rule, reason, component)
 
 
-def _expire_probation(cycle: _Cycle) -> None:
+def _expire_probation(cycle: Cycle) -> None:
     now, probation = cycle.now, Lifecycle.PROBATION
     ends = cycle.due.probation_ends  # of the state the cycle began from: nothing has changed it yet
     if ends is None or now < ends:
@@ -451,7 +454,7 @@ def _expire_probation(cycle: _Cycle) -> None:
                   component)
 
 
-def _clear(cycle: _Cycle, component: ComponentId) -> None:
+def _clear(cycle: Cycle, component: ComponentId) -> None:
     record = cycle.get(component)
     if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
         return
@@ -468,7 +471,7 @@ def _clear(cycle: _Cycle, component: ComponentId) -> None:
               probation_until=until)
 
 
-def _behind_switch_fault(cycle: _Cycle, cable: CableKey) -> bool:
+def _behind_switch_fault(cycle: Cycle, cable: CableKey) -> bool:
     """A switch at either end has an open ``switch_fault``: its cables are the switch's fault, and disabling them
     one by one (a link deferred before the switch's fault was found) would fix nothing."""
     for end in cable:
@@ -478,7 +481,7 @@ def _behind_switch_fault(cycle: _Cycle, cable: CableKey) -> bool:
     return False
 
 
-def _reconsider_deferred(cycle: _Cycle) -> None:
+def _reconsider_deferred(cycle: Cycle) -> None:
     """Capacity may have come back: disable deferred links that now fit, worst first. Only when it may have:
     the guard changed (a cable out or back, a repair, a reload), its sliding hour let a disable go, or a switch's
     record changed (a deferred link behind an open switch fault waits for it). A take-out here only lowers what is
@@ -491,9 +494,9 @@ def _reconsider_deferred(cycle: _Cycle) -> None:
     cycle.deferred_seen = (guard.generation, guard.disables_within_hour(cycle.now))
 
 
-def _disable_what_fits(cycle: _Cycle) -> None:
+def _disable_what_fits(cycle: Cycle) -> None:
     deferred = [(c, r) for c in cycle.waiting if (r := cycle.get(c)) is not None and r.lifecycle is Lifecycle.DEFERRED]
-    deferred.sort(key=lambda item: (-SEVERITY.get(item[1].rule, 0), item[1].since, item[0]))
+    deferred.sort(key=lambda item: (-deferral_rank(item[1].rule), item[1].since, item[0]))
     for component, record in deferred:
         cable = cycle.context.cables.get(component)
         if cable is None:

@@ -177,6 +177,14 @@ SEVERITY: Mapping[str, int] = MappingProxyType(
 """How bad a rule's fault is, to reconsider deferred links worst first (every rule of a ``RANKED`` kind)."""
 
 
+def deferral_rank(rule: str) -> int:
+    """How soon a deferred link is reconsidered against others (higher first): its rule's severity. A record can
+    carry a rule the table does not declare: the link check's back-out of a repair that did not take (``link_check``,
+    a repair to redo, not a fault getting worse) or a rule retired since the record was stored; those rank below every
+    rule of the table, never by a forgotten entry (every ranked kind must declare a severity)."""
+    return SEVERITY.get(rule, 0)
+
+
 def ticket_severity(rule: str | None) -> int | None:
     """How bad the fault ``rule`` found is, for its ticket's priority; ``None`` for a ticket-only rule, and for
     what is no rule of the table (an action's label such as ``link_check``, or ``None``)."""

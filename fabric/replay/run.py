@@ -55,6 +55,7 @@ from typing import Any
 
 from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, ComponentKind, Finding
+from fabric.remediation.observe import Observed
 from fabric.remediation.pipeline import Pipeline, Step
 from fabric.remediation.policy import PolicyConfig, PolicyState
 from fabric.remediation.rules import STORM_BREAKER, RuleSettings
@@ -262,8 +263,7 @@ def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, pol
     rules = rules or RuleSettings()
     view = replay_model.view
     pipeline = Pipeline(view, policy, rules, guard or GuardSettings())
-    for cable in sorted(replay_model.down_at_start):
-        pipeline.guard.mark_down(cable)
+    pipeline.observe(Observed(down=frozenset(replay_model.down_at_start)), _EPOCH)
     describe = _Describer(replay_model)
     ahead = _InTimeOrder(stream.events)
     explained = _Explanations(describe, rules.history)

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, ComponentRecord, Finding, Lifecycle
+from fabric.remediation.observe import Observed, Restart, observe
 from fabric.remediation.policy import (
     LINK_CHECK,
     CycleInput,
@@ -20,7 +21,7 @@ from fabric.remediation.policy import (
 from fabric.remediation.rules import SWITCH_FAULT
 from fabric.remediation.signals import link_id
 from topology.generate import PRESETS, fat_tree
-from topology.guard import CapacityGuard, GuardSettings
+from topology.guard import RATE_WINDOW, CapacityGuard, GuardSettings
 from topology.model import Tier
 from topology.ports import Kind
 
@@ -232,19 +233,38 @@ step = st.one_of(
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 
 
+def restart(state: PolicyState, before: CapacityGuard, log: list[tuple[str, ...]], config: PolicyConfig,
+            limits: GuardSettings, now: datetime) -> tuple[PolicyState, CapacityGuard, list[tuple[str, ...]]]:
+    """A restart as the engine makes it: the state as the store keeps it, a new guard, and what it observes of a UFM
+    that shows disabled what the guard before it held out; returns what the policy decided of it."""
+    kept = PolicyState(state.components, state.breaker, state.recent, held_count=state.held_count)
+    guard = CapacityGuard(H100, limits)
+    disables = tuple((at, ComponentId.parse(component)) for kind, component, _, _, at in log
+                     if kind == "disable" and at >= now - RATE_WINDOW)
+    shown = frozenset(c for c in state.components if CONTEXT.cables.get(c) in before.disabled)
+    decision = observe(kept, Observed(restart=Restart(disables, shown, converge=not config.dry_run)), guard,
+                       CONTEXT, config, now)
+    return decision.state, guard, [(a.kind.value, str(a.component), a.rule, a.reason) for a in decision.actions]
+
+
 def run(steps: list[tuple[str, object, str]], config: PolicyConfig, limits: GuardSettings, *,
-        reconsider_every_cycle: bool = False, derive_every_cycle: bool = False,
+        reconsider_every_cycle: bool = False, derive_every_cycle: bool = False, restart_at: int | None = None,
         ) -> tuple[list[tuple[str, ...]], CapacityGuard, list[PolicyState]]:
     """Drive ``decide`` as the engine does, with a model of the ticket system, checking safety every cycle.
     ``reconsider_every_cycle``: the deferred links are asked of the guard again at every cycle, as before ``decide``
     learnt to skip it while nothing they depend on changed (the reference). ``derive_every_cycle``: the components
-    to revisit and when they are due are derived from the records at every cycle, not carried (the reference)."""
+    to revisit and when they are due are derived from the records at every cycle, not carried (the reference).
+    ``restart_at``: the service restarts before that step (``restart``); what the restart decided is logged."""
     guard = CapacityGuard(H100, limits)
     state, now, log, states, event = PolicyState(), T0, [], [], 0
+    timed: list[tuple[str, str, str, str, datetime]] = []
     open_tickets: set[ComponentId] = set()
     resolved: set[ComponentId] = set()
     """Tickets a technician resolved; the engine reports them every cycle until the component moves on."""
-    for kind, arg, rule in steps:
+    for index, (kind, arg, rule) in enumerate(steps):
+        if index == restart_at:
+            state, guard, decided = restart(state, guard, timed, config, limits, now)
+            log.extend(("restart", *entry) for entry in decided)
         findings, resume = (), False
         if kind == "find":
             findings = tuple(finding(link, now, rule, event := event + 1) for link in arg)  # type: ignore[attr-defined]
@@ -266,6 +286,7 @@ def run(steps: list[tuple[str, object, str]], config: PolicyConfig, limits: Guar
             state = replace(state, waiting=None, revisit_due=None)
         decision = decide(state, CycleInput(now, findings, repaired, resume), guard, CONTEXT, config)
         log.extend((a.kind.value, str(a.component), a.rule, a.reason) for a in decision.actions)
+        timed.extend((a.kind.value, str(a.component), a.rule, a.reason, a.at) for a in decision.actions)
         state = decision.state
         # What is carried from cycle to cycle is what the records say.
         derived = replace(state, waiting=None, revisit_due=None)
@@ -307,6 +328,23 @@ def test_safety_invariants_and_determinism(steps: list[tuple[str, object, str]],
     out = {CONTEXT.cables[c] for c, r in final.components.items()
            if r.lifecycle is Lifecycle.DISABLED and c in CONTEXT.cables}
     assert out <= guard.disabled
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, min_size=20, max_size=150), st.sampled_from([5, 25, 100_000]), st.sampled_from([3, 20, 100_000]),
+       st.integers(0, 150), st.booleans())
+def test_a_restart_where_ufm_shows_what_the_state_holds_decides_nothing_and_changes_nothing_after_it(
+        steps: list[tuple[str, object, str]], storm: int, hourly: int, restart_at: int, dry_run: bool) -> None:
+    """What the policy observes at a restart (``fabric.remediation.observe``) rebuilds the guard as it was: the
+    decisions after it are those of the run that never stopped. (A quarantined link the guard kept up is checked
+    again at a restart, and may then be taken out: never quarantined here.)"""
+    config = PolicyConfig(dry_run=dry_run, storm_components=storm, max_strikes=1_000)
+    limits = GuardSettings(hourly_limit=hourly)
+    uninterrupted, _, states = run(steps, config, limits)
+    restarted, _, reference = run(steps, config, limits, restart_at=restart_at)
+    assert restarted == uninterrupted
+    if states:
+        assert [s.components for s in states] == [s.components for s in reference]
 
 
 @settings(max_examples=60, deadline=None)

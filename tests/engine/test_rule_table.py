@@ -66,3 +66,11 @@ def test_a_rule_missing_what_it_needs_is_refused_where_it_is_declared(declare: o
 def test_a_rule_cannot_be_declared_without_a_severity_or_a_repair() -> None:
     with pytest.raises(TypeError):
         Rule("hot_cage", RuleKind.IMMEDIATE)  # type: ignore[call-arg]
+
+
+def test_a_rule_the_table_does_not_declare_ranks_below_every_declared_one() -> None:
+    from fabric.remediation.policy import LINK_CHECK
+    from fabric.remediation.rules import SEVERITY, deferral_rank
+
+    assert all(deferral_rank(rule) == severity > deferral_rank(LINK_CHECK) for rule, severity in SEVERITY.items())
+    assert deferral_rank("a_rule_retired_since") == deferral_rank(LINK_CHECK)
