@@ -19,29 +19,16 @@ from urllib.parse import quote
 
 import httpx
 
-from fabric.ufm.address import DEFAULT_TIMEOUT_S
+from fabric.ufm.address import (
+    DEFAULT_TIMEOUT_S,
+    TELEMETRY_INSTANCE,
+    TELEMETRY_MAX_BYTES,
+    TELEMETRY_URL,
+    check_instance,
+    check_max_bytes,
+)
 from fabric.ufm.auth import NoAuth
 from fabric.ufm.http import RetryPolicy, SleepFn, UfmHttp
-
-DEFAULT_URL = "http://127.0.0.1:9002"
-DEFAULT_INSTANCE = "low_freq_debug"
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
-"""An h100-32k sample of the simulator is 21 MB; UFM Telemetry with more counters a port stays well below this."""
-MAX_MAX_BYTES = 4 * 1024 * 1024 * 1024
-
-
-def check_instance(name: str) -> str:
-    """``name`` if it can be a telemetry instance (a path segment); else ValueError."""
-    if not name or not name.strip() or any(c in name for c in "/?#") or any(c.isspace() for c in name):
-        raise ValueError(f"a telemetry instance is a name without '/', '?', '#' or spaces, got {name!r:.60}")
-    return name
-
-
-def check_max_bytes(value: int) -> int:
-    """``value`` if it can be the largest sample taken (1 byte to 4 GiB); else ValueError."""
-    if not 0 < value <= MAX_MAX_BYTES:
-        raise ValueError(f"max_bytes must be from 1 to {MAX_MAX_BYTES:,}, got {value!r:.40}")
-    return value
 
 
 class TelemetryClient:
@@ -52,14 +39,14 @@ class TelemetryClient:
 
     def __init__(
         self,
-        url: str = DEFAULT_URL,
-        instance: str = DEFAULT_INSTANCE,
+        url: str = TELEMETRY_URL,
+        instance: str = TELEMETRY_INSTANCE,
         *,
         verify: bool = True,
         ca_bundle: str | Path | None = None,
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int = TELEMETRY_MAX_BYTES,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: SleepFn | None = None,
     ) -> None:
