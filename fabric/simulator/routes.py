@@ -228,7 +228,7 @@ TELEMETRY_PATH = "/csv/xcset/"
 def telemetry_routes(state: SimState) -> APIRouter:
     """``GET /csv/xcset/<instance>``: UFM Telemetry's CSV (:mod:`fabric.simulator.telemetry`), unprefixed and with
     no credentials, as UFM Telemetry answers on the UFM host's loopback (port 9002); another instance is a 404."""
-    router = APIRouter()
+    router = strict_router()
 
     @router.get(TELEMETRY_PATH + "{instance}")
     async def sample(instance: str) -> Response:
