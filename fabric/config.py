@@ -8,6 +8,7 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [guard]    c, cap_fraction, cap_floor, ...        -> topology.guard.GuardSettings
     [ufm]      url, auth, user, secret_file, ...      how to reach UFM (secrets never in the file)
     [plausibility] max_drop, min_planned              -> fabric.ufm.plausibility.PlausibilitySettings
+    [telemetry] enabled, url, instance, interval, ...  UFM Telemetry's samples (``fabric.ufm.telemetry``)
     [store]    url                                    the service's database
     [tickets]  backend, [tickets.jira] ...            where tickets go
     [daemon]   interval, shutdown_wait, ...           seconds between cycles, the bounded wait at shutdown
@@ -74,6 +75,16 @@ from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
+from fabric.ufm.address import (
+    DEFAULT_TIMEOUT_S,
+    MAX_TELEMETRY_BYTES,
+    TELEMETRY_INSTANCE,
+    TELEMETRY_MAX_BYTES,
+    TELEMETRY_URL,
+    check_base_url,
+    check_instance,
+    check_timeout,
+)
 from fabric.ufm.plausibility import PlausibilitySettings
 from tickets.jira_settings import DEFAULT_CLOSED_RESOLUTIONS
 from topology import strictjson
@@ -86,6 +97,7 @@ from topology.strictjson import JsonError
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
+    from fabric.ufm.telemetry import TelemetryClient
 
 __all__ = [
     "ADMIN_TOKEN_ENV",
@@ -102,6 +114,7 @@ __all__ = [
     "RulesSection",
     "ServiceConfig",
     "StoreSection",
+    "TelemetrySection",
     "TicketsSection",
     "UfmSection",
     "format_duration",
@@ -309,6 +322,62 @@ class UfmSection(_Section):
         return UfmTarget(self.url, AuthMode(self.auth), self.user, self.secret_file, self.ca_bundle, self.insecure)
 
 
+MIN_TELEMETRY_INTERVAL = timedelta(seconds=60)
+"""UFM Telemetry is never read faster: NVIDIA's PDR plugin reads it every 300 s, and a sample of a large fabric is
+tens of megabytes."""
+
+
+class TelemetrySection(_Section):
+    """UFM Telemetry's samples: where they are read and how often (``fabric.ufm.telemetry.TelemetryClient``)."""
+
+    enabled: bool = False
+    url: str = TELEMETRY_URL
+    instance: str = TELEMETRY_INSTANCE
+    interval: PositiveDuration = timedelta(seconds=300)
+    timeout: PositiveDuration = timedelta(seconds=DEFAULT_TIMEOUT_S)
+    """Seconds each of connecting, sending and reading one request may take (reads are retried after one)."""
+    ca_bundle: Path | None = None
+    insecure: bool = False
+    max_bytes: int = Field(TELEMETRY_MAX_BYTES, ge=1, le=MAX_TELEMETRY_BYTES)
+    """The longest sample taken: a longer one is refused as soon as it is announced or read past."""
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        return check_base_url(value)
+
+    @field_validator("instance")
+    @classmethod
+    def _check_instance(cls, value: str) -> str:
+        return check_instance(value)
+
+    @field_validator("interval")
+    @classmethod
+    def _not_too_often(cls, value: timedelta) -> timedelta:
+        if value < MIN_TELEMETRY_INTERVAL:
+            raise ValueError(f"must be at least {format_duration(MIN_TELEMETRY_INTERVAL)} (UFM Telemetry is not read "
+                             f"faster), got {format_duration(value)}")
+        return value
+
+    @field_validator("timeout")
+    @classmethod
+    def _check_timeout(cls, value: timedelta) -> timedelta:
+        check_timeout(value.total_seconds())
+        return value
+
+    def client(self) -> TelemetryClient:
+        """A reader of the samples (the CA bundle is read here: an unusable one is a ``ConfigError``)."""
+        from fabric.ufm.telemetry import TelemetryClient
+
+        try:
+            return TelemetryClient(self.url, self.instance, verify=not self.insecure, ca_bundle=self.ca_bundle,
+                                   timeout=self.timeout.total_seconds(), max_bytes=self.max_bytes)
+        except InputError as exc:
+            raise ConfigError([f"telemetry.ca_bundle: cannot use {self.ca_bundle}: {exc.message}"]) from None
+        except OSError as exc:  # ssl.SSLError: what it holds is no certificate
+            raise ConfigError([f"telemetry.ca_bundle: cannot use {self.ca_bundle}: {exc.strerror or exc}"]) from None
+
+
 class PlausibilitySection(_Section):
     """When a reading of UFM's topology cannot be true (``fabric.ufm.plausibility``)."""
 
@@ -511,6 +580,7 @@ class ServiceConfig(BaseSettings):
     guard: GuardSection = GuardSection()
     ufm: UfmSection = UfmSection()
     plausibility: PlausibilitySection = PlausibilitySection()
+    telemetry: TelemetrySection = TelemetrySection()
     store: StoreSection = StoreSection()
     tickets: TicketsSection = TicketsSection()
     daemon: DaemonSection = DaemonSection()

@@ -1,7 +1,8 @@
 """A simulated NVIDIA UFM over a wiring plan: REST API, events, faults, actions and jobs.
 
 Public API:
-- :class:`SimState` (``state.py``): the simulated UFM's state; :class:`SimSettings`; :class:`SimClock`.
+- :class:`SimState` (``state.py``): the simulated UFM's state; :class:`SimSettings`; :class:`SimClock`;
+  :class:`TelemetrySettings` (``telemetry.py``): what UFM Telemetry's counters do (``SimSettings.telemetry``).
 - :func:`create_app` (``app.py``): the FastAPI app serving a state; :class:`AuthSettings`.
 - :func:`serve` (``server.py``): run it on loopback in a background thread, yielding the base URL.
 - :func:`load_scenario` / :func:`parse_scenario` (``scenario.py``): timed fault steps from TOML or YAML;
@@ -15,6 +16,7 @@ from fabric.simulator.events import EventShape
 from fabric.simulator.scenario import Scenario, ScenarioError, load_scenario, parse_duration, parse_scenario
 from fabric.simulator.server import RunningServer, serve
 from fabric.simulator.state import SimSettings, SimState, TargetError
+from fabric.simulator.telemetry import TelemetrySettings
 
 __all__ = [
     "AuthSettings",
@@ -26,6 +28,7 @@ __all__ = [
     "SimSettings",
     "SimState",
     "TargetError",
+    "TelemetrySettings",
     "create_app",
     "load_scenario",
     "parse_duration",

@@ -12,6 +12,7 @@
 | ``POST /simulator/restart``       | a UFM restart (event ids reset, history and sessions gone)           |
 | ``PUT /simulator/ufm_version``    | ``{"version": "6.16"}``: switches the event payload shape            |
 | ``DELETE /simulator/api_faults``  | clears injected API faults                                           |
+| ``DELETE /simulator/telemetry_faults`` | clears stale, missing and malformed telemetry (``telemetry_faults``) |
 | ``GET /simulator/event.log``      | every event as UFM ``event.log`` lines (text)                        |
 
 An advance ``at_next_read`` is kept until the next ``GET /simulator/state`` and made just before it answers (more
@@ -256,4 +257,9 @@ def _faults(router: APIRouter, state: SimState) -> None:
     @router.delete("/api_faults")
     async def clear_api_faults() -> Cleared:
         state.api_faults.clear()
+        return Cleared(cleared=True)
+
+    @router.delete("/telemetry_faults")
+    async def clear_telemetry_faults() -> Cleared:
+        state.telemetry_faults.clear()
         return Cleared(cleared=True)

@@ -1,8 +1,9 @@
 """The simulated UFM as a FastAPI app: ``create_app(state, auth)``.
 
 The same REST resources (:mod:`fabric.simulator.routes`) are served under ``/ufmRest`` (HTTP Basic),
-``/ufmRestV2`` (session cookie from ``POST /dologin``) and ``/ufmRestV3`` (access token), plus the admin
-API under ``/simulator`` (no auth: the simulator listens on loopback unless told otherwise).  List answers
+``/ufmRestV2`` (session cookie from ``POST /dologin``) and ``/ufmRestV3`` (access token), plus UFM Telemetry's
+``/csv/xcset/<instance>`` and the admin API under ``/simulator`` (no auth: the simulator listens on loopback
+unless told otherwise).  List answers
 are pre-encoded bytes cached per ``/app/versioning`` counter, so the 25,000-port list of the h100-4k plan
 costs a join, not a re-encode.
 """
@@ -20,7 +21,15 @@ from fabric.jsonbody import json_body, strict_app, strict_router
 from fabric.simulator.admin import admin_router
 from fabric.simulator.auth import BASIC, SESSION, SESSION_COOKIE, TOKEN, AuthSettings, AuthStore
 from fabric.simulator.middleware import SimulatorMiddleware
-from fabric.simulator.routes import JSON, action_routes, app_routes, json_response, not_found, resource_routes
+from fabric.simulator.routes import (
+    JSON,
+    action_routes,
+    app_routes,
+    json_response,
+    not_found,
+    resource_routes,
+    telemetry_routes,
+)
 from fabric.simulator.state import SimState
 
 
@@ -84,6 +93,7 @@ def create_app(state: SimState, auth: AuthSettings | AuthStore | None = None) ->
         response.set_cookie(SESSION_COOKIE, session, httponly=True, path="/")
         return response
 
+    app.include_router(telemetry_routes(state))
     app.include_router(admin_router(state), prefix="/simulator")
     app.add_middleware(SimulatorMiddleware, state=state)
     return app

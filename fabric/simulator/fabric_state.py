@@ -3,7 +3,10 @@
 Built on ``topology.formats.ufm_render`` (the same GUIDs, port names and payload fields as every other
 rendering of a plan).  A link is listed in ``/resources/links`` only while it is up: no end is
 administratively disabled, neither end's node is down and no fault holds it down.  Its ports read
-``Active``/``Link Up`` then; otherwise ``Down`` and ``Polling`` (``Disabled`` for a disabled port).
+``Active``/``Link Up`` then; otherwise ``Down`` and ``Polling`` (``Disabled`` for a disabled port).  A port the
+subnet manager isolated (``isolated``, set at a sweep after ``PUT /app/unhealthy_ports``) keeps its link up and
+listed, and reads ``Armed``/``Link Up``: the SM does not make it Active, so no data crosses it (OpenSM's wording for
+an isolated port in UFM's REST answer is UNCONFIRMED).
 
 Nothing here emits events or takes locks: :mod:`fabric.simulator.state` does both.  Every mutator returns
 what changed so the caller can raise the matching events.
@@ -92,6 +95,8 @@ class FabricState:
         self.system_by_name: dict[str, str] = {s["system_name"].casefold(): g for g, s in self.systems.items()}
         self.disabled: set[str] = set()
         self.down_systems: set[str] = set()
+        self.isolated: dict[str, None] = {}
+        """Ports the subnet manager isolates, in the order it isolated them (``/resources/isolated_ports``)."""
         self._port_bytes: dict[str, bytes] = {}
         self._link_bytes: dict[str, bytes] = {}
         self._system_bytes: dict[str, bytes] = {}
@@ -154,7 +159,7 @@ class FabricState:
         if port in self.disabled:
             logical, physical = "Down", "Disabled"
         elif link is not None and self.link_up(link):
-            logical, physical = "Active", "Link Up"
+            logical, physical = ("Armed" if port in self.isolated else "Active"), "Link Up"
         else:
             logical, physical = "Down", "Polling"
         if payload["logical_state"] == logical and payload["physical_state"] == physical:
@@ -179,6 +184,16 @@ class FabricState:
         else:
             self.disabled.discard(port)
         return self._settle(before, [port])
+
+    def set_isolated(self, ports: Iterable[str]) -> list[str]:
+        """The subnet manager isolates exactly ``ports`` from now; returns the ports whose isolation changed."""
+        wanted = dict.fromkeys(ports)
+        changed = [p for p in self.isolated if p not in wanted] + [p for p in wanted if p not in self.isolated]
+        self.isolated = {**{p: None for p in self.isolated if p in wanted}, **wanted}
+        refreshed = [self._refresh_port(p) for p in changed]  # every one, not up to the first that changed
+        if any(refreshed):
+            self.versions.bump("ports")
+        return changed
 
     def set_system_down(self, guid: str, down: bool) -> Transition:
         links = [self.links[self.link_of[p]] for p in self.system_ports.get(guid, ()) if p in self.link_of]

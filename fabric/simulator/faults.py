@@ -1,10 +1,8 @@
-"""The faults a scenario step can inject, each with the events UFM raises for it.
+"""The faults a scenario step can inject, each with the events UFM raises for it (``steps.py``: what a step is).
 
-Every step is a small dataclass whose fields are the step's parameters in a scenario file (durations are
-seconds, written ``"90s"``, ``"10m"``…) and whose ``apply`` runs at the step's time, scheduling any later
-part (the "up" half of a flap, the end of a reboot) on the simulated clock.  A field's ``between`` metadata
-bounds it and ``check`` relates fields; both run when a step is parsed, so a scenario file or admin request
-that asks for what cannot run is refused before anything is scheduled.
+Each also moves UFM Telemetry's counters where the fault would (a link down counts on its ends, ``ber`` sets the
+port's BER, ``hot_module`` its module's temperature, a reboot clears the system's counters); the steps that
+change only the counters are in ``telemetry_steps.py``.
 
 | kind            | events (UFM event ids)                                                             |
 |-----------------|------------------------------------------------------------------------------------|
@@ -38,41 +36,16 @@ from fabric.simulator.clock import later
 from fabric.simulator.fabric_state import Transition
 from fabric.simulator.naming import module_object
 from fabric.simulator.state import ActionFailure, JobStall, SimState, TargetError
+from fabric.simulator.steps import DURATION, Step, at_once_or_later, between
+from fabric.simulator.telemetry import check_ber
+from fabric.simulator.telemetry_steps import TELEMETRY_STEPS
 from fabric.simulator.unhealthy import UNHEALTHY_ACTIONS
 from topology.rates import LANE_GBPS
 
-DURATION = {"duration": True}
-"""Field metadata: the parameter is a duration (``"90s"``, ``"10m"``…, at most ten years: see ``scenario``)."""
 WIDTHS = ("1x", "2x", "4x", "8x", "12x")
 """InfiniBand link widths, as UFM writes ``active_width``."""
 MAX_STORM = 2_000_000
 """The most events one storm (a step or ``POST /simulator/events/bulk``) raises."""
-
-
-def between(low: float, high: float, *, duration: bool = False) -> dict[str, object]:
-    """Field metadata: a given value must lie in ``low..high`` (NaN never does)."""
-    return {"range": (low, high), "duration": duration}
-
-
-def _later(state: SimState, delay: float, label: str, callback: Callable[[], None]) -> None:
-    if delay <= 0:
-        callback()
-    else:
-        state.schedule(delay, label, callback)
-
-
-@dataclass(slots=True)
-class Step:
-    kind: ClassVar[str] = ""
-
-    def apply(self, state: SimState) -> None:
-        raise NotImplementedError
-
-    def check(self) -> None:
-        """Raise ValueError when the parameters, together, make no sense (each alone is checked on parsing)."""
-
-    def label(self) -> str:
-        return self.kind
 
 
 @dataclass(slots=True)
@@ -102,7 +75,7 @@ class Flap(Step):
             return run
 
         for cycle in range(self.cycles):
-            _later(state, cycle * self.period, f"flap {port} down #{cycle + 1}", hold(True))
+            at_once_or_later(state, cycle * self.period, f"flap {port} down #{cycle + 1}", hold(True))
             state.schedule(cycle * self.period + down_for, f"flap {port} up #{cycle + 1}", hold(False))
 
 
@@ -114,8 +87,17 @@ class Ber(Step):
     warning_threshold: str = "1e-13"
     critical_threshold: str = "1e-12"
 
+    def check(self) -> None:
+        for name in ("warning_threshold", "critical_threshold"):
+            try:
+                check_ber(float(getattr(self, name)), f"'{name}'")
+            except ValueError as exc:
+                raise ValueError(f"'{name}' must be a BER from 0 to 1, got {getattr(self, name)!r}") from exc
+
     def apply(self, state: SimState) -> None:
         port = state.resolve_port(self.port)
+        # The port's counters carry the BER UFM reports: symbol errors at its rate.
+        state.telemetry.set_ber(port, float(self.warning_threshold), state.now(), curable=False)
         state.fabric.set_port_fields([port], high_ber_severity="Warning")
         state.emit_port(918, port, port, self.warning_threshold)
         state.emit_port(916, port, port, self.warning_threshold)
@@ -123,6 +105,7 @@ class Ber(Step):
             return
 
         def critical() -> None:
+            state.telemetry.set_ber(port, float(self.critical_threshold), state.now(), curable=False)
             state.fabric.set_port_fields([port], high_ber_severity="Critical")
             state.emit_port(917, port, port, self.critical_threshold)
             state.emit_port(915, port, port, self.critical_threshold)
@@ -202,6 +185,7 @@ class HotModule(Step):
     def apply(self, state: SimState) -> None:
         port = state.resolve_port(self.port)
         name = state.port_name(port)
+        state.telemetry.set_temperature(port, self.temperature)
         state.fabric.set_port_fields([port], severity="Critical")
         # The text of 919 is a bare "%s" in the policy table; this wording is UNCONFIRMED.
         state.emit_port(919, port, f"Cable temperature on port {name.sm_name} is high: {self.temperature}C "
@@ -234,6 +218,7 @@ class SwitchReboot(Step):
             state.emit_node(1312, guid, node_guid=guid)
 
         def back() -> None:
+            state.telemetry.clear(state.fabric.system_ports.get(guid, ()), state.now())
             change = state.fabric.set_system_down(guid, False)
             if self.down_event:
                 state.clear_alarms((907,), guid)
@@ -270,7 +255,7 @@ class HostReboot(Step):
             chosen += state.rng.sample(pool, self.count)
         for guid in chosen:
             offset = state.rng.uniform(0.0, self.stagger) if self.stagger else 0.0
-            _later(state, offset, f"host_reboot {guid} down", self._down(state, guid, self.down_event))
+            at_once_or_later(state, offset, f"host_reboot {guid} down", self._down(state, guid, self.down_event))
             state.schedule(offset + self.downtime, f"host_reboot {guid} up", self._up(state, guid))
 
     @staticmethod
@@ -284,6 +269,7 @@ class HostReboot(Step):
     @staticmethod
     def _up(state: SimState, guid: str) -> Callable[[], None]:
         def run() -> None:
+            state.telemetry.clear(state.fabric.system_ports.get(guid, ()), state.now())
             change = state.fabric.set_system_down(guid, False)
             state.emit_node(332, guid)
             state.emit_links(change)
@@ -420,7 +406,7 @@ class Storm(Step):
         size, extra = divmod(self.count, batches)
         for index in range(batches):
             amount = size + (1 if index < extra else 0)
-            _later(state, self.duration * index / batches, f"storm batch {index + 1}/{batches}",
+            at_once_or_later(state, self.duration * index / batches, f"storm batch {index + 1}/{batches}",
                    functools.partial(storm, state, amount, list(self.events)))
 
 
@@ -438,7 +424,8 @@ def storm(state: SimState, count: int, events: list[int]) -> None:
         state.events.warm(state.shape)
 
 
-STEP_TYPES: dict[str, type[Step]] = {cls.kind: cls for cls in (
+_EVENT_STEPS: tuple[type[Step], ...] = (
     Flap, Ber, LinkDown, Degrade, HotModule, SwitchReboot, HostReboot, UfmRestart, Miswire, ApiFailure,
     ActionFailureStep, JobStallStep, Unhealthy, Storm,
-)}
+)
+STEP_TYPES: dict[str, type[Step]] = {cls.kind: cls for cls in (*_EVENT_STEPS, *TELEMETRY_STEPS)}

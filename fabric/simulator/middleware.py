@@ -1,5 +1,6 @@
 """ASGI middleware: bring the simulation up to date before each request, tell the request observers, and apply
-injected API faults.
+injected API faults (to UFM's REST API and to UFM Telemetry's ``/csv/xcset/<instance>``: an ``api`` fault on
+``*``, as a UFM restart's, takes telemetry down too).
 
 Request observers (``SimState.request_observers``) are callbacks a test process that serves the simulator uses to
 act at a precise moment of a client's conversation with UFM, e.g. SIGKILL the daemon at the n-th ``POST /actions``
@@ -17,6 +18,7 @@ from typing import Any
 
 from fabric.simulator.apifaults import LIST_MODES, ApiFault, ApiFaultMode
 from fabric.simulator.auth import PREFIXES
+from fabric.simulator.routes import TELEMETRY_PATH
 from fabric.simulator.state import RequestSeen, SimState
 from topology import strictjson
 from topology.strictjson import JsonError
@@ -55,7 +57,8 @@ class SimulatorMiddleware:
             seen = RequestSeen(scope["method"], rest, prefix)
             state.observe(seen)
             send = _observed(send, state, seen)
-        rule = state.api_faults.take(rest, scope["method"], state.now()) if prefix is not None else None
+        faulty = prefix is not None or rest.startswith(TELEMETRY_PATH)
+        rule = state.api_faults.take(rest, scope["method"], state.now()) if faulty else None
         if rule is None:
             await self.app(scope, receive, send)
             return

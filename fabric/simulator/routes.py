@@ -4,7 +4,8 @@ Shapes not fixed by NVIDIA's documentation (all UNCONFIRMED): ``/resources/syste
 ``/resources/ports/<name>`` answer a list of one (as the PDR plugin reads ports); an unknown port, system,
 event, alarm or job is a 404; a paged ``/resources/links`` is ``{"data": [...]}`` and nothing else;
 ``POST /actions`` answers 202 with the job's URL in ``Location`` and as the body's text (NVIDIA's scripts read
-either); ``GET /resources/isolated_ports`` lists the ports marked unhealthy with ``isolate``, as ``0x<guid>_<n>``.
+either); ``GET /resources/isolated_ports`` lists the ports the subnet manager isolated (marked unhealthy with
+``isolate``, from the sweep after the mark on), as ``0x<guid>_<n>``.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def resource_routes(state: SimState) -> APIRouter:
     @router.get("/resources/isolated_ports")
     async def isolated_ports() -> Response:
         with state.lock:
-            return json_response({"isolated_ports": state.unhealthy.isolated()})
+            return json_response({"isolated_ports": [f"0x{port}" for port in fabric.isolated]})
 
     @router.get("/resources/links")
     async def links(system: str | None = None, page_number: int | None = None, rpp: int | None = None) -> Response:
@@ -216,6 +217,24 @@ def action_routes(state: SimState, prefix: str) -> APIRouter:
             if found is None:
                 raise not_found(f"job {job_id}")
             return json_response(found.to_rest())
+
+    return router
+
+
+TELEMETRY_PATH = "/csv/xcset/"
+"""Where UFM Telemetry serves its instances' samples (``/csv/xcset/low_freq_debug``)."""
+
+
+def telemetry_routes(state: SimState) -> APIRouter:
+    """``GET /csv/xcset/<instance>``: UFM Telemetry's CSV (:mod:`fabric.simulator.telemetry`), unprefixed and with
+    no credentials, as UFM Telemetry answers on the UFM host's loopback (port 9002); another instance is a 404."""
+    router = strict_router()
+
+    @router.get(TELEMETRY_PATH + "{instance}")
+    async def sample(instance: str) -> Response:
+        if instance != state.settings.telemetry.instance:
+            raise not_found(f"telemetry instance {instance}")
+        return Response(state.telemetry_sample(), media_type="text/csv")
 
     return router
 

@@ -35,8 +35,9 @@ import yaml
 from fabric import durations
 from fabric.errors import quoted
 from fabric.simulator.clock import later
-from fabric.simulator.faults import STEP_TYPES, Step
+from fabric.simulator.faults import STEP_TYPES
 from fabric.simulator.state import SimState, TargetError
+from fabric.simulator.steps import Step
 from topology import strictjson
 from topology.errors import InputError
 from topology.inputs import CONFIGURATION, read_input

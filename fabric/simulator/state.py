@@ -32,6 +32,8 @@ from fabric.simulator.naming import (
     port_object,
 )
 from fabric.simulator.scheduler import Scheduler
+from fabric.simulator.telemetry import Telemetry, TelemetrySettings
+from fabric.simulator.telemetry_faults import TelemetryFaultKind, TelemetryFaults, malformed
 from fabric.simulator.unhealthy import UnhealthyPorts
 from topology.formats.ufm_render import PortRef
 from topology.model import End, Fabric
@@ -55,9 +57,18 @@ class SimSettings:
     """Simulated seconds a port action's job stays Running."""
     max_events: int = 250_000
     seed: int = 0
+    sweep_seconds: float = 10.0
+    """Simulated seconds from ``PUT /app/unhealthy_ports`` to the subnet manager's sweep that applies it (OpenSM's
+    default ``sweep_interval``): only then do ``/resources/isolated_ports``, the port's state and its traffic
+    change. ``/app/unhealthy_ports`` lists the port at once (the PUT is synchronous)."""
+    reset_seconds: float = 2.0
+    """Simulated seconds a port reset keeps its link down (it retrains) once the reset's job completes."""
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
     def __post_init__(self) -> None:
         check_span(self.job_seconds, "job_seconds")
+        check_span(self.sweep_seconds, "sweep_seconds")
+        check_span(self.reset_seconds, "reset_seconds")
 
 
 @dataclass(slots=True)
@@ -125,6 +136,10 @@ class SimState:
         self.plan = plan
         self.fabric = FabricState(fabric)
         self.fabric.warm()
+        self.started = self.clock.now()
+        self.telemetry = Telemetry(self.fabric, self.settings.telemetry, self.started)
+        self.telemetry_faults = TelemetryFaults()
+        self._sweep_due = False
         self.events = EventStore(self.settings.max_events)
         self.alarms = AlarmTable()
         self.jobs = JobTable()
@@ -141,7 +156,6 @@ class SimState:
         self.errors: list[str] = []
         """Scheduled steps that failed (the last 100), e.g. a scenario naming a port that does not exist."""
         self._now_override: datetime | None = None
-        self.started = self.clock.now()
 
     @classmethod
     def from_plan(
@@ -229,7 +243,11 @@ class SimState:
         return self.emit(event_id, port_object(name), spec(event_id).describe(*args))
 
     def emit_links(self, change: Transition) -> None:
-        """329 for every link that went down, 328 for every link that came up."""
+        """329 for every link that went down, 328 for every link that came up; their ports' counters told."""
+        if change:
+            went_down = [port for pair in change.down for port in pair]
+            self.telemetry.links_changed([*went_down, *(p for pair in change.up for p in pair)], went_down,
+                                         self.now())
         for event_id, pairs in ((329, change.down), (328, change.up)):
             for a, b in pairs:
                 first, second = self.fabric.names[a], self.fabric.names[b]
@@ -377,10 +395,23 @@ class SimState:
         elif job.action == "enable":
             self.emit_links(self.fabric.set_disabled(port, False))
         else:
-            link = self.fabric.link_at(port)
-            if link is not None:
-                self.emit_links(self.fabric.set_hold(link, "reset", True))
-                self.emit_links(self.fabric.set_hold(link, "reset", False))
+            self._reset(port)
+
+    def _reset(self, port: str) -> None:
+        """The port retrains: its link goes down (both ends count a link down) for ``reset_seconds``, and what a
+        reset cures on either end stops."""
+        link = self.fabric.link_at(port)
+        if link is None:
+            return
+        self.telemetry.reset_port((link.a, link.b), self.now())
+        self.emit_links(self.fabric.set_hold(link, "reset", True))
+
+        def retrained() -> None:
+            current = self.fabric.link_at(port)
+            if current is not None:
+                self.emit_links(self.fabric.set_hold(current, "reset", False))
+
+        self.schedule(self.settings.reset_seconds, f"reset {port}: link retrained", retrained)
 
     def _action_error(self, job: Job, port: str) -> str | None:
         if job.action not in PORT_ACTIONS:
@@ -403,11 +434,48 @@ class SimState:
             if self.unhealthy.mark(name, self.fabric.names[peer] if peer else None, action, condition, self.now()):
                 subject = self.fabric.names[peer] if peer else name
                 self.emit(702, port_object(name), spec(702).describe(subject.sm_name, condition))
+                self._sweep_soon()
 
     def mark_healthy(self, port: str) -> None:
         with self.lock:
             if self.unhealthy.clear(port):
                 self.clear_alarms((702,), port)
+                self._sweep_soon()
+
+    def _sweep_soon(self) -> None:
+        """The subnet manager's next sweep applies the unhealthy ports as they are then (one sweep for every
+        change made before it)."""
+        if not self._sweep_due:
+            self._sweep_due = True
+            self.schedule(self.settings.sweep_seconds, "subnet manager sweep", self._sweep)
+
+    def _sweep(self) -> None:
+        self._sweep_due = False
+        changed = self.fabric.set_isolated(self.unhealthy.isolated())
+        peers = [peer for port in changed if (peer := self.fabric.peer_of(port)) is not None]
+        self.telemetry.links_changed([*changed, *peers], (), self.now())
+
+    # ------------------------------------------------------------------------------------------ telemetry
+
+    def telemetry_sample(self) -> bytes:
+        """UFM Telemetry's answer now: the CSV of every port's counters, as the telemetry faults shape it."""
+        with self.lock:
+            now = self.now()
+            faults = self.telemetry_faults.current(now)
+            stale = next((f for f in faults if f.kind is TelemetryFaultKind.STALE), None)
+            missing = [f for f in faults if f.kind is TelemetryFaultKind.MISSING]
+            mangled = next((f for f in faults if f.kind is TelemetryFaultKind.MALFORMED), None)
+            if stale is not None and stale.frozen is not None:
+                body = stale.frozen
+                stale.count()
+            else:
+                body = self.telemetry.render(now, frozenset().union(*(f.ports for f in missing)))
+                for fault in missing:
+                    fault.count()
+            if mangled is not None:
+                mangled.count()
+                body = malformed(body, mangled.malformation)
+            return body
 
     # ------------------------------------------------------------------------------------------ restart
 
@@ -449,6 +517,8 @@ class SimState:
                 "alarms": len(self.alarms),
                 "jobs": len(self.jobs),
                 "unhealthy_ports": self.unhealthy.names(),
+                "isolated_ports": list(fabric.isolated),
+                "telemetry_faults": self.telemetry_faults.to_list(),
                 "restarts": self.counters.restarts,
                 "errors": list(self.errors),
                 "pending": [{"at": when.isoformat(), "what": label} for when, label in self.scheduler.pending()],

@@ -66,8 +66,8 @@ class UnhealthyPorts:
         return self._entries.get(port)
 
     def isolated(self) -> list[str]:
-        """The ports marked ``isolate``, as ``GET /resources/isolated_ports`` names them (``0x<guid>_<n>``)."""
-        return [f"0x{e.port.guid}_{e.port.number}" for e in self._entries.values() if e.action == "isolate"]
+        """The ports marked ``isolate``: what the subnet manager's next sweep isolates."""
+        return [name for name, entry in self._entries.items() if entry.action == "isolate"]
 
     def names(self) -> list[str]:
         return list(self._entries)

@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fabric.ufm.auth import BasicAuth, SessionAuth, TokenAuth, UfmAuth
+    from fabric.ufm.auth import BasicAuth, NoAuth, SessionAuth, TokenAuth, UfmAuth
     from fabric.ufm.client import (
         ActionResult,
         ConfirmPolicy,
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         UfmMalformedResponseError,
         UfmNotFoundError,
         UfmOutcomeUnknownError,
+        UfmResponseTooLargeError,
         UfmServerError,
         UfmTimeoutError,
         UfmTransportError,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         unwrap_list,
     )
     from fabric.ufm.objects import ObjectRef, PortEnd, parse_object_path
+    from fabric.ufm.telemetry import TelemetryClient
 
 _HOMES: dict[str, str] = {
     "ActionResult": "fabric.ufm.client",
@@ -65,6 +67,7 @@ _HOMES: dict[str, str] = {
     "JobStatus": "fabric.ufm.models",
     "Link": "fabric.ufm.models",
     "MalformedLine": "fabric.ufm.eventlog",
+    "NoAuth": "fabric.ufm.auth",
     "ObjectRef": "fabric.ufm.objects",
     "Port": "fabric.ufm.models",
     "PortActionMethod": "fabric.ufm.client",
@@ -72,6 +75,7 @@ _HOMES: dict[str, str] = {
     "RetryPolicy": "fabric.ufm.client",
     "SessionAuth": "fabric.ufm.auth",
     "System": "fabric.ufm.models",
+    "TelemetryClient": "fabric.ufm.telemetry",
     "TokenAuth": "fabric.ufm.auth",
     "UfmActionNotConfirmedError": "fabric.ufm.errors",
     "UfmAuth": "fabric.ufm.auth",
@@ -85,6 +89,7 @@ _HOMES: dict[str, str] = {
     "UfmMalformedResponseError": "fabric.ufm.errors",
     "UfmNotFoundError": "fabric.ufm.errors",
     "UfmOutcomeUnknownError": "fabric.ufm.errors",
+    "UfmResponseTooLargeError": "fabric.ufm.errors",
     "UfmServerError": "fabric.ufm.errors",
     "UfmTimeoutError": "fabric.ufm.errors",
     "UfmTransportError": "fabric.ufm.errors",
@@ -111,6 +116,7 @@ __all__ = [
     "JobStatus",
     "Link",
     "MalformedLine",
+    "NoAuth",
     "ObjectRef",
     "Port",
     "PortActionMethod",
@@ -118,6 +124,7 @@ __all__ = [
     "RetryPolicy",
     "SessionAuth",
     "System",
+    "TelemetryClient",
     "TokenAuth",
     "UfmActionNotConfirmedError",
     "UfmAuth",
@@ -131,6 +138,7 @@ __all__ = [
     "UfmMalformedResponseError",
     "UfmNotFoundError",
     "UfmOutcomeUnknownError",
+    "UfmResponseTooLargeError",
     "UfmServerError",
     "UfmTimeoutError",
     "UfmTransportError",

@@ -1,4 +1,5 @@
-"""What names a UFM and how long to wait for it: the base URL and the request timeout, checked.
+"""What names a UFM and how long to wait for it: the base URL and the request timeout, checked; and UFM
+Telemetry's instance and the largest sample taken from it.
 
 Kept free of HTTP libraries so that the command line can check its ``--ufm`` options without loading them.
 """
@@ -43,3 +44,26 @@ def check_timeout(seconds: float) -> float:
     if not 0.0 < seconds <= MAX_TIMEOUT_S:  # false for NaN too
         raise ValueError(f"a timeout must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {seconds!r:.40}")
     return float(seconds)
+
+
+TELEMETRY_URL = "http://127.0.0.1:9002"
+"""UFM Telemetry on the UFM host (where NVIDIA's PDR plugin reads it)."""
+TELEMETRY_INSTANCE = "low_freq_debug"
+"""UFM Telemetry's secondary instance, whose counters the PDR plugin decides from."""
+TELEMETRY_MAX_BYTES = 256 * 1024 * 1024
+"""The largest sample taken, unless told otherwise: the simulator's h100-32k sample (~200,000 ports) is 21 MB."""
+MAX_TELEMETRY_BYTES = 4 * 1024 * 1024 * 1024
+
+
+def check_instance(name: str) -> str:
+    """``name`` if it can be a telemetry instance (one segment of the URL's path); else ValueError."""
+    if not name or any(c in name for c in "/?#%\\") or not name.isprintable() or any(c.isspace() for c in name):
+        raise ValueError(f"a telemetry instance is a name without '/', '?', '#', '%' or spaces, got {name!r:.60}")
+    return name
+
+
+def check_max_bytes(value: int) -> int:
+    """``value`` if it can be the largest sample taken (1 byte to 4 GiB); else ValueError."""
+    if not 0 < value <= MAX_TELEMETRY_BYTES:
+        raise ValueError(f"max_bytes must be from 1 to {MAX_TELEMETRY_BYTES:,}, got {value!r:.40}")
+    return value

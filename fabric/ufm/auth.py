@@ -6,6 +6,7 @@
 | ``TokenAuth``   | ``/ufmRestV3``| header ``Authorization: Basic <access token>`` (Basic, *not* Bearer) |
 | ``SessionAuth`` | ``/ufmRestV2``| ``POST /dologin`` with form ``httpd_username``/``httpd_password``;  |
 |                 |               | the session cookie is kept and the login redone once on a 401        |
+| ``NoAuth``      | (none)        | nothing: UFM Telemetry, which answers on the UFM host's loopback     |
 
 Secrets are excluded from ``repr`` so they cannot leak through logs or tracebacks.
 """
@@ -60,4 +61,13 @@ class SessionAuth:
         return SESSION_PREFIX
 
 
-UfmAuth = BasicAuth | TokenAuth | SessionAuth
+@dataclass(frozen=True, slots=True)
+class NoAuth:
+    """No credentials and no REST prefix: UFM Telemetry (``/csv/xcset/<instance>`` on port 9002)."""
+
+    @property
+    def prefix(self) -> str:
+        return ""
+
+
+UfmAuth = BasicAuth | TokenAuth | SessionAuth | NoAuth

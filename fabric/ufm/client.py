@@ -84,6 +84,8 @@ ClockFn = Callable[[], float]
 
 EXTERNAL_INFO = 551
 """UFM's "General External Event Notification" (Info): what this service reports its actions as."""
+PORT_ACTIONS = ("disable", "enable", "reset")
+"""What ``POST /actions`` does to one port here (``params.port_id``)."""
 _JOB_REF_RE = re.compile(r"(?:^|/)jobs/([A-Za-z0-9_.-]+)")
 
 
@@ -138,12 +140,13 @@ class ActionResult:
 
     ``sent`` is False when nothing was sent because the port was already in the wanted state.
     ``port`` is the port as read back (disable/enable); ``unhealthy`` the matching unhealthy-ports
-    entry after an isolation (``None`` after a restore).
+    entry after an isolation (``None`` after a restore). ``method`` is ``None`` for a reset, which takes
+    nothing out of service.
     """
 
     port_name: str
     action: str
-    method: PortActionMethod
+    method: PortActionMethod | None
     sent: bool
     job: Job | None = None
     port: Port | None = None
@@ -341,6 +344,16 @@ class UfmClient:
         """Enable a port (``POST /actions``), wait for the job, confirm it is no longer Disabled."""
         return await self._port_job_action(port_name, "enable")
 
+    async def reset_port(self, port_name: str) -> ActionResult:
+        """Reset a port (``POST /actions`` reset, as NVIDIA's PDR plugin does before it gives up on a port), and
+        wait for its job: the outcome is the job's (a reset leaves no state to read back; the link retrains)."""
+        posted = await self.post_port_action(port_name, "reset")
+        assert posted.job_id is not None  # a reset is always sent
+        job = await self.wait_for_job(posted.job_id)
+        log.info("UFM port reset done", extra={"ufm_port": posted.port_name, "ufm_job_id": posted.job_id})
+        return ActionResult(port_name=posted.port_name, action="reset", method=None, sent=True, job=job,
+                            port=posted.port)
+
     async def isolate_port(self, port_name: str) -> ActionResult:
         """Mark a port UNHEALTHY with action isolate; confirm it is listed in the unhealthy ports."""
         name = _port_name_of(port_name)
@@ -407,14 +420,15 @@ class UfmClient:
         return job
 
     async def post_port_action(self, port_name: str, action: str) -> PostedAction:
-        """Read the port and, unless it is already in the wanted state, ``POST /actions`` its ``disable`` or
-        ``enable``; returns as soon as UFM names the job, without waiting for it (:meth:`await_jobs`).
+        """Read the port and, unless it is already in the wanted state, ``POST /actions`` its ``disable``,
+        ``enable`` or ``reset`` (always sent); returns as soon as UFM names the job, without waiting for it
+        (:meth:`await_jobs`).
 
         A POST that gets no usable answer (timeout, connection lost) raises :class:`UfmOutcomeUnknownError`: UFM
         may be carrying it out, so the caller settles it by reading the port, never by posting it again.
         """
-        if action not in ("disable", "enable"):
-            raise ValueError(f"a port action is 'disable' or 'enable', not {action!r}")
+        if action not in PORT_ACTIONS:
+            raise ValueError(f"a port action is one of {', '.join(PORT_ACTIONS)}, not {action!r}")
         name = _port_name_of(port_name)
         port = await self.port(name)
         system_guid = port.system_guid
@@ -424,7 +438,7 @@ class UfmClient:
                 method="GET",
                 path=f"{self._http.prefix}/resources/ports/{name}",
             )
-        if port.is_disabled == (action == "disable"):
+        if action != "reset" and port.is_disabled == (action == "disable"):
             log.info(
                 "UFM port already in wanted state, nothing sent",
                 extra={"ufm_action": action, "ufm_port": name, "physical_state": port.physical_state},

@@ -97,6 +97,11 @@ class UfmMalformedResponseError(UfmError):
     """UFM answered, but the body is not what the API promises: garbage, truncated JSON, wrong shape."""
 
 
+class UfmResponseTooLargeError(UfmMalformedResponseError):
+    """UFM's answer is longer than the client takes: refused as its length was announced, or as soon as the bytes
+    read passed the limit, never read whole. Not retried: the same request would get the same answer."""
+
+
 class UfmJobError(UfmError):
     """A UFM job did not finish successfully."""
 

@@ -3,7 +3,9 @@
 One job: send a request to UFM and hand back a 2xx response or raise a typed error.  It adds the REST
 prefix and credentials of the configured auth method, retries reads (GET) with exponential backoff on
 transport failures, timeouts, 429 and 5xx, never retries writes, logs in again once when a session is
-refused (the refused request was not performed, so re-sending it is safe), and decodes JSON bodies.
+refused (the refused request was not performed, so re-sending it is safe), and decodes JSON bodies.  A read
+given a ``limit`` streams its body and refuses one longer than that (``UfmResponseTooLargeError``) without
+holding more of it than the limit.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from fabric.ufm.errors import (
     UfmHttpStatusError,
     UfmMalformedResponseError,
     UfmNotFoundError,
+    UfmResponseTooLargeError,
     UfmServerError,
     UfmTimeoutError,
     UfmTransportError,
@@ -35,6 +38,7 @@ from fabric.ufm.errors import (
 from topology import strictjson
 from topology.errors import InputError
 from topology.inputs import CONFIGURATION, read_input
+from topology.numerals import whole_number
 from topology.redact import redacted_url
 from topology.strictjson import JsonError
 
@@ -44,6 +48,8 @@ log = logging.getLogger(__name__)
 
 SleepFn = Callable[[float], Awaitable[None]]
 _USER_AGENT = "fabric-remediation-ufm-client/0.1"
+ERROR_BODY_BYTES = 4096
+"""How much of a refused answer's body a limited read keeps (the error shows its first characters)."""
 
 
 KEEPALIVE_EXPIRY_S = 2.0
@@ -112,7 +118,10 @@ class UfmHttp:
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: SleepFn | None = None,
+        url_in_messages: bool = False,
     ) -> None:
+        """``url_in_messages``: errors name the request by its whole URL (redacted), not only its path; for a
+        client of a second service of the UFM host (UFM Telemetry), whose URL is not UFM's."""
         try:
             self.base_url = check_base_url(base_url)
             httpx.URL(self.base_url)  # whatever else httpx refuses, refused here as the URL's fault
@@ -122,6 +131,7 @@ class UfmHttp:
             check_timeout(timeout)
         self._timeout = _timeout_text(timeout)
         self.prefix = auth.prefix
+        self._origin = redacted_url(self.base_url) if url_in_messages else ""
         self._auth = auth
         self._retry = retry or RetryPolicy()
         self._sleep: SleepFn = sleep or asyncio.sleep
@@ -158,9 +168,11 @@ class UfmHttp:
         except JsonError as exc:
             raise self.not_json("GET", path, status, body, params, exc) from exc
 
-    async def get_body(self, path: str, params: Mapping[str, str] | None = None) -> tuple[bytes, int]:
-        """The raw body of a GET (for a caller that decodes it its own way), and the status it came with."""
-        response = await self.request("GET", path, params=params)
+    async def get_body(self, path: str, params: Mapping[str, str] | None = None,
+                       limit: int | None = None) -> tuple[bytes, int]:
+        """The raw body of a GET (for a caller that decodes it its own way), and the status it came with;
+        ``limit``: the most bytes taken (``UfmResponseTooLargeError`` past it)."""
+        response = await self.request("GET", path, params=params, limit=limit)
         return response.content, response.status_code
 
     def not_json(self, method: str, path: str, status: int, body: bytes, params: Mapping[str, str] | None,
@@ -195,7 +207,7 @@ class UfmHttp:
         )
 
     def display_path(self, path: str, params: Mapping[str, str] | None = None) -> str:
-        full = self.prefix + path
+        full = self._origin + self.prefix + path
         return f"{full}?{urlencode(params)}" if params else full
 
     async def request(
@@ -205,8 +217,10 @@ class UfmHttp:
         *,
         params: Mapping[str, str] | None = None,
         json_body: Any = None,
+        limit: int | None = None,
     ) -> httpx.Response:
-        """Send one request; retries GETs only; re-logs in once on a session 401; maps errors."""
+        """Send one request; retries GETs only; re-logs in once on a session 401; maps errors; ``limit``: the
+        most bytes of body taken."""
         shown = self.display_path(path, params)
         retryable = method == "GET"
         attempts = self._retry.attempts if retryable else 1
@@ -217,7 +231,7 @@ class UfmHttp:
             generation = await self._ensure_session()
             error: UfmError
             try:
-                response = await self._client.request(method, self.prefix + path, params=params, json=json_body)
+                response = await self._send(method, path, params, json_body, limit)
             except httpx.TimeoutException as exc:
                 error = UfmTimeoutError(
                     f"UFM request timed out after {self._timeout} ({type(exc).__name__})"
@@ -264,6 +278,40 @@ class UfmHttp:
                        "error": str(error)[:300]},
             )
             await self._sleep(delay)
+
+    async def _send(self, method: str, path: str, params: Mapping[str, str] | None, json_body: Any,
+                    limit: int | None) -> httpx.Response:
+        if limit is None:
+            return await self._client.request(method, self.prefix + path, params=params, json=json_body)
+        request = self._client.build_request(method, self.prefix + path, params=params, json=json_body)
+        response = await self._client.send(request, stream=True)
+        try:
+            ok = 200 <= response.status_code < 300
+            wanted = limit if ok else ERROR_BODY_BYTES
+            declared = whole_number(response.headers.get("content-length", ""))
+            if ok and declared is not None and declared > limit:
+                raise self._too_large(method, path, params, response.status_code, limit,
+                                      f"announces {declared:,} bytes")
+            chunks: list[bytes] = []
+            taken = 0
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                taken += len(chunk)
+                if taken > wanted:
+                    if ok:
+                        raise self._too_large(method, path, params, response.status_code, limit,
+                                              f"went on past {taken:,} bytes")
+                    break
+        finally:
+            await response.aclose()
+        return httpx.Response(response.status_code, headers=response.headers, content=b"".join(chunks)[:wanted],
+                              request=request)
+
+    def _too_large(self, method: str, path: str, params: Mapping[str, str] | None, status: int, limit: int,
+                   how: str) -> UfmResponseTooLargeError:
+        shown = self.display_path(path, params)
+        return UfmResponseTooLargeError(f"the answer is longer than the {limit:,} bytes allowed: it {how}",
+                                        method=method, path=shown, status_code=status)
 
     @staticmethod
     def _status_error(method: str, path: str, response: httpx.Response) -> UfmHttpStatusError:

@@ -53,7 +53,10 @@ def test_job_runs_for_its_simulated_time(sim: Sim) -> None:
     sim.advance(0.5)
     job = sim.get(job_path)
     assert job["Status"] == "Completed" and job["Progress"] == 100
-    assert _event_ids(sim) == [336, 329, 328]  # a reset takes the link down and up again
+    assert _event_ids(sim) == [336, 329]  # a reset takes the link down while the port retrains...
+    assert sim.get(f"/ufmRest/resources/ports/{port}")[0]["physical_state"] == "Polling"
+    sim.advance(sim.state.settings.reset_seconds)
+    assert _event_ids(sim) == [336, 329, 328]  # ...and up again
     assert sim.get(f"/ufmRest/resources/ports/{port}")[0]["physical_state"] == "Link Up"
 
 

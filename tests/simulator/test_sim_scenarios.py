@@ -113,6 +113,8 @@ EXPECTED = {
     "ufm-restart.toml": {329: 2, 328: 2},  # after the restart: only the flap of 7m is left
     "api-failures.toml": {},
     "combined.toml": None,
+    "telemetry-counters.toml": {},
+    "telemetry-feed.toml": {},
 }
 
 

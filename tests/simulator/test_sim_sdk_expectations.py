@@ -45,6 +45,7 @@ def test_isolated_ports_lists_the_ports_marked_isolate(sim: Sim) -> None:
         put = sim.http.put("/ufmRest/app/unhealthy_ports", auth=(USER, PASSWORD),
                            json={"ports": [port], "ports_policy": "UNHEALTHY", "action": action})
         assert put.status_code == 200
+        sim.advance(sim.state.settings.sweep_seconds)  # the subnet manager applies it at its next sweep
         listed = sim.get("/ufmRest/resources/isolated_ports")["isolated_ports"]
         assert listed == ([f"0x{port}"] if action == "isolate" else [])
 
