@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from test_policy import CONTEXT, H100, LIVE, SWITCH_LINKS, T0, uplinks
+
 from fabric.remediation.domain import ActionKind, ComponentRecord, Lifecycle
 from fabric.remediation.observe import Observed, Restart, observe
 from fabric.remediation.policy import PolicyState
-from tests.engine.test_policy import CONTEXT, H100, LIVE, SWITCH_LINKS, T0, uplinks
 from topology.guard import CapacityGuard, GuardSettings
 
 
