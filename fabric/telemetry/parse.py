@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from fabric.telemetry.sample import Sample
 from topology.errors import InputError
 from topology.inputs import open_input
 
-__all__ = ["parse_sample", "read_sample"]
+__all__ = ["parse_sample", "read_body", "read_sample", "sample_time"]
 
 _READ_CHUNK = 1 << 20
 _FIRST_ROW_LINE = 2
@@ -41,10 +42,10 @@ _DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?$"
 _COUNTERS = frozenset(counter.value for counter in Counter)
 _TYPES = {TIMESTAMP: pa.int64(), NODE_GUID: pa.string(), PORT_NUMBER: pa.int64(), TEMPERATURE: pa.string(),
           **{counter.value: pa.uint64() for counter in Counter}}
-_WHOLE = {TIMESTAMP: (r"^[0-9]{1,18}$", "not a timestamp (microseconds since the epoch)"),
-          PORT_NUMBER: (r"^[0-9]{1,5}$", "not a port number"),
-          **{counter.value: (r"^[0-9]{1,20}$", "not a counter value (a whole number, 0 or more)")
-             for counter in Counter}}
+_WHOLE = {TIMESTAMP: (r"^ *[0-9]{1,18} *$", "not a timestamp (microseconds since the epoch)"),
+          PORT_NUMBER: (r"^ *[0-9]{1,5} *$", "not a port number"),
+          **{counter.value: (r"^ *(0[xX][0-9a-fA-F]{1,16}|[0-9]{1,20}) *$",
+                             "not a counter value (a whole number, 0 or more)") for counter in Counter}}
 """What the slow path checks a typed column's text against, and how it words a refusal."""
 
 
@@ -56,6 +57,27 @@ def parse_sample(data: bytes, source: str, limits: BodyLimits = DEFAULT_LIMITS) 
 
 def read_sample(path: str | os.PathLike[str], limits: BodyLimits = DEFAULT_LIMITS) -> Sample:
     """The sample in the file ``path`` (a recorded one), read a chunk at a time within ``limits``."""
+    return _parse(read_body(path, limits), str(path))
+
+
+def sample_time(path: str | os.PathLike[str], limits: BodyLimits = DEFAULT_LIMITS) -> int:
+    """The time of the sample in the file ``path`` (its newest row's, microseconds), reading its timestamp
+    column only; a file whose timestamps cannot be read is parsed whole for the error that names its line."""
+    source = str(path)
+    body = read_body(path, limits)
+    _check_line_ends(body, source)
+    _check_header(body, source)
+    try:
+        times = _column(_read(body, {TIMESTAMP: pa.int64()}, columns=[TIMESTAMP]), TIMESTAMP).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        times = None
+    if times is None or not len(times) or times.min() <= 0 or times.max() >= _LATEST_US:
+        return _parse(body, source).time_us
+    return int(times.max())
+
+
+def read_body(path: str | os.PathLike[str], limits: BodyLimits = DEFAULT_LIMITS) -> bytes:
+    """The content of the file ``path``, read a chunk at a time within ``limits`` (``body.BodyCheck``)."""
     source = str(path)
     check = BodyCheck(source, limits)
     try:
@@ -68,7 +90,7 @@ def read_sample(path: str | os.PathLike[str], limits: BodyLimits = DEFAULT_LIMIT
         raise TelemetryInputError(exc.message, source=source) from None
     except OSError as exc:
         raise TelemetryInputError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    return _parse(check.body(), source)
+    return check.body()
 
 
 def _parse(body: bytes, source: str) -> Sample:
@@ -127,12 +149,13 @@ def _table(body: bytes, source: str) -> Any:
         raise TelemetryInputError(f"not a telemetry CSV: {first}", source=source) from None
 
 
-def _read(body: bytes, types: dict[str, Any], *, handler: Any = None) -> Any:
+def _read(body: bytes, types: dict[str, Any], *, handler: Any = None,
+          columns: Sequence[str] = REQUIRED_COLUMNS) -> Any:
     return pacsv.read_csv(
         pa.BufferReader(body),
         read_options=pacsv.ReadOptions(use_threads=handler is None),
         parse_options=pacsv.ParseOptions(ignore_empty_lines=False, invalid_row_handler=handler),
-        convert_options=pacsv.ConvertOptions(include_columns=list(REQUIRED_COLUMNS), column_types=types,
+        convert_options=pacsv.ConvertOptions(include_columns=list(columns), column_types=types,
                                              null_values=[], strings_can_be_null=False,
                                              quoted_strings_can_be_null=False),
     )
@@ -169,10 +192,12 @@ def _column(table: Any, name: str) -> Any:
 
 
 def _fits_uint64(column: Any) -> Any:
-    twenty = pc.equal(pc.utf8_length(column), 20).to_numpy(zero_copy_only=False)
-    fits = np.ones(len(twenty), dtype=bool)
-    for row in np.flatnonzero(twenty):
-        fits[row] = int(column[int(row)].as_py()) < 1 << 64
+    """Whether each counter's text (decimal, or hexadecimal after ``0x``, as pyarrow reads both) fits 64 bits."""
+    long = pc.greater_equal(pc.utf8_length(pc.utf8_trim_whitespace(column)), 20).to_numpy(zero_copy_only=False)
+    fits = np.ones(len(long), dtype=bool)
+    for row in np.flatnonzero(long).tolist():
+        text = column[row].as_py().strip()
+        fits[row] = not text.isdigit() or int(text) < 1 << 64
     return fits
 
 
