@@ -54,7 +54,7 @@ class Interval:
         self.temperature = np.full(size, np.nan)
         self.temperature[slots] = sample.temperature[rows]
         self.temperature[~self.fresh] = np.nan
-        self.previous_temperature = counters.temperature
+        self.previous_temperature = counters.temperature.copy()
         self.errors = counters.errors + self.delta[Counter.SYMBOL_ERRORS]
         """Each port's cumulative symbol errors, resets corrected, with this interval's."""
 

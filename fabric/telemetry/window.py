@@ -73,11 +73,11 @@ class TelemetryWindow:
         fresh, crossing = int(interval.fresh.sum()), int(crossed.sum())
         verdict, reason = self._gate(watched, fresh, crossing)
         accepted = verdict is Verdict.ACCEPTED
+        conditions = tuple(crossings.records(self.ports.names)) if accepted else ()
         self._counters.commit(interval, counted=accepted)
         for history in self._histories:
             history.record(sample.time_us, np.where(interval.fresh, self._counters.errors, np.nan))
         self._last = sample
-        conditions = tuple(crossings.records(self.ports.names)) if accepted else ()
         if accepted:
             reason = f"{fresh:,} of {watched:,} ports read, {len(conditions)} conditions on {crossing:,} ports"
         return SampleVerdict(verdict, sample.time, conditions, reason, watched, fresh, placement.unknown, crossing)
