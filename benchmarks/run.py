@@ -14,6 +14,7 @@ from benchmarks import (
     bench_daemon,
     bench_pipeline,
     bench_replay,
+    bench_telemetry,
     bench_ufm,
     bench_verify,
     bench_webhooks,
@@ -23,7 +24,7 @@ from benchmarks.measure import Measurement
 
 SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pipeline.run,
           "replay": bench_replay.run, "daemon": bench_daemon.run, "webhooks": bench_webhooks.run,
-          "week": bench_week.run, "cadence": bench_cadence.run}
+          "week": bench_week.run, "cadence": bench_cadence.run, "telemetry": bench_telemetry.run}
 
 
 def _suite_in_child(name: str, workdir: Path) -> list[Measurement]:

@@ -70,8 +70,8 @@ class Crossings:
     def _ber(self, window: BerWindow, reference: Reference) -> BerCrossing:
         interval = self.interval
         span_s = (interval.time_us - reference.times_us) / _US
-        errors = interval.errors - reference.counts
-        judged = interval.fresh & (self.rates > 0) & ~np.isnan(reference.counts)
+        errors = reference.errors
+        judged = interval.fresh & (self.rates > 0) & ~np.isnan(errors)
         with np.errstate(divide="ignore", invalid="ignore"):
             ber = errors / (self.rates * span_s)
         return BerCrossing(window, judged & (ber > window.max_ber), ber, errors, span_s)

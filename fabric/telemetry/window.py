@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
 import numpy.typing as npt
 
 from fabric.telemetry.conditions import Crossings
@@ -26,7 +25,7 @@ from fabric.telemetry.errors import TelemetryInputError
 from fabric.telemetry.history import BerHistory
 from fabric.telemetry.ports import PortIndex
 from fabric.telemetry.records import SampleVerdict, Verdict
-from fabric.telemetry.sample import Sample
+from fabric.telemetry.sample import Sample, instant
 from fabric.telemetry.settings import TelemetrySettings
 
 __all__ = ["TelemetryWindow"]
@@ -44,30 +43,32 @@ class TelemetryWindow:
         self._rates = self.ports.rates(rates)
         self._cables = self.ports.pairs(cables)
         self._counters = PortCounters(len(self.ports))
-        self._histories = [BerHistory(window) for window in self.settings.ber_windows]
-        self._last: Sample | None = None
+        self._histories = [BerHistory(window, len(self.ports)) for window in self.settings.ber_windows]
+        self._last: tuple[int, str] | None = None
+        """The time and source of the last sample taken (not the sample: its arrays would live on)."""
 
     @property
     def last_time_us(self) -> int | None:
         """The time of the last sample observed (stale ones aside), ``None`` before the first."""
-        return None if self._last is None else self._last.time_us
+        return None if self._last is None else self._last[0]
 
     def observe(self, sample: Sample) -> SampleVerdict:
         """Judge ``sample``, the next in time, and take it into the history."""
         last = self._last
-        if last is not None and sample.time_us < last.time_us:
+        if last is not None and sample.time_us < last[0]:
             raise TelemetryInputError(
                 f"the sample's time {sample.time.isoformat()} is before the previous sample's, "
-                f"{last.time.isoformat()} ({last.source}): timestamps went backwards",
+                f"{instant(last[0]).isoformat()} ({last[1]}): timestamps went backwards",
                 source=sample.source, line=sample.newest_line, column="timestamp")
         placement = self.ports.place(sample)
         watched = len(self.ports)
-        if last is not None and sample.time_us == last.time_us:
+        if last is not None and sample.time_us == last[0]:
             return SampleVerdict(Verdict.STALE, sample.time, (),
                                  f"stale: the sample's time has not moved since the last one ({sample.time})",
                                  watched, 0, placement.unknown, 0)
         interval = self._counters.interval(sample, placement)
-        references = [(history.window, history.reference(sample.time_us)) for history in self._histories]
+        references = [(history.window, history.reference(sample.time_us, interval.errors))
+                      for history in self._histories]
         crossings = Crossings(interval, self.settings, self._cables, self._rates, references)
         crossed = crossings.ports()
         fresh, crossing = int(interval.fresh.sum()), int(crossed.sum())
@@ -76,8 +77,8 @@ class TelemetryWindow:
         conditions = tuple(crossings.records(self.ports.names)) if accepted else ()
         self._counters.commit(interval, counted=accepted)
         for history in self._histories:
-            history.record(sample.time_us, np.where(interval.fresh, self._counters.errors, np.nan))
-        self._last = sample
+            history.record(sample.time_us, self._counters.errors, interval.fresh)
+        self._last = (sample.time_us, sample.source)
         if accepted:
             reason = f"{fresh:,} of {watched:,} ports read, {len(conditions)} conditions on {crossing:,} ports"
         return SampleVerdict(verdict, sample.time, conditions, reason, watched, fresh, placement.unknown, crossing)
