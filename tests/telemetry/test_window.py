@@ -288,3 +288,15 @@ def test_bad_construction_is_refused() -> None:
 def test_rates_by_name() -> None:
     watch = TelemetryWindow(NAMES, rates={NAMES[8].upper(): NDR_BPS}, cables=CABLES)
     assert np.count_nonzero(watch._rates) == 1
+
+
+def test_errors_past_32_bits_in_one_point_are_a_lower_bound_still_over_the_threshold() -> None:
+    feed, watch = Feed(NAMES), window()
+    verdicts = []
+    for step in range(5):
+        verdicts.append(watch.observe(feed.sample(T0_US + step * FIVE_MIN_US)))
+        feed.rows[NAMES[8]].symbol_errors += 2**33 if step == 2 else 0
+    condition = verdicts[4].conditions[0]
+    assert (condition.kind, condition.ports) == (ConditionKind.BER, (NAMES[8],))
+    assert condition.figures["symbol_errors"] == 2**32 - 1  # kept in a point: saturated
+    assert verdicts[3].conditions[0].figures["symbol_errors"] == 2**33  # not yet in a point: exact
