@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-COLUMNS = ("timestamp", "source_id", "tag", "Node_GUID", "port_guid", "Port_Number", "Symbol_Errors",
-           "PortRcvPktsExtended", "PortRcvErrors", "PortRcvRemotePhysicalErrors", "Link_Down_IB",
-           "Module_Temperature", "phy_effective_errors", "phy_symbol_errors", "fec_mode_active")
+from fabric.telemetry.columns import NODE_GUID, PORT_NUMBER, TEMPERATURE, TIMESTAMP, Counter
+
+COLUMNS = (TIMESTAMP, "source_id", "tag", NODE_GUID, "port_guid", PORT_NUMBER, *(c.value for c in Counter),
+           TEMPERATURE, "phy_effective_errors", "phy_symbol_errors", "fec_mode_active")
 """The header of UFM Telemetry's ``low_freq_debug`` CSV as NVIDIA's PDR plugin simulates it (its
 ``tests/simulation_telemetry.py``); the plugin reads the columns by name. The last three are served, not used."""
 HEADER = ",".join(COLUMNS)
