@@ -15,7 +15,7 @@ from fabric.controller.outbox import TicketOutbox
 from fabric.controller.writes import PortWrites, Progress
 from fabric.remediation.domain import (
     CONVERGE_RULE,
-    OUT_OF_SERVICE,
+    HELD,
     Action,
     ActionKind,
     ComponentId,
@@ -120,7 +120,7 @@ def adoptable(state: PolicyState, view: FabricView, disabled_ports: set[str],
     the policy adopts it, within the guard (``fabric.remediation.observe``)."""
     found: list[tuple[ComponentId, str]] = []
     for port, component, record in _disabled_planned(state, view, disabled_ports):
-        if (record is not None and not _held(record) and port == view.port_to_act_on(component)
+        if (record is not None and record.lifecycle not in HELD and port == view.port_to_act_on(component)
                 and _disabled_by_us(store, component, record.since)):
             found.append((component, port))
     return tuple(found)
@@ -132,7 +132,7 @@ def explain_unheld(state: PolicyState, view: FabricView, disabled_ports: set[str
     adopted) is recorded once as an operator's action (``reported``: the ports already recorded, kept by the
     caller) and left alone. ``report.ports_out_unheld`` counts those left alone."""
     for port, component, record in _disabled_planned(state, view, disabled_ports):
-        if record is not None and _held(record):
+        if record is not None and record.lifecycle in HELD:
             reported.discard(port)  # held out, or released by automation and being enabled (``reconcile_ports``)
             continue
         report.ports_out_unheld += 1
@@ -147,11 +147,6 @@ def explain_unheld(state: PolicyState, view: FabricView, disabled_ports: set[str
                         "operator's (or another tool's) action, left alone", component, dry_run=False)
         store.record_decision(action)
         report.actions.append(action)
-
-
-def _held(record: ComponentRecord) -> bool:
-    """Automation holds the component out, or released it and is enabling it (on probation)."""
-    return record.lifecycle in OUT_OF_SERVICE or record.lifecycle is Lifecycle.PROBATION
 
 
 def _disabled_planned(state: PolicyState, view: FabricView,

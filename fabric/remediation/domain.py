@@ -101,6 +101,9 @@ class Lifecycle(StrEnum):
 
 
 OUT_OF_SERVICE = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.QUARANTINED})
+HELD = OUT_OF_SERVICE | {Lifecycle.PROBATION}
+"""Automation holds the component out, or released it and is enabling it (on probation): a port of it UFM shows
+disabled is automation's business, neither an operator's action to report nor a lost disable to adopt."""
 CONVERGE_RULE = "reconcile"
 """The rule of the controller's convergence writes: they re-assert a state already decided (a disable counted
 against the hourly rate when it was decided), so the rate's rebuild from the decision log leaves them out."""

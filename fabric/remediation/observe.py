@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from fabric.remediation.domain import CONVERGE_RULE, OUT_OF_SERVICE, ActionKind, ComponentId, Lifecycle
+from fabric.remediation.domain import CONVERGE_RULE, HELD, OUT_OF_SERVICE, ActionKind, ComponentId, Lifecycle
 from fabric.remediation.policy import Cycle, Decision, FabricContext, PolicyConfig, PolicyState
 from topology.guard import CableKey, CapacityGuard
 
@@ -150,7 +150,7 @@ def _adopt(cycle: Cycle, component: ComponentId, port: str) -> None:
     records it as an operator's action)."""
     record = cycle.get(component)
     cable = cycle.context.cables.get(component)
-    if record is None or cable is None or record.lifecycle in OUT_OF_SERVICE or record.lifecycle is Lifecycle.PROBATION:
+    if record is None or cable is None or record.lifecycle in HELD:
         return
     verdict = cycle.guard.verdict(cable, cycle.now, rate_counted=True)
     if not verdict.allowed:
