@@ -25,8 +25,11 @@ from fabric.remediation.muting import Muter
 from fabric.remediation.observe import Observed, observe
 from fabric.remediation.policy import CycleInput, Decision, FailedRepair, PolicyConfig, PolicyState, decide
 from fabric.remediation.rules import RuleSettings
-from fabric.remediation.signals import EventLike, SignalMapper
+from fabric.remediation.sampled import TelemetrySignals
+from fabric.remediation.sightings import Sightings
+from fabric.remediation.signals import EventLike, Signal, SignalMapper
 from fabric.remediation.view import FabricView
+from fabric.telemetry.records import SampleVerdict
 from topology.guard import CapacityGuard, GuardReading, GuardSettings
 
 
@@ -47,9 +50,10 @@ class Step:
 class Pipeline:
     def __init__(self, view: FabricView, policy: PolicyConfig, rules: RuleSettings, guard: GuardSettings, *,
                  state: PolicyState | None = None, muter: Muter | None = None,
-                 succeeding: Pipeline | None = None) -> None:
+                 succeeding: Pipeline | None = None, telemetry: bool = False) -> None:
         """``succeeding``: the pipeline this one replaces while the service runs (new settings): its guard counts what
-        that one's counted."""
+        that one's counted. ``telemetry``: UFM Telemetry's samples are read too (``step``'s ``samples``): a fault
+        both sources see counts once (``fabric.remediation.sightings``)."""
         self.view, self.policy = view, policy
         self._guard = CapacityGuard(view.plan, guard)
         if succeeding is not None:
@@ -59,6 +63,9 @@ class Pipeline:
         self._mapper = SignalMapper(view.resolver)
         self._seen = SeenEvents(rules.history, self._mapper.kinds)
         self._state = state or PolicyState()
+        self._most_episodes = rules.burst_cycles
+        self._sampled = TelemetrySignals(self._mapper, self.detectors.muter, most_episodes=rules.burst_cycles)
+        self._sightings = Sightings(rules.history) if telemetry else None
 
     @property
     def state(self) -> PolicyState:
@@ -78,6 +85,9 @@ class Pipeline:
         skipped = self._mapper.skipped
         self.view, self._mapper = view, SignalMapper(view.resolver)
         self._mapper.skipped.update(skipped)
+        unplaced = self._sampled.unplaced
+        self._sampled = TelemetrySignals(self._mapper, self.detectors.muter, most_episodes=self._most_episodes)
+        self._sampled.unplaced = unplaced
 
     def observe(self, observed: Observed, now: datetime) -> Decision:
         """What the engine observed between cycles, made state by the policy; the decision is the caller's to
@@ -104,11 +114,20 @@ class Pipeline:
         self.detectors.evaluate(now)
         self.detectors.take_explained()  # explained before this run: nothing to report now
 
+    @property
+    def sampled(self) -> TelemetrySignals:
+        return self._sampled
+
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = (),
-             failed_repairs: Sequence[FailedRepair] = ()) -> Step:
+             failed_repairs: Sequence[FailedRepair] = (), samples: Sequence[SampleVerdict] = ()) -> Step:
+        """``samples``: UFM Telemetry's samples judged since the last step, in time order (a pipeline made without
+        ``telemetry`` takes none)."""
         fresh, repeated = self._seen.first_time(events)
-        findings = self.detectors.observe(self._mapper.map(fresh)) + self.detectors.evaluate(now)
+        signals, explained = self._signals(fresh, samples)
+        findings = self.detectors.observe(signals) + self.detectors.evaluate(now)
+        if self._sightings is not None:
+            findings = self._sightings.name_sources(findings)
         if self._state.breaker.halted and not resume:
             # While automation is halted nothing is decided (findings are held as they come), so nothing needs
             # folding: the correlation sees what comes once it resumes.
@@ -122,4 +141,23 @@ class Pipeline:
             decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
         self._state = decision.state
         return Step(list(correlated.findings), decision, repeated, len(correlated.switch_faults),
-                    len(correlated.folded), self.detectors.take_explained())
+                    len(correlated.folded), [*explained, *self.detectors.take_explained()])
+
+    def _signals(self, events: Sequence[EventLike], samples: Sequence[SampleVerdict]) -> tuple[list[Signal],
+                                                                                                list[Explained]]:
+        """The events' signals and the samples', a fault both sources saw counted once; the samples' link-downs
+        explained."""
+        signals = self._mapper.map(events)
+        sightings = self._sightings
+        if sightings is None:
+            if samples:
+                raise ValueError("telemetry samples handed to a pipeline made without telemetry")
+            return signals, []
+        signals = sightings.reported(signals)
+        explained: list[Explained] = []
+        for sample in samples:
+            found, muted = self._sampled.signals(sample)
+            explained += muted
+            if found and sample.since is not None:
+                signals += sightings.sampled(found, sample.since)
+        return signals, explained
