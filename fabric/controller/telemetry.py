@@ -82,11 +82,11 @@ class TelemetryFeed:
         try:
             body = await self._read()
         except UfmError as exc:
-            return self._said(SampleOutcome(now, UNREACHABLE, f"UFM Telemetry could not be read: {exc}")), None
+            return self._said(SampleOutcome(now, UNREACHABLE, f"unreachable: no sample read: {exc}")), None
         try:
             verdict = self._window_for(view).observe(parse_sample(body, self.source))
         except TelemetryInputError as exc:
-            return self._said(SampleOutcome(now, REFUSED, f"sample skipped: {exc}")), None
+            return self._said(SampleOutcome(now, REFUSED, f"refused: sample skipped: {exc}")), None
         outcome = self._said(SampleOutcome(now, verdict.verdict.value, verdict.reason, verdict.time,
                                            len(verdict.conditions)))
         return outcome, verdict if verdict.conditions else None
@@ -105,6 +105,8 @@ class TelemetryFeed:
 
     @staticmethod
     def _said(outcome: SampleOutcome) -> SampleOutcome:
-        accepted = outcome.outcome == Verdict.ACCEPTED
-        (log.info if accepted else log.warning)("UFM Telemetry sample %s: %s", outcome.outcome, outcome.reason)
+        if outcome.outcome == Verdict.ACCEPTED:
+            log.info("UFM Telemetry sample accepted: %s", outcome.reason)
+        else:  # the reason starts with the outcome: "stale: ...", "refused: ..."
+            log.warning("UFM Telemetry sample acts on nothing: %s", outcome.reason)
         return outcome
