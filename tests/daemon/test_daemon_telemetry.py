@@ -36,8 +36,11 @@ class Feed:
         on it."""
         for _ in range(count):
             self.sim.advance(every)
-            target = self.daemon.cycles() + 2
-            self.daemon.wait_for("2 more cycles", lambda: self.daemon.cycles() >= target)
+            self.next_cycles(2)
+
+    def next_cycles(self, count: int) -> None:
+        target = self.daemon.cycles() + count
+        self.daemon.wait_for(f"{count} more cycles", lambda: self.daemon.cycles() >= target)
 
     def components(self) -> dict[str, dict[str, Any]]:
         response = self.daemon.get("/components")
