@@ -57,7 +57,7 @@ def test_a_ber_no_event_reported_is_replayed_from_the_samples_alone(tmp_path: Pa
 
 def test_a_sample_that_is_not_telemetry_csv_is_refused_naming_file_line_and_column(tmp_path: Path) -> None:
     snap, plan = snapshot(tmp_path)
-    first, second = record_samples(tmp_path / "telemetry", [], gaps=[60])
+    _, second = record_samples(tmp_path / "telemetry", [], gaps=[60])
     second.write_bytes(malformed(second.read_bytes(), Malformation.TEXT_IN_NUMBER))
     result = replay("--as-built", str(snap), "--plan", str(plan), "--telemetry", str(tmp_path / "telemetry"))
     assert result.exit_code == 2, result.output
