@@ -113,3 +113,16 @@ def test_a_stale_or_malformed_feed_acts_on_nothing_and_says_so_then_a_hot_module
         [hot] = f.components().values()
         assert hot["rule"] == "temperature" and "pod02-spine02/5" in hot["id"] and hot["never_auto_restore"], hot
         f.daemon.wait_for("the cable taken out in UFM", lambda: len(f.disabled_ports()) == 1)
+
+
+def test_the_same_ber_on_five_ports_of_one_switch_is_one_switch_fault(tiny_plan: Path, tmp_path: Path) -> None:
+    with feed(tiny_plan, tmp_path) as f:
+        f.samples(1)
+        for port in range(1, 6):  # four leaf uplinks and a core downlink of one spine
+            f.sim.inject(fault="ber_ramp", port=f"pod01-spine01/{port}", ber=1e-12)
+        f.samples(1, BER_WINDOW)
+        f.samples(2)
+        held = f.components()
+        assert [(c["id"], c["rule"], c["lifecycle"]) for c in held.values()] == [
+            ("switch:pod01-spine01", "switch_fault", "ticketed")], held
+        assert f.disabled_ports() == []
