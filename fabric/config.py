@@ -41,6 +41,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_origin
@@ -620,7 +621,11 @@ class ServiceConfig(BaseSettings):
     # --- the settings the service's parts take ---
 
     def policy_config(self) -> PolicyConfig:
-        return self.policy.build()
+        """The policy's settings; with UFM Telemetry read, a cable's probation also waits for a clean BER window."""
+        built = self.policy.build()
+        if not self.telemetry.enabled:
+            return built
+        return replace(built, clean_window=self.telemetry.settings().clean_after)
 
     def rule_settings(self) -> RuleSettings:
         return self.rules.build()

@@ -75,7 +75,8 @@ class TelemetryFeed:
         return self._last_read is None or now - self._last_read >= self.interval
 
     async def poll(self, view: FabricView, now: datetime) -> tuple[SampleOutcome, SampleVerdict | None]:
-        """Read, parse and judge one sample; the verdict only for an accepted sample with conditions."""
+        """Read, parse and judge one sample; the verdict only for an accepted sample (with conditions or not: the
+        policy learns from it how far telemetry has judged)."""
         from fabric.telemetry.parse import parse_sample
 
         self._last_read = now
@@ -89,7 +90,7 @@ class TelemetryFeed:
             return self._said(SampleOutcome(now, REFUSED, f"refused: sample skipped: {exc}")), None
         outcome = self._said(SampleOutcome(now, verdict.verdict.value, verdict.reason, verdict.time,
                                            len(verdict.conditions)))
-        return outcome, verdict if verdict.conditions else None
+        return outcome, verdict if verdict.verdict is Verdict.ACCEPTED else None
 
     def _window_for(self, view: FabricView) -> TelemetryWindow:
         from fabric.telemetry.window import TelemetryWindow

@@ -29,7 +29,7 @@ from fabric.remediation.sampled import TelemetrySignals
 from fabric.remediation.sightings import Sightings
 from fabric.remediation.signals import EventLike, Signal, SignalMapper
 from fabric.remediation.view import FabricView
-from fabric.telemetry.records import SampleVerdict
+from fabric.telemetry.records import SampleVerdict, Verdict
 from topology.guard import CapacityGuard, GuardReading, GuardSettings
 
 
@@ -66,6 +66,8 @@ class Pipeline:
         self._most_episodes = rules.burst_cycles
         self._sampled = TelemetrySignals(self._mapper, self.detectors.muter, most_episodes=rules.burst_cycles)
         self._sightings = Sightings(rules.history) if telemetry else None
+        self._judged: datetime | None = None
+        """The newest UFM Telemetry sample accepted (for the policy's clean BER window)."""
 
     @property
     def state(self) -> PolicyState:
@@ -121,8 +123,9 @@ class Pipeline:
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = (),
              failed_repairs: Sequence[FailedRepair] = (), samples: Sequence[SampleVerdict] = ()) -> Step:
-        """``samples``: UFM Telemetry's samples judged since the last step, in time order (a pipeline made without
-        ``telemetry`` takes none)."""
+        """``samples``: UFM Telemetry's samples judged since the last step, in time order, those without conditions
+        too (the newest accepted tells the policy how far telemetry has judged); a pipeline made without
+        ``telemetry`` takes none."""
         fresh, repeated = self._seen.first_time(events)
         signals, explained = self._signals(fresh, samples)
         findings = self.detectors.observe(signals) + self.detectors.evaluate(now)
@@ -135,7 +138,7 @@ class Pipeline:
         else:
             correlated = self.correlator.correlate(findings, self._state)
         decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared),
-                                                  tuple(failed_repairs)),
+                                                  tuple(failed_repairs), self._judged),
                           self._guard, self.view.context, self.policy)
         if correlated.folded:
             decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
@@ -156,6 +159,8 @@ class Pipeline:
         signals = sightings.reported(signals)
         explained: list[Explained] = []
         for sample in samples:
+            if sample.verdict is Verdict.ACCEPTED and (self._judged is None or sample.time > self._judged):
+                self._judged = sample.time
             found, muted = self._sampled.signals(sample)
             explained += muted
             if found and sample.since is not None:

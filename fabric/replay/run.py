@@ -494,7 +494,10 @@ def run_replay(as_built: Path, events: Path | None, *, plan: Path | None = None,
             return None
         return RecordedTelemetry(telemetry, replay_model.view, settings.telemetry.settings())
 
-    run = partial(replay, replay_model, policy=settings.policy_config(), rules=settings.rule_settings(),
+    policy = settings.policy_config()
+    if telemetry is not None:  # replayed samples judge a clean BER window as the daemon's do
+        policy = replace(policy, clean_window=settings.telemetry.settings().clean_after)
+    run = partial(replay, replay_model, policy=policy, rules=settings.rule_settings(),
                   guard=settings.guard_settings(), interval=step, decisions=sink)
     if events is None:
         return run(LoadedEvents("", "none", []), telemetry=recorded())
