@@ -14,7 +14,7 @@ from datetime import datetime
 from fabric.controller.effects import CycleReport
 from fabric.controller.outbox import TicketOutbox
 from fabric.controller.ports_out import PortsOut
-from fabric.controller.writes import PortWrites, Progress, taken_out_by
+from fabric.controller.writes import PortWrites, Progress, last_taken_out
 from fabric.remediation.domain import (
     CONVERGE_RULE,
     HELD,
@@ -59,12 +59,13 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: GuardRead
         want_out = cable in guard.disabled
         kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
         # Put back only what automation itself released (on probation), and only the way it took it out: a healthy
-        # cable out in UFM, or out by another method, may be an operator's maintenance, which automation must not
-        # undo.
-        if not want_out and (record.lifecycle is not Lifecycle.PROBATION or port not in out):
-            continue
-        is_out = port in out if want_out else out.shows(port, writes.method_for(kind, component))
-        if want_out == is_out:
+        # cable out in UFM, out by another method, or out again after automation put it back, may be an operator's
+        # maintenance, which automation must not undo.
+        if want_out:
+            if port in out:
+                continue
+        elif (record.lifecycle is not Lifecycle.PROBATION or port not in out
+              or (method := last_taken_out(store, component)) is None or not out.shows(port, method)):
             continue
         progress = writes.progress(component, kind, record.since, now)
         status = progress.status
@@ -128,7 +129,7 @@ def adoptable(state: PolicyState, view: FabricView, out: PortsOut,
     for port, component, record in _out_planned(state, view, out):
         if record is None or record.lifecycle in HELD or port != view.port_to_act_on(component):
             continue
-        method = taken_out_by(store.intents(component=component, limit=20), since=record.since)
+        method = last_taken_out(store, component, since=record.since)
         if method is not None and out.shows(port, method):
             found.append((component, port))
     return tuple(found)

@@ -111,14 +111,22 @@ def written_by(intent: IntentRecord) -> PortActionMethod:
     return PortActionMethod(intent.payload.get("method", PortActionMethod.DISABLE.value))
 
 
+_OUT_AND_BACK = (ActionKind.DISABLE, ActionKind.ENABLE)
+
+
 def taken_out_by(intents: Iterable[IntentRecord], since: datetime | None = None) -> PortActionMethod | None:
-    """How automation last took the component of ``intents`` (newest first) out, when the newest port write it
-    carried out (since ``since``) took it out; ``None`` otherwise."""
+    """How automation took the component of ``intents`` (newest first) out, when the newest take-out or put-back
+    it carried out (since ``since``) took it out; ``None``: automation holds nothing of it out in UFM."""
     for intent in intents:
-        if intent.kind in UFM_WRITES and intent.state is IntentState.DONE:
+        if intent.kind in _OUT_AND_BACK and intent.state is IntentState.DONE:
             taken_out = intent.kind is ActionKind.DISABLE and (since is None or intent.created_at >= since)
             return written_by(intent) if taken_out else None
     return None
+
+
+def last_taken_out(store: Store, component: ComponentId, since: datetime | None = None) -> PortActionMethod | None:
+    """``taken_out_by`` from ``component``'s take-outs and put-backs in the intent log."""
+    return taken_out_by(store.intents(component=component, kinds=_OUT_AND_BACK), since)
 
 
 class Shown(NamedTuple):
@@ -229,7 +237,7 @@ class PortWrites:
         isolation someone else made is not undone), by the configured method when the intent log says none."""
         if kind is ActionKind.DISABLE:
             return self.method
-        return taken_out_by(self.store.intents(component=component, limit=20)) or self.method
+        return last_taken_out(self.store, component) or self.method
 
     async def still_running(self, component: ComponentId, kind: ActionKind) -> str | None:
         """The job of ``component``'s last unconfirmed write of ``kind`` when UFM still runs it (``None``
