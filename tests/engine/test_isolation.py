@@ -103,7 +103,7 @@ def test_a_fault_is_taken_out_by_isolation_its_cable_staying_up_and_put_back_aft
 def test_after_a_restart_every_isolated_port_is_still_known(tmp_path: Path) -> None:
     with rig(TINY, tmp_path, method=ISOLATE) as r:  # on this fabric the cap is one cable
         component = _flap(r)
-        r.advance(3600)  # past the sliding hour: a restart that forgot the isolation would decide it afresh
+        r.advance(3700)  # past the sliding hour: a restart that forgot the isolation would decide it afresh
         r.cycle()
         decided = len(r.store.decisions(limit=1000))
         writes = _writes_seen(r)
