@@ -20,7 +20,6 @@ from fabric.store.records import IntentState
 from fabric.ufm.client import PortActionMethod
 from tickets.base import TicketStatus
 from topology.generate import PRESETS, fat_tree
-from topology.guard import GuardSettings
 
 TINY = fat_tree(PRESETS["tiny"])
 ISOLATE = PortActionMethod.ISOLATE
