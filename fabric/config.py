@@ -289,9 +289,11 @@ class UfmSection(_Section):
     secret_file: Path | None = None
     ca_bundle: Path | None = None
     insecure: bool = False
-    method: Literal["disable"] = "disable"
-    """How a port is taken out. Only ``disable`` is supported: isolating (``/app/unhealthy_ports``) would hide the
-    port from recovery, the guard's rebuild and reconciliation, which read what UFM shows disabled."""
+    method: Literal["disable", "isolate"] = "disable"
+    """How a port is taken out: ``disable`` (UFM's port action, a job; survives a switch reboot) or ``isolate``
+    (marked unhealthy with action isolate, ``PUT /app/unhealthy_ports``; the link stays up and OpenSM routes no
+    data over it from its next sweep). A port out by the other method (the method changed between runs) is still
+    known as out, and put back the way it was taken out."""
     write_attempts: int = Field(3, ge=1)
     """Port writes of one component UFM may leave unconfirmed before automation stops sending them."""
     write_backoff: PositiveDuration = timedelta(minutes=1)

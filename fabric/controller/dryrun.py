@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from fabric.controller.ports_out import PortsOut
 from fabric.controller.recovery import shown_out
 from fabric.remediation.domain import Action, ActionKind, Lifecycle
 from fabric.remediation.observe import Restart
@@ -51,13 +52,12 @@ def state_store(store: Store, *, dry_run: bool, now: datetime) -> Store | Scoped
     return store.dry_run_scope()
 
 
-def observed_restart(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
-                     now: datetime) -> Restart:
+def observed_restart(state: PolicyState, view: FabricView, out: PortsOut, store: Store, now: datetime) -> Restart:
     """What a dry run's start-up needs for its guard to count as its uninterrupted run did
     (``fabric.remediation.observe``): its disables of the last hour (those since its scope began) and live
-    mode's before, and the ports UFM shows disabled (a would-be quarantine counts as disabled only when UFM shows
-    it so: a dry run re-enables nothing on a resolved ticket, so its would-be quarantines are live mode's, copied
-    when it began). Nothing is converged: a dry run has nothing to converge."""
+    mode's before, and the ports UFM shows out, disabled or isolated (a would-be quarantine counts as out only when
+    UFM shows it so: a dry run re-enables nothing on a resolved ticket, so its would-be quarantines are live
+    mode's, copied when it began). Nothing is converged: a dry run has nothing to converge."""
     began = store.last_decided(ActionKind.RECORD, DRY_RUN_RULE)
     return Restart(disables=tuple(store.disables_since(now - RATE_WINDOW, dry_run_since=began or now)),
-                   shown_out=shown_out(state, view, disabled_ports), converge=False)
+                   shown_out=shown_out(state, view, out), converge=False)

@@ -20,10 +20,10 @@ from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding
 from fabric.store import Store
 from fabric.store.records import IntentState
-from fabric.ufm.client import PostedAction
+from fabric.ufm.client import PortActionMethod, PostedAction
 from fabric.ufm.cursor import CursorState, EventRead
 from fabric.ufm.errors import UfmError
-from fabric.ufm.models import Event, Job, Port, Versioning
+from fabric.ufm.models import Event, Job, Port, UnhealthyPort, Versioning
 from fabric.ufm.snapshot import TopologySource
 
 UFM_WRITES = frozenset({ActionKind.DISABLE, ActionKind.ENABLE})
@@ -36,7 +36,9 @@ class UfmApi(TopologySource, Protocol):
     async def port(self, name: str) -> Port: ...
     async def events(self, *, handed_over: CursorState | None = None, **filters: str) -> list[Event]: ...
     async def versioning(self) -> Versioning: ...
-    async def post_port_action(self, port_name: str, action: str) -> PostedAction: ...
+    async def unhealthy_ports(self) -> list[UnhealthyPort]: ...
+    async def take_out(self, port_name: str, method: PortActionMethod) -> PostedAction: ...
+    async def put_back(self, port_name: str, method: PortActionMethod) -> PostedAction: ...
     async def await_jobs(self, job_ids: Sequence[str], within: float) -> dict[str, Job | UfmError]: ...
     async def running_jobs(self) -> list[Job]: ...
     async def external_event(self, description: str, *, object_name: str | None = None, otype: str = "Switch",
@@ -84,8 +86,8 @@ class CycleReport:
     writes_given_up: int = 0
     """Components whose write UFM did not confirm in ``[ufm] write_attempts`` tries: nothing more is sent."""
     ports_out_unheld: int = 0
-    """Planned cables' ports UFM shows disabled that no component automation holds out: an operator's (or another
-    tool's) action, recorded once and left alone (``reconcile.explain_unheld``)."""
+    """Planned cables UFM shows out (a port disabled or isolated) that no component automation holds out: an
+    operator's (or another tool's) action, recorded once and left alone (``reconcile.explain_unheld``)."""
     switch_faults: int = 0
     """Switch faults found this cycle (many cables of one switch at once: one switch ticket, no cable disabled)."""
     folded: int = 0

@@ -31,6 +31,7 @@ from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
+from fabric.controller.ports_out import PortsOut, listings
 from fabric.controller.telemetry import TelemetryFeed
 from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
@@ -50,7 +51,7 @@ from fabric.store.records import OperatorRequest, RequestKind
 from fabric.telemetry.records import SampleVerdict
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.cursor import CursorState, EventCursor
-from fabric.ufm.models import Event
+from fabric.ufm.models import Event, UnhealthyPort
 from fabric.ufm.plausibility import (
     ImplausibleTopologyError,
     PlausibilitySettings,
@@ -79,6 +80,7 @@ class EngineSettings:
     rules: RuleSettings = field(default_factory=RuleSettings)
     guard: GuardSettings = field(default_factory=GuardSettings)
     method: PortActionMethod = PortActionMethod.DISABLE
+    """How ports are taken out (``[ufm] method``); one out by the other method is still known as out."""
     writes: WriteSettings = field(default_factory=WriteSettings)
     epoch: int = 1
     """The leader's fencing token, written with every intent."""
@@ -101,7 +103,7 @@ class _Reading:
     live: set[CableKey]
     built: dict[CableKey, Cable]
     """The planned cables UFM shows up, as UFM shows them (their active width and speed)."""
-    disabled_ports: set[str]
+    out: PortsOut
     figures: TopologyFigures
 
 
@@ -109,13 +111,8 @@ class Engine:
     def __init__(self, plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend,
                  settings: EngineSettings, clock: Callable[[], datetime], *,
                  telemetry: TelemetryFeed | None = None) -> None:
-        """``telemetry``: where UFM Telemetry's samples are read (``poll_telemetry``), when they are."""
-        if settings.method is not PortActionMethod.DISABLE:
-            # Recovery, the guard's rebuild and reconciliation read what UFM shows disabled; an isolated port
-            # would be invisible to them and could be counted wrongly or never restored. The configuration
-            # refuses it at load; this is for callers that build settings themselves.
-            raise ValueError(f"ufm.method = {settings.method.value!r} is not supported by the engine yet: "
-                             "use 'disable'")
+        """``telemetry``: where UFM Telemetry's samples are read, once an interval, in the cycle
+        (``_read_telemetry``)."""
         self.plan, self.ufm, self.store, self.settings, self.clock = plan, ufm, store, settings, clock
         self.ticketing = Ticketing(store, tickets, settings.fabric)
         self.outbox = TicketOutbox(store, self.ticketing, settings.outbox)
@@ -127,8 +124,9 @@ class Engine:
         self.cursor = EventCursor()
         self.view: FabricView | None = None
         self._pipeline: Pipeline | None = None
-        self.disabled_ports: set[str] = set()
-        """UFM ports whose physical state is Disabled, as of the last reading accepted."""
+        self.out = PortsOut()
+        """UFM ports out of service, disabled or isolated, as of the last reading accepted (kept in step with
+        automation's own writes as they are settled)."""
         self.live: set[CableKey] = set()
         """Planned cables UFM shows up, as of the last reading accepted."""
         self.built: dict[CableKey, Cable] = {}
@@ -142,7 +140,7 @@ class Engine:
         """Since when every reading of UFM's topology has been refused as one that cannot be true (``None``: the
         last one was accepted). While it lasts nothing is decided: the daemon is not ready."""
         self._unheld_reported: set[str] = set()
-        """Ports UFM shows disabled that no component holds out, recorded as an operator's action (once each)."""
+        """Ports UFM shows out that no component holds out, recorded as an operator's action (once each)."""
         self._waiting: list[Event] = []
         """New events read but not handed to the pipeline yet: at start-up, or while readings are refused."""
         self._counters: dict[str, int] = {}
@@ -184,17 +182,17 @@ class Engine:
         """Read UFM, settle unfinished intents, rebuild the desired state and the guard, restore the cursor."""
         now = self.clock()
         self._load_silences(now)
-        reading = await self._read_fabric(await self._topology_versions())
+        reading = await self._read_fabric(await self._topology_versions(), await self.ufm.unhealthy_ports())
         why = start_refusal(self._figures, reading.figures, self.settings.plausibility)
         if why is not None:
             raise ImplausibleTopologyError(f"UFM's topology cannot be true ({why}): not starting on it; check UFM "
                                            "(or plausibility.min_planned) and start again")
         self._accept(reading)
-        await recovery.settle_intents(self.store, self.writes, self.disabled_ports, now)
+        await recovery.settle_intents(self.store, self.writes, self.out, now)
         assert self.view is not None
         pipeline = self._new_pipeline(self._load_state(), now)
-        restart = (dryrun if self.dry_run else recovery).observed_restart(pipeline.state, self.view,
-                                                                          self.disabled_ports, self.store, now)
+        restart = (dryrun if self.dry_run else recovery).observed_restart(pipeline.state, self.view, self.out,
+                                                                          self.store, now)
         self._record_observed(pipeline.observe(Observed(down=self._down(), restart=restart), now))
         self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
@@ -284,17 +282,19 @@ class Engine:
         self._counters = (await self.ufm.versioning()).versions()
         return {k: v for k, v in self._counters.items() if k in _TOPOLOGY_VERSIONS}
 
-    async def _read_fabric(self, versions: dict[str, int]) -> _Reading:
-        """Systems, links and ports as of ``versions`` (UFM's counters, read just before)."""
+    async def _read_fabric(self, versions: dict[str, int], unhealthy: list[UnhealthyPort]) -> _Reading:
+        """Systems, links and ports as of ``versions`` (UFM's counters, read just before), with the unhealthy ports
+        read with the counters."""
         snapshot = await fetch_snapshot(self.ufm)
         actual = snapshot.fabric("UFM")
         view = build_view(self.plan, actual, self.context)
         live = view.live_cables(actual)
         built = {cable.key: cable for cable in actual.cables if cable.key in live}
-        return _Reading(versions, view, live, built, snapshot.disabled_ports(), TopologyFigures.of(snapshot, len(live)))
+        out = PortsOut(snapshot.disabled_ports(), listings(unhealthy))
+        return _Reading(versions, view, live, built, out, TopologyFigures.of(snapshot, len(live)))
 
     def _accept(self, reading: _Reading) -> None:
-        self._versions, self.view, self.disabled_ports = reading.versions, reading.view, reading.disabled_ports
+        self._versions, self.view, self.out = reading.versions, reading.view, reading.out
         self.live, self.built = reading.live, reading.built
         self._figures = reading.figures
         if self.view_refused_since is not None:
@@ -303,9 +303,12 @@ class Engine:
             self.view_refused_since = None
 
     def _down(self) -> frozenset[CableKey]:
-        """The planned cables the last reading accepted does not show up."""
-        assert self.view is not None
-        return frozenset(self.view.plan_keys - self.live)
+        """The planned cables the last reading accepted does not show carrying traffic: not up, or listed unhealthy
+        (an isolated link stays up; one OpenSM's health policy listed counts too, its action unknown)."""
+        view = self.view
+        assert view is not None
+        listed = {cable for port in self.out.unhealthy if (cable := view.cable_at_port(port)) is not None}
+        return frozenset((view.plan_keys - self.live) | listed)
 
     def _record_observed(self, decision: Decision, report: CycleReport | None = None) -> None:
         """What the policy made of an observation (``fabric.remediation.observe``): its decisions and the records it
@@ -320,12 +323,15 @@ class Engine:
 
     async def _refresh_fabric(self, report: CycleReport, *, whatever_the_counters: bool = False) -> None:
         """Re-read systems, links and ports, unless UFM's change counters say nothing moved since the last reading
-        accepted (while readings are refused, every cycle reads again); refuse a reading that cannot follow it."""
+        accepted and UFM lists the same unhealthy ports (while readings are refused, every cycle reads again);
+        refuse a reading that cannot follow it. The unhealthy ports are read every cycle (a short list): marking a
+        port moves none of the counters UFM documents, and an isolation someone else made must reach the guard."""
         watched = await self._topology_versions()
+        unhealthy = await self.ufm.unhealthy_ports()
         if (not whatever_the_counters and self.view is not None and watched and watched == self._versions
-                and self.view_refused_since is None):
+                and self.view_refused_since is None and listings(unhealthy) == self.out.listed):
             return
-        reading = await self._read_fabric(watched)
+        reading = await self._read_fabric(watched, unhealthy)
         why = refusal(self._figures, reading.figures, self.settings.plausibility)
         if why is not None:
             report.views_refused += 1
@@ -436,18 +442,17 @@ class Engine:
         assert self.view is not None
         shown_up: list[CableKey] = []
         if not self.state.breaker.halted:
-            shown_up = await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports,
-                                                       self.live, self.store, self.writes, now, report)
-        await self.writes.settle(now, self.state.components, self.disabled_ports, report)
+            shown_up = await reconcile.reconcile_ports(self.state, self.view, self.guard, self.out, self.live,
+                                                       self.store, self.writes, now, report)
+        await self.writes.settle(now, self.state.components, self.out, report)
         # Before the tickets are asked for: a port adopted here is held out, and needs its ticket this cycle.
-        adopt = reconcile.adoptable(self.state, self.view, self.disabled_ports, self.store)
+        adopt = reconcile.adoptable(self.state, self.view, self.out, self.store)
         self._record_observed(self.pipeline.observe(Observed(shown_up=tuple(shown_up), adopt=adopt), now), report)
-        reconcile.explain_unheld(self.state, self.view, self.disabled_ports, self.store, now, report,
-                                 self._unheld_reported)
+        reconcile.explain_unheld(self.state, self.view, self.out, self.store, now, report, self._unheld_reported)
         reconcile.ask_for_tickets(self.state, self.store, self.outbox)
         if send_tickets:
             self.ticket_failures(await self.send_tickets(), report)
-        confirmed = reconcile.confirmed_out(self.state, self.view, self.disabled_ports, self.store, self.outbox)
+        confirmed = reconcile.confirmed_out(self.state, self.view, self.out, self.store, self.outbox)
         self._record_observed(self.pipeline.observe(Observed(confirmed_out=confirmed), now), report)
         self._warn_unconfirmed(report)
 
@@ -558,11 +563,8 @@ class Engine:
                 port = self.view.port_to_act_on(action.component)
                 if port is None:
                     report.fail(ErrorKind.UFM, action.kind.value, action.component, "UFM shows no port for it")
-                elif await self.writes.post(action, port, report):
-                    if action.kind is ActionKind.DISABLE:
-                        self.disabled_ports.add(port)
-                    else:
-                        self.disabled_ports.discard(port)
+                else:
+                    await self.writes.post(action, port, self.out, report)
             elif action.kind in TICKET_WRITES:
                 record = self.state.components.get(action.component) if action.component is not None else None
                 body = action.reason if action.kind is ActionKind.COMMENT else ticket_body(action, tickets, record)

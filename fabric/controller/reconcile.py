@@ -1,8 +1,9 @@
 """Level-triggered convergence: UFM and the ticket system brought to the desired state every cycle.
 
-Reconciliation never undoes an operator: it re-disables only what automation holds out and re-enables only
-what automation itself released (on probation); every component automation holds has one open ticket. A port UFM
-shows disabled that no component holds out is never left unexplained (``explain_unheld``).
+Reconciliation never undoes an operator: it takes out again only what automation holds out, and puts back only
+what automation itself released (on probation), the way automation took it out; every component automation holds
+has one open ticket. A port UFM shows out (disabled, or isolated) that no component holds out is never left
+unexplained (``explain_unheld``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from datetime import datetime
 
 from fabric.controller.effects import CycleReport
 from fabric.controller.outbox import TicketOutbox
-from fabric.controller.writes import PortWrites, Progress
+from fabric.controller.ports_out import PortsOut
+from fabric.controller.writes import PortWrites, Progress, last_taken_out
 from fabric.remediation.domain import (
     CONVERGE_RULE,
     HELD,
@@ -26,20 +28,22 @@ from fabric.remediation.policy import PolicyState
 from fabric.remediation.signals import link_id
 from fabric.remediation.view import FabricView
 from fabric.store import Store
-from fabric.store.records import IntentState, TicketState
+from fabric.store.records import TicketState
 from topology.guard import CableKey, GuardReading
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
 """Lifecycles in which a component waits for its ticket to be resolved."""
 OUTSIDE_RULE = "disabled_outside"
-"""The rule of the record saying UFM shows a port disabled that automation did not disable: an operator's action."""
+"""The rule of the record saying UFM shows a port out (disabled, or isolated) that automation did not take out: an
+operator's action."""
 
 
-async def reconcile_ports(state: PolicyState, view: FabricView, guard: GuardReading, disabled_ports: set[str],
+async def reconcile_ports(state: PolicyState, view: FabricView, guard: GuardReading, out: PortsOut,
                           live: set[CableKey], store: Store, writes: PortWrites, now: datetime,
                           report: CycleReport) -> list[CableKey]:
-    """A cable automation holds out must be disabled in UFM (a crash may have cut the action short, or someone
-    enabled it by hand), and one it released must not be. ``disabled_ports`` is kept in step.
+    """A cable automation holds out must be out in UFM, by any method (a crash may have cut the action short, or
+    someone put it back by hand: it is taken out by the configured one), and one it released must not be out the
+    way automation took it out. ``out`` is kept in step.
 
     Each write is sent only when due (``writes.progress``): never while one is in flight, after a backoff once
     UFM left one unconfirmed, and not at all once ``attempts`` were. Returns the cables whose disable was given
@@ -53,12 +57,16 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: GuardRead
         if cable is None or port is None:
             continue
         want_out = cable in guard.disabled
-        is_out = port in disabled_ports
-        # Put back only what automation itself released (on probation): a healthy cable disabled in UFM
-        # may be an operator's maintenance, which automation must not undo.
-        if want_out == is_out or (not want_out and record.lifecycle is not Lifecycle.PROBATION):
-            continue
         kind = ActionKind.DISABLE if want_out else ActionKind.ENABLE
+        # Put back only what automation itself released (on probation), and only the way it took it out: a healthy
+        # cable out in UFM, out by another method, or out again after automation put it back, may be an operator's
+        # maintenance, which automation must not undo.
+        if want_out:
+            if port in out:
+                continue
+        elif (record.lifecycle is not Lifecycle.PROBATION or port not in out
+              or (method := last_taken_out(store, component)) is None or not out.shows(port, method)):
+            continue
         progress = writes.progress(component, kind, record.since, now)
         status = progress.status
         if status is Progress.IN_FLIGHT:
@@ -71,15 +79,14 @@ async def reconcile_ports(state: PolicyState, view: FabricView, guard: GuardRead
             if want_out and cable in live:
                 shown_up.append(cable)  # capacity counts what UFM shows
             continue
-        action = Action(kind, now, CONVERGE_RULE, f"UFM shows {port} {'up' if want_out else 'disabled'}, "
+        action = Action(kind, now, CONVERGE_RULE, f"UFM shows {port} {out.describe(port)}, "
                         f"the desired state is {record.lifecycle.value}: converging", component, dry_run=False)
         if progress.failed and (job := await writes.still_running(component, kind)) is not None:
             writes.wait_out(action, port, job, state.components, now, report)
             continue
         store.record_decision(action)
         report.actions.append(action)
-        if await writes.post(action, port, report):
-            (disabled_ports.add if want_out else disabled_ports.discard)(port)
+        await writes.post(action, port, out, report)
     return shown_up
 
 
@@ -97,12 +104,12 @@ def ask_for_tickets(state: PolicyState, store: Store, outbox: TicketOutbox) -> N
             outbox.queue_open(component, f"{record.rule}: {component}", record.reason, record.rule)
 
 
-def confirmed_out(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
+def confirmed_out(state: PolicyState, view: FabricView, out: PortsOut, store: Store,
                   outbox: TicketOutbox) -> tuple[ComponentId, ...]:
-    """Disabled components whose port UFM shows disabled and whose ticket is open: the policy has them await their
-    repair (until UFM shows the port disabled, it has not confirmed the component is out of service)."""
+    """Disabled components whose port UFM shows out and whose ticket is open: the policy has them await their
+    repair (until UFM shows the port out, it has not confirmed the component is out of service)."""
     return tuple(component for component, record in state.components.items()
-                 if record.lifecycle is Lifecycle.DISABLED and view.port_to_act_on(component) in disabled_ports
+                 if record.lifecycle is Lifecycle.DISABLED and view.port_to_act_on(component) in out
                  and (active := store.active_ticket(outbox.ticketing.key(component))) is not None
                  and active.external_key is not None)
 
@@ -113,25 +120,27 @@ def _resolved_since(store: Store, key: str, since: datetime) -> bool:
                for t in store.tickets(dedup_key=key))
 
 
-def adoptable(state: PolicyState, view: FabricView, disabled_ports: set[str],
+def adoptable(state: PolicyState, view: FabricView, out: PortsOut,
               store: Store) -> tuple[tuple[ComponentId, str], ...]:
-    """(component, port) for every planned cable's port UFM shows disabled that no component holds out, where the
-    intent log shows automation's own disable did it (a write a crash cut short and the restart lost track of):
-    the policy adopts it, within the guard (``fabric.remediation.observe``)."""
+    """(component, port) for every planned cable's port UFM shows out that no component holds out, where the
+    intent log shows automation's own take-out did it, by the method UFM shows (a write a crash cut short and the
+    restart lost track of): the policy adopts it, within the guard (``fabric.remediation.observe``)."""
     found: list[tuple[ComponentId, str]] = []
-    for port, component, record in _disabled_planned(state, view, disabled_ports):
-        if (record is not None and record.lifecycle not in HELD and port == view.port_to_act_on(component)
-                and _disabled_by_us(store, component, record.since)):
+    for port, component, record in _out_planned(state, view, out):
+        if record is None or record.lifecycle in HELD or port != view.port_to_act_on(component):
+            continue
+        method = last_taken_out(store, component, since=record.since)
+        if method is not None and out.shows(port, method):
             found.append((component, port))
     return tuple(found)
 
 
-def explain_unheld(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store, now: datetime,
+def explain_unheld(state: PolicyState, view: FabricView, out: PortsOut, store: Store, now: datetime,
                    report: CycleReport, reported: set[str]) -> None:
-    """Every planned cable's port UFM shows disabled that no component holds out (once ``adoptable``'s were
-    adopted) is recorded once as an operator's action (``reported``: the ports already recorded, kept by the
-    caller) and left alone. ``report.ports_out_unheld`` counts those left alone."""
-    for port, component, record in _disabled_planned(state, view, disabled_ports):
+    """Every planned cable UFM shows out (a port disabled or isolated) that no component holds out (once
+    ``adoptable``'s were adopted) is recorded once as an operator's action (``reported``: the ports already
+    recorded, kept by the caller) and left alone. ``report.ports_out_unheld`` counts those left alone."""
+    for port, component, record in _out_planned(state, view, out):
         if record is not None and record.lifecycle in HELD:
             reported.discard(port)  # held out, or released by automation and being enabled (``reconcile_ports``)
             continue
@@ -143,26 +152,25 @@ def explain_unheld(state: PolicyState, view: FabricView, disabled_ports: set[str
         if last and last[0].action.rule == OUTSIDE_RULE:
             continue  # recorded before a restart
         held = "not held by automation" if record is None else f"automation holds it {record.lifecycle.value}"
-        action = Action(ActionKind.RECORD, now, OUTSIDE_RULE, f"UFM shows {port} disabled and {held}: an "
-                        "operator's (or another tool's) action, left alone", component, dry_run=False)
+        action = Action(ActionKind.RECORD, now, OUTSIDE_RULE, f"UFM shows {port} {out.describe(port)} and {held}: "
+                        "an operator's (or another tool's) action, left alone", component, dry_run=False)
         store.record_decision(action)
         report.actions.append(action)
 
 
-def _disabled_planned(state: PolicyState, view: FabricView,
-                      disabled_ports: set[str]) -> Iterator[tuple[str, ComponentId, ComponentRecord | None]]:
-    """(port, component, record) for every planned cable's port UFM shows disabled, in port order."""
-    for port in sorted(disabled_ports):
-        end = view.resolver.ports.get(port)
-        cable = None if end is None else view.resolver.cable_at(end)
-        if cable is not None:
-            component = link_id(cable)
-            yield port, component, state.components.get(component)
-
-
-def _disabled_by_us(store: Store, component: ComponentId, since: datetime) -> bool:
-    """The newest port write automation carried out on ``component`` since ``since`` was a disable."""
-    for intent in store.intents(component=component, limit=20):
-        if intent.kind in (ActionKind.DISABLE, ActionKind.ENABLE) and intent.state is IntentState.DONE:
-            return intent.kind is ActionKind.DISABLE and intent.created_at >= since
-    return False
+def _out_planned(state: PolicyState, view: FabricView,
+                 out: PortsOut) -> Iterator[tuple[str, ComponentId, ComponentRecord | None]]:
+    """(port, component, record) for every planned cable UFM shows out, once a cable, in port order: the port
+    automation would act on when UFM shows it out, else the first of the cable's ports out (an isolation names both
+    ends of its cable)."""
+    seen: set[ComponentId] = set()
+    for port in out:
+        cable = view.cable_at_port(port)
+        if cable is None:
+            continue
+        component = link_id(cable)
+        if component in seen:
+            continue
+        seen.add(component)
+        acting = view.port_to_act_on(component)
+        yield (acting if acting is not None and acting in out else port), component, state.components.get(component)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from fabric.controller.effects import UFM_WRITES
+from fabric.controller.ports_out import PortsOut
 from fabric.controller.writes import PortWrites
 from fabric.remediation.domain import ActionKind, ComponentId
 from fabric.remediation.observe import Restart
@@ -16,28 +17,29 @@ from fabric.store.records import IntentState
 from topology.guard import RATE_WINDOW
 
 
-async def settle_intents(store: Store, writes: PortWrites, disabled_ports: set[str], now: datetime) -> None:
+async def settle_intents(store: Store, writes: PortWrites, out: PortsOut, now: datetime) -> None:
     """Settle side effects a crash left pending. A port write is settled from UFM: its job is waited for until
-    its deadline (a job still running is not a write that did not happen), then the port read (``writes``)."""
+    its deadline (a job still running is not a write that did not happen), then the port read, or the
+    unhealthy-ports list for an isolation (``writes``)."""
     for intent in store.unfinished_intents():
         if intent.kind not in UFM_WRITES or not (intent.payload or {}).get("port"):
             # Ticket writes are settled by the ticket reconciliation (claims are adopted, not redone).
             store.finish_intent(intent.id, IntentState.ROLLED_BACK, "recovered after a restart")
-    await writes.recover(now, store.components(), disabled_ports)
+    await writes.recover(now, store.components(), out)
 
 
-def observed_restart(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
-                     now: datetime) -> Restart:
+def observed_restart(state: PolicyState, view: FabricView, out: PortsOut, store: Store, now: datetime) -> Restart:
     """What a live start-up found, for the policy to count again what automation holds out
-    (``fabric.remediation.observe``): the disables of the decision log's last hour, the ports UFM shows disabled,
-    and the disables still in flight after ``settle_intents`` (a job UFM may still be running)."""
+    (``fabric.remediation.observe``): the disables of the decision log's last hour, the ports UFM shows out
+    (disabled or isolated, whatever the method configured now), and the take-outs still in flight after
+    ``settle_intents`` (a job UFM may still be running)."""
     return Restart(disables=tuple(store.disables_since(now - RATE_WINDOW)),
-                   shown_out=shown_out(state, view, disabled_ports),
+                   shown_out=shown_out(state, view, out),
                    in_flight=frozenset(i.component for i in store.unfinished_intents()
                                        if i.kind is ActionKind.DISABLE and i.component is not None))
 
 
-def shown_out(state: PolicyState, view: FabricView, disabled_ports: set[str]) -> frozenset[ComponentId]:
-    """The components of ``state`` whose port UFM shows disabled."""
+def shown_out(state: PolicyState, view: FabricView, out: PortsOut) -> frozenset[ComponentId]:
+    """The components of ``state`` whose port UFM shows out, disabled or isolated."""
     return frozenset(component for component in state.components
-                     if (port := view.port_to_act_on(component)) is not None and port in disabled_ports)
+                     if (port := view.port_to_act_on(component)) is not None and port in out)

@@ -68,8 +68,8 @@ class DaemonMetrics:
                 ("writes_pending", "UFM port writes sent and not settled at the end of the last cycle."),
                 ("writes_backing_off", "Components whose last write UFM did not confirm, waiting to retry."),
                 ("writes_given_up", "Components whose write UFM never confirmed: nothing more is sent."),
-                ("ports_out_unheld", "Ports UFM shows disabled that automation does not hold out (an operator's "
-                                     "action): recorded once, left alone."),
+                ("ports_out_unheld", "Planned cables UFM shows out (disabled or isolated) that automation does not "
+                                     "hold out (an operator's action): recorded once, left alone."),
             )}
         self.components = Gauge("fabric_components", "Components automation holds, by lifecycle state.",
                                 ["state"], registry=registry)

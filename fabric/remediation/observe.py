@@ -32,7 +32,8 @@ class Restart:
     """The disables the decision log holds within the guard's sliding hour (a dry run's: those since its scope
     began, and live mode's before), oldest first: the hourly rate is rebuilt from them, not from what is out."""
     shown_out: frozenset[ComponentId]
-    """Components whose port UFM shows disabled."""
+    """Components whose port UFM shows out of service: disabled, or isolated (by either method, whichever is
+    configured now)."""
     in_flight: frozenset[ComponentId] = frozenset()
     """Components whose disable is still in flight (its intent pending after the restart settled what it could:
     a job UFM may still be running)."""

@@ -62,6 +62,11 @@ class FabricView:
                 cables.append((names[0], names[1]))
         return Watched(tuple(rates), rates, tuple(cables))
 
+    def cable_at_port(self, port: str) -> CableKey | None:
+        """The planned cable a UFM port (``<guid>_<n>``) is an end of."""
+        end = self.resolver.ports.get(port)
+        return None if end is None else self.resolver.cable_at(end)
+
     def live_cables(self, actual: Fabric) -> set[CableKey]:
         """Planned cables UFM shows up, cabled as planned."""
         return {cable.key for cable in actual.cables if cable.key in self.plan_keys}

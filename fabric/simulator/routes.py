@@ -295,6 +295,7 @@ def apply_unhealthy(state: SimState, body: Any) -> None:
             if action not in UNHEALTHY_ACTIONS:
                 raise HTTPException(400, f"action must be one of {', '.join(UNHEALTHY_ACTIONS)}")
             for port in ports:
+                state.unhealthy.asked.append((state.now(), policy, port))
                 state.mark_unhealthy(port, action, "MANUAL")
         elif policy == "HEALTHY":
             for device in devices:
@@ -303,6 +304,7 @@ def apply_unhealthy(state: SimState, body: Any) -> None:
                     raise HTTPException(400, f"unknown device {device}")
                 ports += [p for p in state.unhealthy.names() if state.fabric.names[p].system_guid == guid]
             for port in ports:
+                state.unhealthy.asked.append((state.now(), policy, port))
                 state.mark_healthy(port)
         else:
             raise HTTPException(400, "ports_policy must be UNHEALTHY or HEALTHY")

@@ -48,6 +48,10 @@ class UnhealthyEntry:
 class UnhealthyPorts:
     def __init__(self) -> None:
         self._entries: dict[str, UnhealthyEntry] = {}
+        self.asked: list[tuple[datetime, str, str]] = []
+        """Every change ``PUT`` asked for, in order: (when, ``UNHEALTHY`` or ``HEALTHY``, port), whatever it
+        changed. Not served: the record a test judges a client's writes by, as it judges port actions by the
+        jobs (a port marked unhealthy twice, more ports marked at once than a limit allows)."""
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -9,7 +9,7 @@ transaction that would record the intent, which fences a deposed leader that has
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -151,11 +151,14 @@ class IntentOps(OpsBase):
             row = conn.execute(sa.select(intents).where(self._mine(intent_id))).mappings().first()
         return None if row is None else _intent(row)
 
-    def intents(self, *, component: ComponentId | None = None, limit: int = 100) -> list[IntentRecord]:
-        """The newest ``limit`` intents (of ``component``), newest first."""
+    def intents(self, *, component: ComponentId | None = None, kinds: Collection[ActionKind] | None = None,
+                limit: int = 100) -> list[IntentRecord]:
+        """The newest ``limit`` intents (of ``component``, of ``kinds``), newest first."""
         query = sa.select(intents).where(intents.c.fabric == self.fabric).order_by(intents.c.id.desc()).limit(limit)
         if component is not None:
             query = query.where(intents.c.component == str(component))
+        if kinds is not None:
+            query = query.where(intents.c.kind.in_([kind.value for kind in kinds]))
         with self._read() as conn:
             return [_intent(row) for row in conn.execute(query).mappings()]
 

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from fabric.ufm.auth import BasicAuth, NoAuth, SessionAuth, TokenAuth, UfmAuth
     from fabric.ufm.client import (
         ActionResult,
-        ConfirmPolicy,
         JobPollPolicy,
         PortActionMethod,
         RetryPolicy,
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     )
     from fabric.ufm.cursor import CursorState, EventCursor
     from fabric.ufm.errors import (
-        UfmActionNotConfirmedError,
         UfmAuthError,
         UfmError,
         UfmHttpStatusError,
@@ -57,7 +55,6 @@ _HOMES: dict[str, str] = {
     "ActionResult": "fabric.ufm.client",
     "Alarm": "fabric.ufm.models",
     "BasicAuth": "fabric.ufm.auth",
-    "ConfirmPolicy": "fabric.ufm.client",
     "CursorState": "fabric.ufm.cursor",
     "Event": "fabric.ufm.models",
     "EventCursor": "fabric.ufm.cursor",
@@ -77,7 +74,6 @@ _HOMES: dict[str, str] = {
     "System": "fabric.ufm.models",
     "TelemetryClient": "fabric.ufm.telemetry",
     "TokenAuth": "fabric.ufm.auth",
-    "UfmActionNotConfirmedError": "fabric.ufm.errors",
     "UfmAuth": "fabric.ufm.auth",
     "UfmAuthError": "fabric.ufm.errors",
     "UfmClient": "fabric.ufm.client",
@@ -106,7 +102,6 @@ __all__ = [
     "ActionResult",
     "Alarm",
     "BasicAuth",
-    "ConfirmPolicy",
     "CursorState",
     "Event",
     "EventCursor",
@@ -126,7 +121,6 @@ __all__ = [
     "System",
     "TelemetryClient",
     "TokenAuth",
-    "UfmActionNotConfirmedError",
     "UfmAuth",
     "UfmAuthError",
     "UfmClient",

@@ -10,8 +10,9 @@ Guarantees:
   :mod:`fabric.ufm.http`;
 - a response that is not what the API promises raises a :mod:`fabric.ufm.errors` error; no caller
   ever gets partial data;
-- a port action is only reported done once reading the port (or the unhealthy-ports list) back shows
-  it took.
+- a port write (a disable or enable posted as a UFM job, a port marked unhealthy or healthy) is handed to
+  UFM and returned without being confirmed: the caller settles it by reading UFM
+  (``fabric.controller.writes``), so that no call waits on a job or a subnet manager's sweep.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from fabric.ufm.appended import EventListMemory
 from fabric.ufm.auth import UfmAuth
 from fabric.ufm.cursor import CursorState, drop_handed_over
 from fabric.ufm.errors import (
-    UfmActionNotConfirmedError,
     UfmError,
     UfmJobFailedError,
     UfmJobTimeoutError,
@@ -69,7 +69,6 @@ from topology.strictjson import JsonError
 
 __all__ = [
     "ActionResult",
-    "ConfirmPolicy",
     "JobPollPolicy",
     "PortActionMethod",
     "PostedAction",
@@ -90,12 +89,12 @@ _JOB_REF_RE = re.compile(r"(?:^|/)jobs/([A-Za-z0-9_.-]+)")
 
 
 class PortActionMethod(StrEnum):
-    """How a port is taken out of service (the choice is site configuration).
+    """How a port is taken out of service (the choice is site configuration, ``[ufm] method``).
 
     ``DISABLE``: ``POST /actions`` disable/enable, a UFM job; the port's ``physical_state`` becomes
     ``Disabled``.  Persistent across switch reboots.
-    ``ISOLATE``: ``PUT /app/unhealthy_ports`` UNHEALTHY/HEALTHY, synchronous; OpenSM applies it at a
-    later sweep.
+    ``ISOLATE``: ``PUT /app/unhealthy_ports`` UNHEALTHY (action isolate) / HEALTHY, synchronous: UFM lists the
+    port at once, and OpenSM applies it at its next sweep (the link stays up, no data crosses it).
     """
 
     DISABLE = "disable"
@@ -111,55 +110,36 @@ class JobPollPolicy:
 
 
 @dataclass(frozen=True, slots=True)
-class ConfirmPolicy:
-    """How an action is confirmed by reading state back: up to ``attempts`` reads, ``interval`` apart."""
-
-    attempts: int = 5
-    interval: float = 2.0
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1:
-            raise ValueError("ConfirmPolicy.attempts must be at least 1")
-
-
-@dataclass(frozen=True, slots=True)
 class PostedAction:
-    """A port action handed to UFM (``POST /actions``) and not yet confirmed."""
+    """A port write handed to UFM and not yet confirmed: an action of ``POST /actions`` (``disable``, ``enable``,
+    ``reset``), or a change of ``PUT /app/unhealthy_ports`` (``isolate``, ``restore``)."""
 
     port_name: str
     action: str
     port: Port
     """The port as read just before."""
     job_id: str | None
-    """UFM's job; ``None`` when nothing was sent, the port being already in the wanted state."""
+    """UFM's job; ``None`` for an unhealthy-ports change (UFM answers it at once, no job) or when nothing was
+    sent."""
+    sent: bool = True
+    """False when nothing was sent, UFM showing the port in the wanted state already."""
 
 
 @dataclass(frozen=True, slots=True)
 class ActionResult:
-    """The outcome of a confirmed port action.
-
-    ``sent`` is False when nothing was sent because the port was already in the wanted state.
-    ``port`` is the port as read back (disable/enable); ``unhealthy`` the matching unhealthy-ports
-    entry after an isolation (``None`` after a restore). ``method`` is ``None`` for a reset, which takes
-    nothing out of service.
-    """
+    """The outcome of a port action whose job was waited for (a reset): the job, and the port as read before."""
 
     port_name: str
     action: str
-    method: PortActionMethod | None
-    sent: bool
-    job: Job | None = None
-    port: Port | None = None
-    unhealthy: UnhealthyPort | None = None
-    confirm_reads: int = 0
+    job: Job
+    port: Port
 
 
 def _running(job: Job | UfmError) -> bool:
     return isinstance(job, Job) and job.in_progress
 
 
-def _port_name_of(port: str | Port) -> str:
-    name = port.name if isinstance(port, Port) else port
+def _port_name_of(name: str) -> str:
     return PortEnd.parse(name).name
 
 
@@ -181,7 +161,6 @@ class UfmClient:
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
         job_poll: JobPollPolicy | None = None,
-        confirm: ConfirmPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: SleepFn | None = None,
         clock: ClockFn | None = None,
@@ -200,7 +179,6 @@ class UfmClient:
         self.base_url = self._http.base_url
         self.retry = self._http.retry
         self.job_poll = job_poll or JobPollPolicy()
-        self.confirm = confirm or ConfirmPolicy()
         self._sleep: SleepFn = sleep or asyncio.sleep
         self._clock: ClockFn = clock or time.monotonic
         self._tz = server_tz
@@ -324,25 +302,19 @@ class UfmClient:
 
     # ---------------------------------------------------------------------------------- actions
 
-    async def take_out(self, port: str | Port, method: PortActionMethod) -> ActionResult:
-        """Take a port out of service by the configured method, and confirm it."""
+    async def take_out(self, port_name: str, method: PortActionMethod) -> PostedAction:
+        """Take a port out of service by ``method`` without waiting: its disable posted (a job), or the port marked
+        unhealthy with action isolate (synchronous; OpenSM isolates it at its next sweep)."""
         if method is PortActionMethod.DISABLE:
-            return await self.disable_port(_port_name_of(port))
-        return await self.isolate_port(_port_name_of(port))
+            return await self.post_port_action(port_name, "disable")
+        return await self._put_unhealthy(port_name, unhealthy=True)
 
-    async def put_back(self, port: str | Port, method: PortActionMethod) -> ActionResult:
-        """Undo :meth:`take_out` by the same method, and confirm it."""
+    async def put_back(self, port_name: str, method: PortActionMethod) -> PostedAction:
+        """Undo :meth:`take_out` by ``method``, without waiting: the port's enable posted, or the port marked
+        healthy."""
         if method is PortActionMethod.DISABLE:
-            return await self.enable_port(_port_name_of(port))
-        return await self.restore_port(_port_name_of(port))
-
-    async def disable_port(self, port_name: str) -> ActionResult:
-        """Disable a port (``POST /actions``), wait for the job, confirm ``physical_state`` Disabled."""
-        return await self._port_job_action(port_name, "disable")
-
-    async def enable_port(self, port_name: str) -> ActionResult:
-        """Enable a port (``POST /actions``), wait for the job, confirm it is no longer Disabled."""
-        return await self._port_job_action(port_name, "enable")
+            return await self.post_port_action(port_name, "enable")
+        return await self._put_unhealthy(port_name, unhealthy=False)
 
     async def reset_port(self, port_name: str) -> ActionResult:
         """Reset a port (``POST /actions`` reset, as NVIDIA's PDR plugin does before it gives up on a port), and
@@ -351,37 +323,7 @@ class UfmClient:
         assert posted.job_id is not None  # a reset is always sent
         job = await self.wait_for_job(posted.job_id)
         log.info("UFM port reset done", extra={"ufm_port": posted.port_name, "ufm_job_id": posted.job_id})
-        return ActionResult(port_name=posted.port_name, action="reset", method=None, sent=True, job=job,
-                            port=posted.port)
-
-    async def isolate_port(self, port_name: str) -> ActionResult:
-        """Mark a port UNHEALTHY with action isolate; confirm it is listed in the unhealthy ports."""
-        name = _port_name_of(port_name)
-        body = {"ports": [name], "ports_policy": "UNHEALTHY", "action": "isolate"}
-        await self._put_unhealthy(name, body, "isolate")
-        entry, reads = await self._confirm_unhealthy(name, listed=True)
-        return ActionResult(
-            port_name=name,
-            action="isolate",
-            method=PortActionMethod.ISOLATE,
-            sent=True,
-            unhealthy=entry,
-            confirm_reads=reads,
-        )
-
-    async def restore_port(self, port_name: str) -> ActionResult:
-        """Mark a port HEALTHY again; confirm it has left the unhealthy ports."""
-        name = _port_name_of(port_name)
-        body = {"ports": [name], "ports_policy": "HEALTHY"}
-        await self._put_unhealthy(name, body, "restore")
-        _, reads = await self._confirm_unhealthy(name, listed=False)
-        return ActionResult(
-            port_name=name,
-            action="restore",
-            method=PortActionMethod.ISOLATE,
-            sent=True,
-            confirm_reads=reads,
-        )
+        return ActionResult(port_name=posted.port_name, action="reset", job=job, port=posted.port)
 
     async def wait_for_job(self, job_id: str) -> Job:
         """Poll a job until it is no longer running; raise unless it succeeded.
@@ -443,7 +385,7 @@ class UfmClient:
                 "UFM port already in wanted state, nothing sent",
                 extra={"ufm_action": action, "ufm_port": name, "physical_state": port.physical_state},
             )
-            return PostedAction(name, action, port, None)
+            return PostedAction(name, action, port, None, sent=False)
         body = {
             "action": action,
             "object_ids": [system_guid],
@@ -453,14 +395,7 @@ class UfmClient:
             "description": "",
         }
         log.info("UFM port action requested", extra={"ufm_action": action, "ufm_port": name})
-        try:
-            response = await self._http.request("POST", "/actions", json_body=body)
-        except UfmTransportError as exc:
-            if exc.path != self._http.display_path("/actions"):
-                raise  # the session login before it failed: nothing was sent
-            raise UfmOutcomeUnknownError(
-                f"{action} of port {name}: {exc.summary}", method="POST", path=exc.path
-            ) from exc
+        response = await self._write("POST", "/actions", body, f"{action} of port {name}")
         job_id = self._job_id(response, "/actions")
         log.info("UFM port action accepted", extra={"ufm_action": action, "ufm_port": name, "ufm_job_id": job_id})
         return PostedAction(name, action, port, job_id)
@@ -502,67 +437,28 @@ class UfmClient:
 
     # ---------------------------------------------------------------------------------- action internals
 
-    async def _port_job_action(self, port_name: str, action: str) -> ActionResult:
-        want_disabled = action == "disable"
-        posted = await self.post_port_action(port_name, action)
-        name, job_id = posted.port_name, posted.job_id
-        if job_id is None:
-            return ActionResult(port_name=name, action=action, method=PortActionMethod.DISABLE, sent=False,
-                                port=posted.port)
-        job = await self.wait_for_job(job_id)
-        reads = 0
-        last: Port | None = None
-        for attempt in range(self.confirm.attempts):
-            if attempt:
-                await self._sleep(self.confirm.interval)
-            last = await self.port(name)
-            reads += 1
-            if last.is_disabled == want_disabled:
-                log.info(
-                    "UFM port action confirmed",
-                    extra={"ufm_action": action, "ufm_port": name, "physical_state": last.physical_state},
-                )
-                return ActionResult(
-                    port_name=name,
-                    action=action,
-                    method=PortActionMethod.DISABLE,
-                    sent=True,
-                    job=job,
-                    port=last,
-                    confirm_reads=reads,
-                )
-        expected = "'Disabled'" if want_disabled else "anything but 'Disabled'"
-        state = last.physical_state if last is not None else None
-        raise UfmActionNotConfirmedError(
-            f"{action} of port {name} not confirmed: job {job_id} ended {job.Status!r} but after "
-            f"{reads} read(s) physical_state is {state!r}, expected {expected}",
-            method="GET",
-            path=f"{self._http.prefix}/resources/ports/{name}",
-        )
-
-    async def _put_unhealthy(self, name: str, body: dict[str, Any], action: str) -> None:
+    async def _put_unhealthy(self, port_name: str, *, unhealthy: bool) -> PostedAction:
+        """``PUT /app/unhealthy_ports``: the port marked UNHEALTHY with action isolate, or HEALTHY. The port is read
+        first, as before a ``POST /actions``: an unknown port is refused before anything is sent, and the caller
+        learns its system (where UFM's event log files the note of the write)."""
+        name = _port_name_of(port_name)
+        port = await self.port(name)
+        action = "isolate" if unhealthy else "restore"
+        body: dict[str, Any] = ({"ports": [name], "ports_policy": "UNHEALTHY", "action": "isolate"} if unhealthy
+                                else {"ports": [name], "ports_policy": "HEALTHY"})
         log.info("UFM unhealthy-ports change requested", extra={"ufm_action": action, "ufm_port": name})
-        await self._http.request("PUT", "/app/unhealthy_ports", json_body=body)
+        await self._write("PUT", "/app/unhealthy_ports", body, f"{action} of port {name}")
+        return PostedAction(name, action, port, None)
 
-    async def _confirm_unhealthy(self, name: str, *, listed: bool) -> tuple[UnhealthyPort | None, int]:
-        reads = 0
-        matches: list[UnhealthyPort] = []
-        for attempt in range(self.confirm.attempts):
-            if attempt:
-                await self._sleep(self.confirm.interval)
-            entries = await self.unhealthy_ports()
-            reads += 1
-            matches = [entry for entry in entries if entry.concerns(name)]
-            if bool(matches) == listed:
-                return (matches[0] if matches else None), reads
-        action = "isolate" if listed else "restore"
-        seen = "absent from" if listed else "still in"
-        raise UfmActionNotConfirmedError(
-            f"{action} of port {name} not confirmed: after {reads} read(s) it is {seen} "
-            f"the unhealthy ports" + (f" (conditions {matches[0].Condition})" if matches else ""),
-            method="GET",
-            path=f"{self._http.prefix}/app/unhealthy_ports",
-        )
+    async def _write(self, method: str, path: str, body: dict[str, Any], what: str) -> httpx.Response:
+        """One write, never retried. One that gets no usable answer (timeout, connection lost) raises
+        :class:`UfmOutcomeUnknownError`: UFM may have carried it out."""
+        try:
+            return await self._http.request(method, path, json_body=body)
+        except UfmTransportError as exc:
+            if exc.path != self._http.display_path(path):
+                raise  # the session login before it failed: nothing was sent
+            raise UfmOutcomeUnknownError(f"{what}: {exc.summary}", method=method, path=exc.path) from exc
 
     def _job_id(self, response: httpx.Response, path: str) -> str:
         location = response.headers.get("Location")

@@ -125,7 +125,3 @@ class UfmJobFailedError(UfmJobError):
 
 class UfmJobTimeoutError(UfmJobError):
     """The job was still not finished when the polling deadline passed."""
-
-
-class UfmActionNotConfirmedError(UfmError):
-    """UFM accepted the action, but reading the object back does not show the expected state."""

@@ -642,22 +642,32 @@ class UnhealthyPort(UfmModel):
 
     @property
     def port_name(self) -> str | None:
-        """The unhealthy side as ``<guid>_<n>`` (from GUID + number, else from ``UnhealthyPort``)."""
+        """The ``Unhealthy*`` side as ``<guid>_<n>`` (from GUID + number, else from ``UnhealthyPort``)."""
         return _port_name(self.UnhealthyGUID, self.UnhealthyPortNumber, self.UnhealthyPort)
 
     @property
     def peer_port_name(self) -> str | None:
-        """The peer side as ``<guid>_<n>``, when UFM gives it."""
+        """The ``Peer*`` side as ``<guid>_<n>``, when UFM gives it."""
         return _port_name(self.PeerGUID, self.PeerPortNumber, self.PeerPort)
 
-    def concerns(self, port_name: str) -> bool:
-        """This entry names ``port_name`` on either side.
+    @property
+    def ports(self) -> frozenset[str]:
+        """The ports the entry names, both sides: the port marked and its cable's other end.
 
-        Which side of the pair UFM puts the port it was asked to isolate on is UNCONFIRMED, so both
-        sides count.
+        Which side UFM puts the port it was asked to mark on is UNCONFIRMED: NVIDIA's ``batch_isolate_devices.py``
+        looks for it on the ``Peer*`` side (a port without a cable is on the ``Unhealthy*`` side, its peers
+        ``N/A``), and the REST guide's examples name a host's port on the ``Unhealthy*`` side. Both sides are ends
+        of one cable, so a reader that takes an entry for its cable needs no answer.
         """
-        wanted = PortEnd.parse(port_name).name
-        return wanted in (self.port_name, self.peer_port_name)
+        return frozenset(name for name in (self.port_name, self.peer_port_name) if name is not None)
+
+    @property
+    def manual(self) -> bool:
+        """Marked by ``PUT /app/unhealthy_ports`` (condition ``MANUAL``, in either form of ``Condition``): an
+        action of the caller's, isolate or no_discover. Any other condition is OpenSM's own health policy, whose
+        action for it (report, isolate, no_discover) the entry does not say (``State`` is a severity in the REST
+        guide's examples)."""
+        return any(condition.strip().upper() == "MANUAL" for condition in self.Condition)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ import os
 import signal
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,11 +43,11 @@ from fabric import wiring
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport
 from fabric.ufm.auth import BasicAuth
-from fabric.ufm.client import EXTERNAL_INFO, JobPollPolicy, PostedAction, RetryPolicy, UfmClient
+from fabric.ufm.client import EXTERNAL_INFO, JobPollPolicy, PortActionMethod, PostedAction, RetryPolicy, UfmClient
 from fabric.ufm.cursor import CursorState
 from fabric.ufm.errors import UfmError
 from fabric.ufm.http import SleepFn
-from fabric.ufm.models import Event, Job, Link, Port, System, Versioning
+from fabric.ufm.models import Event, Job, Link, Port, System, UnhealthyPort, Versioning
 from tickets.base import Ticket, TicketBackend
 from topology.formats.ndt import read_ndt
 
@@ -150,10 +150,21 @@ class KillableUfm:
         self.kill.ufm_call()
         return await self.inner.versioning()
 
-    async def post_port_action(self, port_name: str, action: str) -> PostedAction:
+    async def unhealthy_ports(self) -> list[UnhealthyPort]:
+        self.kill.ufm_call()
+        return await self.inner.unhealthy_ports()
+
+    async def take_out(self, port_name: str, method: PortActionMethod) -> PostedAction:
+        return await self._write(self.inner.take_out, port_name, method)
+
+    async def put_back(self, port_name: str, method: PortActionMethod) -> PostedAction:
+        return await self._write(self.inner.put_back, port_name, method)
+
+    async def _write(self, write: Callable[[str, PortActionMethod], Awaitable[PostedAction]], port_name: str,
+                     method: PortActionMethod) -> PostedAction:
         self.kill.ufm_call()
         self.kill.cross("before_write")
-        posted = await self.inner.post_port_action(port_name, action)
+        posted = await write(port_name, method)
         self.kill.cross("after_write")
         return posted
 

@@ -39,6 +39,7 @@ from daemon_checks import (
     over_the_guard,
     over_the_hourly_limit,
     pending_intents,
+    putting_back,
     rolled_back_while_done,
     taken_out_twice,
 )
@@ -125,6 +126,8 @@ class RunRecord:
     seconds: float = 0.0
     probes: dict[str, Probe] = field(default_factory=dict)
     """What the daemon showed of each UFM fault (``daemon_faults``) at the end of its tick."""
+    method: str = "disable"
+    """How the daemon took ports out (``[ufm] method``)."""
 
     def seen(self, invariant: str, lines: Sequence[str], moment: str) -> None:
         found = self.violations.setdefault(invariant, {})
@@ -182,10 +185,11 @@ class Killer:
 class Run:
     """The simulator in this process, the daemon's lives, the technician; the checks are ``daemon_checks``'."""
 
-    def __init__(self, workdir: Path, name: str, kills: Sequence[Kill] = (), faults: Sequence[UfmFault] = ()) -> None:
+    def __init__(self, workdir: Path, name: str, kills: Sequence[Kill] = (), faults: Sequence[UfmFault] = (), *,
+                 method: str = "disable") -> None:
         self.workdir = workdir / name
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.record = RunRecord(name, self.workdir / "fabric.db")
+        self.record = RunRecord(name, self.workdir / "fabric.db", method=method)
         self.kills = tuple(kills)
         self.faults = tuple(faults)
         self.plan = fat_tree(SPEC)
@@ -230,6 +234,7 @@ hourly_limit = {HOURLY_LIMIT}
 
 [ufm]
 url = "{url}"
+method = "{self.record.method}"
 
 [store]
 url = "sqlite:///{self.record.database}"
@@ -398,19 +403,23 @@ port = {self.port}
     def _check(self, moment: str) -> None:
         """Every invariant that one run can judge alone, on what the store, the tickets and UFM show now."""
         with self.state.lock:
-            disabled = sorted(self.state.fabric.disabled)
+            # Out either way; isolated means listed unhealthy (OpenSM applies it at a later sweep).
+            out = sorted({*self.state.fabric.disabled, *self.state.unhealthy.names()})
             jobs = [(j.created, j.action, j.port or "", j.status) for j in self.state.jobs.all()]
+            # A port marked unhealthy is taken out (UFM answers the PUT once it has done it), marked healthy put back.
+            jobs += [(when, "disable" if policy == "UNHEALTHY" else "enable", port, "Completed")
+                     for when, policy, port in self.state.unhealthy.asked]
         records = self.store.components()
         tickets = self.store.tickets()
         decisions = self.store.decisions(limit=1_000_000)
         intents = self.store.intents(limit=1_000_000)
         found_now = {
-            "held out": held_out_without_one_ticket(disabled, self.components, records, tickets,
-                                                    self._awaiting_resume(tickets)),
+            "held out": held_out_without_one_ticket(out, self.components, records, tickets,
+                                                    self._awaiting_resume(tickets), putting_back(intents)),
             "taken out twice": taken_out_twice(jobs),
             "hourly limit": over_the_hourly_limit(decisions, HOURLY_LIMIT),
             "guard and cap": over_the_guard(decisions) + over_the_cap(jobs, CAP),
-            "rolled back, done in UFM": rolled_back_while_done(intents, disabled, self.components),
+            "rolled back, done in UFM": rolled_back_while_done(intents, out, self.components),
             "tickets agree": ticket_disagreements(tickets, self.tickets.list()),
         }
         if moment == "at the end":

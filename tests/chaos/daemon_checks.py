@@ -21,7 +21,7 @@ CONVERGENCE = "reconcile"
 
 INVARIANTS = {  # the name each check's violations are kept under, and what it says
     "held out": "every port UFM shows out is held out by exactly one component with one open ticket",
-    "taken out twice": "no port disabled twice without an enable between (nothing taken out twice for one finding)",
+    "taken out twice": "no port taken out twice without a put-back between (nothing taken out twice for one finding)",
     "hourly limit": "no sliding hour with more disables decided than the hourly limit (from the decision log)",
     "guard and cap": "no disable over the cap or below a leaf's minimum of paths to core",
     "rolled back, done in UFM": "no disable rolled back as not carried out while UFM shows it done",
@@ -74,31 +74,36 @@ def found(findings: Iterable[Finding], tick: Callable[[datetime], datetime]) -> 
                   for f in findings)
 
 
-def held_out_without_one_ticket(disabled: Iterable[str], components: Mapping[str, ComponentId],
+def held_out_without_one_ticket(out: Iterable[str], components: Mapping[str, ComponentId],
                                 records: Mapping[ComponentId, ComponentRecord], tickets: Sequence[TicketRecord],
-                                awaiting_resume: frozenset[ComponentId] = frozenset()) -> list[str]:
-    """Every port UFM shows disabled is held out by exactly one component (its cable's, in a state that holds it
-    out) with exactly one open ticket. ``awaiting_resume``: repaired while the breaker halted automation, whose
-    enable waits for the resume (their ticket is resolved, by design)."""
+                                awaiting_resume: frozenset[ComponentId] = frozenset(),
+                                putting_back: frozenset[ComponentId] = frozenset()) -> list[str]:
+    """Every port UFM shows out (disabled, or listed unhealthy) is held out by exactly one component (its cable's, in
+    a state that holds it out) with exactly one open ticket. ``awaiting_resume``: repaired while the breaker halted
+    automation, whose enable waits for the resume (their ticket is resolved, by design). ``putting_back``: released,
+    their put-back in flight (its intent pending, as when a kill cut it short: settled by reading UFM)."""
     open_tickets = Counter(t.component for t in tickets if t.state is TicketState.OPEN and t.component is not None)
     problems = []
-    for port in sorted(disabled):
+    for port in sorted(out):
         component = components.get(port)
         record = records.get(component) if component is not None else None
         if component is None:
-            problems.append(f"UFM shows {port} disabled, a port of no planned cable")
+            problems.append(f"UFM shows {port} out, a port of no planned cable")
+        elif component in putting_back:
+            continue
         elif record is None or record.lifecycle not in HOLDING_OUT:
             state = record.lifecycle.value if record is not None else "no record"
-            problems.append(f"UFM shows {port} ({component}) disabled and no component holds it out ({state})")
+            problems.append(f"UFM shows {port} ({component}) out and no component holds it out ({state})")
         elif component not in awaiting_resume and (count := open_tickets[component]) != 1:
-            problems.append(f"UFM shows {port} ({component}) disabled, held out ({record.lifecycle.value}) with "
+            problems.append(f"UFM shows {port} ({component}) out, held out ({record.lifecycle.value}) with "
                             f"{count} open tickets")
     return problems
 
 
 def taken_out_twice(jobs: Iterable[tuple[datetime, str, str, str]]) -> list[str]:
-    """No port is disabled by UFM twice without an enable between: ``jobs`` are UFM's (created, action, port,
-    status); a second disable job for a port already out is a disable sent twice for one finding."""
+    """No port is taken out by UFM twice without a put-back between: ``jobs`` are UFM's (created, action, port,
+    status), a port marked unhealthy or healthy among them as a disable or enable; a second disable for a port
+    already out is a take-out sent twice for one finding."""
     out: dict[str, datetime] = {}
     problems = []
     for created, action, port, status in sorted(jobs):
@@ -156,23 +161,29 @@ def over_the_cap(jobs: Iterable[tuple[datetime, str, str, str]], cap: int) -> li
     return problems
 
 
+def putting_back(intents: Iterable[IntentRecord]) -> frozenset[ComponentId]:
+    """The components whose put-back (enable) is pending."""
+    return frozenset(i.component for i in intents
+                     if i.state is IntentState.PENDING and i.kind is ActionKind.ENABLE and i.component is not None)
+
+
 def pending_intents(intents: Iterable[IntentRecord]) -> list[str]:
     return [f"intent {i.id} ({i.kind.value} {i.component}, epoch {i.epoch}) still pending since "
             f"{i.created_at:%H:%M:%S}" for i in intents if i.state is IntentState.PENDING]
 
 
-def rolled_back_while_done(intents: Iterable[IntentRecord], disabled: Iterable[str],
+def rolled_back_while_done(intents: Iterable[IntentRecord], out: Iterable[str],
                            components: Mapping[str, ComponentId]) -> list[str]:
     """A disable rolled back as "not carried out" whose port UFM shows out, and no later disable of that component
     done: the intent says the opposite of what UFM did (issue 20, item 1)."""
-    out = {components[p] for p in disabled if p in components}
+    shown = {components[p] for p in out if p in components}
     last: dict[ComponentId, IntentRecord] = {}
     for intent in sorted(intents, key=lambda i: i.id):
         if intent.component is not None and intent.kind in (ActionKind.DISABLE, ActionKind.ENABLE):
             last[intent.component] = intent
     return [f"{c}: UFM shows it out, its last port intent ({i.id}, {i.kind.value}) is {i.state.value}: "
             f"{i.outcome}" for c, i in sorted(last.items(), key=lambda item: str(item[0]))
-            if c in out and i.kind is ActionKind.DISABLE and i.state is IntentState.ROLLED_BACK]
+            if c in shown and i.kind is ActionKind.DISABLE and i.state is IntentState.ROLLED_BACK]
 
 
 def by_component(records: Iterable[DecisionRecord]) -> dict[str, list[str]]:

@@ -86,23 +86,29 @@ class Kill:
     """Before it, UFM's next port action's job is made to run 3 minutes (so that it still runs at the restart)."""
 
 
-def kill_plan(seed: int) -> tuple[Kill, ...]:
+def kill_plan(seed: int, method: str = "disable") -> tuple[Kill, ...]:
     """One kill of each kind, in seeded moments, in the order of the program; the kinds are the issue's: right after
     a UFM action is posted (the cycle's decisions recorded, its event cursor not saved), during the start-up that
     follows, mid-cycle, while a UFM job runs (a disable's, made to outlast the restart), a second one right after
     that restart, SIGTERM between the cables of the forming switch fault (whose window lives in memory), and the
-    last two on probation and while the storm builds up towards the breaker."""
+    last two on probation and while the storm builds up towards the breaker.
+
+    ``method = "isolate"``: the actions are ``PUT /app/unhealthy_ports``, which run no job; the kill while a job
+    runs is one as UFM receives the write instead (UFM carries it out, its answer never reaches the daemon)."""
     rng = random.Random(f"daemon-kills-{seed}")
 
     def minute(low: float, high: float) -> timedelta:
         return timedelta(minutes=round(rng.uniform(low, high), 1))
 
+    verb, path = ("PUT", "/app/unhealthy_ports") if method == "isolate" else ("POST", "/actions")
+    taken = minute(19, 21.9)
     return (
-        Kill("action posted", minute(2.5, 4), "POST", "/actions", "answering", n=rng.randint(1, 2)),
+        Kill("action posted", minute(2.5, 4), verb, path, "answering", n=rng.randint(1, 2)),
         Kill("during start-up", timedelta(0), "GET", "/resources/systems", life=True),
         Kill("mid-cycle", minute(5, 15), "GET", "/app/events", n=rng.randint(1, 3)),
-        Kill("action posted", minute(15, 17.9), "POST", "/actions", "answering"),
-        Kill("job running", minute(19, 21.9), "GET", "/jobs/", stall=True),
+        Kill("action posted", minute(15, 17.9), verb, path, "answering"),
+        Kill("write received", taken, verb, path) if method == "isolate"
+        else Kill("job running", taken, "GET", "/jobs/", stall=True),
         Kill("right after the restart", timedelta(0), "GET", "/app/events", life=True),
         Kill("SIGTERM mid-cycle", timedelta(minutes=41, seconds=30), "GET", "/app/events", signal="TERM"),
         Kill("mid-cycle", minute(50, 56), "GET", "/app/events", n=rng.randint(1, 3)),

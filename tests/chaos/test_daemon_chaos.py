@@ -3,9 +3,12 @@ killed at seeded moments (mid-cycle, right after a UFM action is posted, while a
 right after a restart, SIGTERM mid-cycle, during the storm), against an uninterrupted control run of the same
 program: one subtest per invariant, each failing with what broke.
 
-``FABRIC_DAEMON_CHAOS_SEEDS`` (comma-separated, default ``1``) runs more seeds; ``FABRIC_DAEMON_CHAOS_TWICE=1`` runs
-the control a second time and asks for the same decisions (the run's determinism); ``FABRIC_RELIABILITY_SUMMARY``
-names a JSON file the figures go to (``reliability_summary``). ``-m "not daemon_chaos"`` leaves these out.
+Every seed runs with ``[ufm] method = "disable"``, and the first one also with ``"isolate"`` (ports marked unhealthy,
+no UFM job: the kills at the writes land on ``PUT /app/unhealthy_ports``, ``daemon_program.kill_plan``), against a
+control of its own. ``FABRIC_DAEMON_CHAOS_SEEDS`` (comma-separated, default ``1``) runs more seeds;
+``FABRIC_DAEMON_CHAOS_TWICE=1`` runs the control a second time and asks for the same decisions (the run's
+determinism); ``FABRIC_RELIABILITY_SUMMARY`` names a JSON file the figures go to (``reliability_summary``).
+``-m "not daemon_chaos"`` leaves these out.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +27,16 @@ from reliability_summary import record
 
 SEEDS = [int(s) for s in os.environ.get("FABRIC_DAEMON_CHAOS_SEEDS", "1").split(",")]
 TWICE = os.environ.get("FABRIC_DAEMON_CHAOS_TWICE") == "1"
+CASES = [("disable", seed) for seed in SEEDS] + [("isolate", SEEDS[0])]
+"""(method, seed): isolation runs one seed, to keep the suite's time in check."""
 
 
-
-@pytest.fixture(scope="module", params=SEEDS, ids=lambda seed: f"seed{seed}")
+@pytest.fixture(scope="module", params=CASES, ids=lambda case: f"{case[0]}-seed{case[1]}")
 def killed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunRecord]:
+    method, seed = request.param
     began = time.monotonic()
-    run = Run(tmp_path_factory.mktemp("daemon-chaos"), f"killed-{request.param}", kill_plan(request.param)).execute()
+    name = f"killed-{seed}" if method == "disable" else f"killed-{method}-{seed}"
+    run = Run(tmp_path_factory.mktemp("daemon-chaos"), name, kill_plan(seed, method), method=method).execute()
     run.seconds = time.monotonic() - began
     yield run
 
@@ -40,7 +46,7 @@ def _chaos_is_real(control: RunRecord, killed: RunRecord) -> list[str]:
     that tripped the breaker, deferred for the guard and the limit, re-enabled through webhooks, and raised a
     switch fault."""
     kills = Counter(death.kill for death in killed.deaths)
-    kinds = {k.name for k in kill_plan(0)}
+    kinds = {k.name for k in kill_plan(0, killed.method)}
     missing = [f"no kill {kind!r}" for kind in sorted(kinds) if not kills[kind]]
     kinds_decided = Counter(d.kind for d in control.decisions)
     missing += [f"the control made no {kind} decision" for kind in ("halt", "defer", "enable", "disable", "reopen")
@@ -53,7 +59,9 @@ def _chaos_is_real(control: RunRecord, killed: RunRecord) -> list[str]:
 
 
 @pytest.mark.daemon_chaos
-def test_the_daemon_survives_its_kills(control: RunRecord, killed: RunRecord, subtests: pytest.Subtests) -> None:
+def test_the_daemon_survives_its_kills(controls: Callable[[str], RunRecord], killed: RunRecord,
+                                       subtests: pytest.Subtests) -> None:
+    control = controls(killed.method)
     figures = [f"control: {control.lives} life, {len(control.decisions)} decisions",
                f"{killed.name}: {len(killed.deaths)} kills: " + ", ".join(map(str, killed.deaths))]
     with subtests.test(msg="the chaos is real"):

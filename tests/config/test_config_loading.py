@@ -114,7 +114,7 @@ hourly_limit = 6
 [ufm]
 url = "https://ufm.example.net/"
 auth = "token"
-method = "disable"
+method = "isolate"
 write_attempts = 5
 write_backoff = "30s"
 job_wait = "0s"
@@ -133,7 +133,7 @@ interval = "2m"
         attribution_window=timedelta(minutes=15), settle=timedelta(milliseconds=500))
     assert config.guard_settings() == GuardSettings(c=0.8, cap_fraction=0.01, cap_floor=4, hourly_limit=6)
     engine = engine_settings(config, epoch=7)
-    assert (engine.fabric, engine.method, engine.epoch) == ("west", PortActionMethod.DISABLE, 7)
+    assert (engine.fabric, engine.method, engine.epoch) == ("west", PortActionMethod.ISOLATE, 7)
     assert engine.policy == config.policy_config() and engine.rules == config.rule_settings()
     assert engine.writes == WriteSettings(attempts=5, backoff=timedelta(seconds=30), job_wait=timedelta(),
                                           job_deadline=timedelta(minutes=2))
@@ -235,9 +235,7 @@ def test_the_example_message_of_the_brief(tmp_path: Path) -> None:
     ('[policy]\nstorm_quiet_period = "0s"\n', "policy.storm_quiet_period: must be longer than zero, got 0s"),
     ('[policy]\ndry_run = "sometimes"\n', "policy.dry_run: Input should be a valid boolean"),
     ('[ufm]\nauth = "kerberos"\n', "ufm.auth: Input should be 'basic', 'token' or 'session'"),
-    ('[ufm]\nmethod = "unplug"\n', "ufm.method: Input should be 'disable'"),
-    # The engine cannot yet count or restore isolated ports, so the configuration refuses what it would refuse.
-    ('[ufm]\nmethod = "isolate"\n', "ufm.method: Input should be 'disable'"),
+    ('[ufm]\nmethod = "unplug"\n', "ufm.method: Input should be 'disable' or 'isolate'"),
     ('[ufm]\nurl = "ufm.example.net"\n', "ufm.url: not an http(s) URL: 'ufm.example.net'"),
     ('[tickets]\nbackend = "jira"\n',
      "tickets: backend is jira but tickets.jira.url and tickets.jira.project are not set"),

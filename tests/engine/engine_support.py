@@ -18,7 +18,7 @@ from fabric.remediation.rules import RuleSettings
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver, simulated_sleep
 from fabric.store import Store
-from fabric.ufm import BasicAuth, JobPollPolicy, RetryPolicy, UfmClient
+from fabric.ufm import BasicAuth, JobPollPolicy, PortActionMethod, RetryPolicy, UfmClient
 from tickets.local import LocalTicketBackend
 from topology.guard import GuardSettings
 from topology.model import Fabric
@@ -76,6 +76,12 @@ def disabled_ports(r: Rig) -> list[str]:
     return sorted(p["name"] for p in response.json() if p["physical_state"] == "Disabled")
 
 
+def unhealthy_ports(r: Rig) -> list[dict[str, Any]]:
+    """The entries of this rig's ``/app/unhealthy_ports``, read over HTTP."""
+    response = httpx.get(f"{r.url}/ufmRest/app/unhealthy_ports", auth=("admin", "123456"), timeout=30)
+    return list(response.json())
+
+
 def make_client(url: str, *, timeout: float = 60.0, sleep: ClientSleep | None = None) -> UfmClient:
     return UfmClient(url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=1),
                      job_poll=JobPollPolicy(interval=1.0, deadline=60.0), timeout=timeout,
@@ -85,7 +91,7 @@ def make_client(url: str, *, timeout: float = 60.0, sleep: ClientSleep | None = 
 @contextmanager
 def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "test", store_url: str | None = None,
         timeout: float = 60.0, guard: GuardSettings | None = None, rules: RuleSettings | None = None,
-        **policy: Any) -> Iterator[Rig]:
+        method: PortActionMethod = PortActionMethod.DISABLE, **policy: Any) -> Iterator[Rig]:
     """A simulated UFM of ``plan`` and a started engine of ``fabric`` on it, with the store at ``store_url`` (by
     default a file of its own): several rigs may share one database, one fabric each. ``timeout``: the UFM
     client's, in real seconds."""
@@ -97,7 +103,7 @@ def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "t
         sleep = ClientSleep(server.url)
         client = make_client(server.url, timeout=timeout, sleep=sleep)
         settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy),
-                                  guard=guard or GuardSettings(), rules=rules or RuleSettings())
+                                  guard=guard or GuardSettings(), rules=rules or RuleSettings(), method=method)
         engine = Engine(plan, client, store, tickets, settings, clock=state.now)
         runner.run(engine.start())
         try:

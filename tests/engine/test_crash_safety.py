@@ -33,10 +33,15 @@ class CrashingUfm:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def post_port_action(self, port: str, action: str) -> Any:
+    async def take_out(self, port: str, method: Any) -> Any:
         if self.when == "before_ufm":
             raise Crash
-        return await self.inner.post_port_action(port, action)
+        return await self.inner.take_out(port, method)
+
+    async def put_back(self, port: str, method: Any) -> Any:
+        if self.when == "before_ufm":
+            raise Crash
+        return await self.inner.put_back(port, method)
 
     async def await_jobs(self, job_ids: Sequence[str], within: float) -> Any:
         if self.when == "after_ufm":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +12,9 @@ import httpx
 import pytest
 from engine_support import disabled_ports, rig
 
-from fabric.controller.engine import Engine, EngineSettings
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, Lifecycle
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import link_id
-from fabric.ufm.client import PortActionMethod
 from tickets.base import TicketStatus
 from topology.generate import PRESETS, fat_tree
 from topology.model import End
@@ -257,13 +255,6 @@ def test_a_silence_keeps_maintenance_from_becoming_findings(tmp_path: Path) -> N
         report = r.cycle()
         assert not [a for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.TICKET)]
         assert any("silence" in e.reason for e in report.explained)
-
-
-def test_the_engine_refuses_isolation_until_recovery_can_see_isolated_ports() -> None:
-    unused: Any = None
-    with pytest.raises(ValueError, match=r"ufm\.method = 'isolate' is not supported"):
-        Engine(TINY, unused, unused, unused, EngineSettings(method=PortActionMethod.ISOLATE),
-               clock=lambda: datetime.now(UTC))
 
 
 class OffTheLoop:

@@ -11,11 +11,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabric.controller.writes import JOB, NO_ANSWER, Progress, WriteSettings, judge, progress
+from fabric.controller.writes import (
+    ANSWERED,
+    JOB,
+    NO_ANSWER,
+    Progress,
+    Shown,
+    WriteSettings,
+    judge,
+    progress,
+    taken_out_by,
+    written_by,
+)
 from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind
 from fabric.store.records import IntentRecord, IntentState
+from fabric.ufm.client import PortActionMethod
 from fabric.ufm.errors import UfmError, UfmNotFoundError, UfmTimeoutError
-from fabric.ufm.models import Job, Port
+from fabric.ufm.models import Job
 
 T0 = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
 LINK = ComponentId(ComponentKind.LINK, "leaf01/33|spine02/5")
@@ -30,9 +42,17 @@ def intent(kind: ActionKind = ActionKind.DISABLE, state: IntentState = IntentSta
     return IntentRecord(next(_ids), 1, kind, LINK, {"port": PORT, **payload}, state, at, done, None)
 
 
-def port(state: str) -> Port:
-    return Port.model_validate({"name": PORT, "guid": "1c34da0300728606", "number": 33,
-                                "physical_state": state, "systemID": "1c34da0300728606"})
+def port(state: str) -> Shown:
+    """What a read of the port shows a write by disable."""
+    return Shown(state == "Disabled", f"UFM shows {PORT} {state}")
+
+
+def listed(isolated: bool) -> Shown:
+    """What a read of the unhealthy ports shows a write by isolate."""
+    return Shown(isolated, f"UFM {'lists' if isolated else 'does not list'} {PORT}")
+
+
+ISOLATE = {"method": PortActionMethod.ISOLATE.value}
 
 
 def job(status: str) -> Job:
@@ -180,3 +200,47 @@ def test_done_only_when_ufm_shows_it_and_never_failed_while_it_may_still_happen(
         isinstance(job_seen, Job) and not job_seen.failed)
     if settled.state is IntentState.FAILED and may_still_happen:
         assert final or timedelta(seconds=age) >= SETTINGS.job_deadline
+
+
+# --- isolation: a write that runs no job ------------------------------------------------------------------------
+
+
+def test_an_isolation_is_done_once_listed_and_failed_at_once_when_ufm_answered_without_listing_it() -> None:
+    answered = intent(state=IntentState.PENDING, **ISOLATE, **{ANSWERED: True})
+    assert judge(answered, listed(True), None, NOW, SETTINGS.job_deadline, final=False).state is IntentState.DONE
+    refused = judge(answered, listed(False), None, NOW, SETTINGS.job_deadline, final=False)
+    assert refused.state is IntentState.FAILED and "answered the isolate write" in refused.outcome
+    restore = intent(ActionKind.ENABLE, IntentState.PENDING, **ISOLATE, **{ANSWERED: True})
+    assert judge(restore, listed(False), None, NOW, SETTINGS.job_deadline, final=False).state is IntentState.DONE
+    assert judge(restore, listed(True), None, NOW, SETTINGS.job_deadline, final=False).state is IntentState.FAILED
+
+
+def test_an_isolation_never_noted_is_rolled_back_once_idle_without_blaming_a_job() -> None:
+    unsent = intent(state=IntentState.PENDING, **ISOLATE)
+    assert judge(unsent, listed(False), None, NOW, SETTINGS.job_deadline, final=True).state is None
+    idle = judge(unsent, listed(False), None, NOW, SETTINGS.job_deadline, final=True, switch_idle=True)
+    assert idle.state is IntentState.ROLLED_BACK and "job" not in idle.outcome
+    assert judge(unsent, listed(True), None, NOW, SETTINGS.job_deadline, final=True,
+                 switch_idle=True).state is IntentState.DONE  # UFM took the PUT before the crash
+
+
+@given(isolated=st.booleans(), age=st.integers(0, 900), final=st.booleans(),
+       noted=st.sampled_from([ANSWERED, NO_ANSWER]))
+def test_an_isolation_is_done_only_when_listed_and_an_unanswered_one_waits_for_its_deadline(
+        isolated: bool, age: int, final: bool, noted: str) -> None:
+    pending = intent(state=IntentState.PENDING, **ISOLATE, **{noted: True if noted == ANSWERED else "timed out"})
+    settled = judge(pending, listed(isolated), None, T0 + timedelta(seconds=age), SETTINGS.job_deadline, final=final)
+    assert (settled.state is IntentState.DONE) == isolated
+    if noted == NO_ANSWER and not isolated:
+        assert (settled.state is None) == (timedelta(seconds=age) < SETTINGS.job_deadline)
+
+
+def test_a_write_says_its_method_and_the_last_take_out_says_how_to_put_back() -> None:
+    assert written_by(intent()) is PortActionMethod.DISABLE  # intents from before isolation name none
+    assert written_by(intent(**ISOLATE)) is PortActionMethod.ISOLATE
+    isolated = intent(state=IntentState.DONE, at=T0, **ISOLATE)
+    restored = intent(ActionKind.ENABLE, IntentState.DONE, at=T0 + timedelta(hours=1), **ISOLATE)
+    failed = intent(ActionKind.ENABLE, IntentState.FAILED, at=T0 + timedelta(hours=2))
+    assert taken_out_by([failed, isolated]) is PortActionMethod.ISOLATE  # newest first; a failed write did nothing
+    assert taken_out_by([restored, isolated]) is None  # put back since
+    assert taken_out_by([isolated], since=T0 + timedelta(minutes=1)) is None  # before the record's episode

@@ -19,20 +19,22 @@ def test_disable_then_enable_a_port(sim: Sim) -> None:
 
     async def scenario() -> None:
         async with sim.client() as ufm:
-            result = await ufm.disable_port(port)
-            assert result.sent and result.job is not None and result.job.status is JobStatus.COMPLETED
-            assert result.port is not None and result.port.physical_state == "Disabled"
-            assert result.port.logical_state == "Down"
+            posted = await ufm.take_out(port, PortActionMethod.DISABLE)
+            assert posted.sent and posted.job_id is not None
+            assert (await ufm.wait_for_job(posted.job_id)).status is JobStatus.COMPLETED
+            disabled = await ufm.port(port)
+            assert (disabled.physical_state, disabled.logical_state) == ("Disabled", "Down")
             peer = await ufm.port(link.a)
             assert peer.physical_state == "Polling"
             assert link.name not in {f"{k.source.name}:{k.destination.name}" for k in await ufm.links()}
             events = await ufm.events()
             assert [e.event_id for e in events] == [336, 329]
             assert events[0].object_name == port and events[0].description == f"Port {port} action disable succeeded"
-            again = await ufm.disable_port(port)
-            assert not again.sent  # already disabled: nothing sent, no job
-            restored = await ufm.enable_port(port)
-            assert restored.port is not None and restored.port.physical_state == "Link Up"
+            again = await ufm.take_out(port, PortActionMethod.DISABLE)
+            assert not again.sent and again.job_id is None  # already disabled: nothing sent, no job
+            restored = await ufm.put_back(port, PortActionMethod.DISABLE)
+            assert restored.job_id is not None and (await ufm.wait_for_job(restored.job_id)).succeeded
+            assert (await ufm.port(port)).physical_state == "Link Up"
             assert [e.event_id for e in await ufm.events()] == [336, 329, 336, 328]
             assert len(await ufm.links()) == 48
     run(scenario())
@@ -76,8 +78,9 @@ def test_unknown_port_and_injected_failure_complete_with_errors(sim: Sim) -> Non
                 await ufm.wait_for_job(job_id)
             assert failed.value.job is not None and "not found" in str(failed.value.job.Summary)
             sim.inject(fault="action_failure", count=1, port="pod01-spine01/3", reason="switch did not answer")
+            posted = await ufm.take_out(port, PortActionMethod.DISABLE)
             with pytest.raises(UfmJobFailedError) as injected:
-                await ufm.disable_port(port)
+                await ufm.wait_for_job(posted.job_id or "")
             assert injected.value.job is not None
             assert injected.value.job.Status == "Completed With Errors"
             assert (await ufm.port(port)).physical_state == "Link Up"
@@ -85,7 +88,9 @@ def test_unknown_port_and_injected_failure_complete_with_errors(sim: Sim) -> Non
             assert [e.event_id for e in events] == [337, 337]
             assert events[1].object_name == port and events[1].severity == "Minor"
             # the failure was for one action only: the next one works
-            assert (await ufm.disable_port(port)).port is not None
+            again = await ufm.take_out(port, PortActionMethod.DISABLE)
+            assert (await ufm.wait_for_job(again.job_id or "")).succeeded
+            assert (await ufm.port(port)).physical_state == "Disabled"
     run(scenario())
 
 
@@ -107,13 +112,20 @@ def test_isolate_and_restore(sim: Sim, mode: str) -> None:
 
     async def scenario() -> None:
         async with sim.client(mode) as ufm:
-            result = await ufm.take_out(port, PortActionMethod.ISOLATE)
-            assert result.unhealthy is not None and result.unhealthy.concerns(port)
-            assert result.unhealthy.Condition == ["MANUAL"]
+            posted = await ufm.take_out(port, PortActionMethod.ISOLATE)
+            assert (posted.action, posted.job_id, posted.sent) == ("isolate", None, True)  # synchronous: no job
+            [entry] = await ufm.unhealthy_ports()  # listed at once...
+            assert port in entry.ports and entry.manual and entry.Condition == ["MANUAL"]
             event = (await ufm.events())[-1]
             assert event.event_id == 702 and "due to MANUAL" in (event.description or "")
-            await ufm.put_back(port, PortActionMethod.ISOLATE)
-            assert await ufm.unhealthy_ports() == []
+            assert (await ufm.port(port)).logical_state == "Active"  # ...isolated at the next sweep
+            sim.advance(sim.state.settings.sweep_seconds)
+            assert (await ufm.port(port)).logical_state == "Armed"
+            assert (await ufm.port(port)).physical_state == "Link Up"  # the link stays up
+            restored = await ufm.put_back(port, PortActionMethod.ISOLATE)
+            assert restored.action == "restore" and await ufm.unhealthy_ports() == []
+            sim.advance(sim.state.settings.sweep_seconds)
+            assert (await ufm.port(port)).logical_state == "Active"
     run(scenario())
 
 

@@ -11,7 +11,7 @@ import respx
 from ufm_fakes import BASE, ClientFactory, FakeTime
 
 from fabric.ufm.auth import BasicAuth, UfmAuth
-from fabric.ufm.client import ConfirmPolicy, JobPollPolicy, RetryPolicy, UfmClient
+from fabric.ufm.client import JobPollPolicy, RetryPolicy, UfmClient
 
 
 @pytest.fixture
@@ -30,7 +30,6 @@ def make_client(router: respx.Router, fake_time: FakeTime) -> ClientFactory:
     def factory(auth: UfmAuth | None = None, **kwargs: Any) -> UfmClient:
         kwargs.setdefault("retry", RetryPolicy(attempts=3, backoff=0.5, multiplier=2.0))
         kwargs.setdefault("job_poll", JobPollPolicy(interval=3.0, deadline=30.0))
-        kwargs.setdefault("confirm", ConfirmPolicy(attempts=3, interval=2.0))
         return UfmClient(
             BASE,
             auth or BasicAuth("admin", "s3cret"),

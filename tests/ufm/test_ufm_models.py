@@ -256,13 +256,36 @@ class TestUnhealthyPort:
         entry = UnhealthyPort.model_validate({**self.BASE, "Condition": ["MANUAL", "FLAPPING"]})
         assert entry.Condition == ["MANUAL", "FLAPPING"]
 
-    def test_port_names_and_matching(self) -> None:
+    def test_port_names_both_sides(self) -> None:
         entry = UnhealthyPort.model_validate({**self.BASE, "Condition": "MANUAL"})
         assert entry.port_name == "1c34da0300728606_7"
         assert entry.peer_port_name == "0c42a103001b8256_1"
-        assert entry.concerns("1c34da0300728606_7")
-        assert entry.concerns("0c42a103001b8256_1")
-        assert not entry.concerns("1c34da0300728606_8")
+        assert entry.ports == {"1c34da0300728606_7", "0c42a103001b8256_1"}
+
+    def test_a_port_without_a_cable_names_itself_alone(self) -> None:
+        entry = UnhealthyPort.model_validate({**self.BASE, "PeerGUID": "N/A", "PeerPortNumber": "N/A",
+                                              "PeerPort": "N/A", "Condition": "MANUAL"})
+        assert entry.ports == {"1c34da0300728606_7"}
+
+    def test_the_rest_guides_own_examples_name_their_ports_by_guid_and_number(self) -> None:
+        # The list example (6.20-6.22): ``UnhealthyPort`` a path, not a port name; the single-port example: "1".
+        listed = UnhealthyPort.model_validate({
+            "PeerLID": "18", "PeerPortNumber": 6, "UnhealthyPortNumber": 1, "PeerGUID": "248a070300f88fe0",
+            "PeerPort": "switch-ec4034/6", "UnhealthyNode": "r-dmz-ufm135", "UnhealthyPort": "r-dmz-ufm135/HCA-1/1",
+            "State": "Info", "PeerPortDname": "6", "Condition": "MANUAL", "PeerNode": "switch-ec4034",
+            "StatusTime": "Wed Apr 29 00:05:32 2020", "UnhealthyPortDname": "HCA-1/1",
+            "UnhealthyGUID": "248a0703002e628e"})
+        one = UnhealthyPort.model_validate({
+            "PeerPort": "sw-ufm-ib01 / 35", "PeerGUID": "0002c903007e5220", "UnhealthyGUID": "ec0d9a0300d42e54",
+            "UnhealthyPort": "1", "UnhealthyPortNumber": 1, "Condition": ["MANUAL"], "State": "Warning"})
+        assert listed.ports == {"248a0703002e628e_1", "248a070300f88fe0_6"} and listed.manual
+        assert one.ports == {"ec0d9a0300d42e54_1"} and one.manual  # no PeerPortNumber: its side unnamed
+
+    @pytest.mark.parametrize(("condition", "manual"), [
+        ("MANUAL", True), (["MANUAL"], True), ("manual", True), (["FLAPPING", "MANUAL"], True),
+        ("FLAPPING", False), (["NOISY"], False), ([], False), (None, False)])
+    def test_marked_by_hand_in_either_form_of_condition(self, condition: Any, manual: bool) -> None:
+        assert UnhealthyPort.model_validate({**self.BASE, "Condition": condition}).manual is manual
 
 
 class TestAlarmAndVersioning:
