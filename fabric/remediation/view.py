@@ -58,8 +58,8 @@ class FabricView:
         rate (the BER windows are judged against the rate the port should carry).
 
         Worked out once a view: the feed asks at every poll, a view lives until UFM's topology changes, and on
-        h100-32k (98,304 cables) it took 0.3 to 0.9 s each time, with as long again comparing it with the last
-        poll's (``benchmarks/bench_telemetry.py``); the same object, its parts compare by identity."""
+        h100-32k (98,304 cables) it took 0.3 to 1 s each time, the largest part of a poll, and then more to compare
+        with the last poll's (``benchmarks/bench_telemetry.py``); the same object compares by identity."""
         found = self._watched
         if found is None:
             found = self._ports_watched()
