@@ -13,6 +13,15 @@ drops, a few link-downs and hot modules; rows timestamped over 3 s) with pyarrow
   60 s. Growth is the resident memory (``VmRSS``, read after each sample) at its highest, less what it was once the
   first sample was made, parsed and observed (numpy, pyarrow and the allocators' pools warm, the window's fixed
   arrays made): what the history adds, against ``MEMORY_TARGET_MIB``. The window's own arrays are counted too.
+- **through the feed**: what the daemon does each interval, ``TelemetryFeed.poll(view, now)``, end to end: a real
+  ``TelemetryClient`` fetching over loopback HTTP from a child serving the samples (``telemetry_server``: each made
+  before it is asked for, never while a poll is timed), parsed and judged against the windows made from
+  ``view.watched()``, the ``FabricView`` of h100-32k as the engine builds it (``build_view``, UFM's GUIDs and port
+  names, ``UfmView``'s, set on the plan). The measuring child runs as the daemon does: the collector's policy
+  applied once the view is built, freed memory given back after each poll (``fabric.daemon.gcpolicy``). Each
+  poll is split into fetch, parse, judge, ``watched()`` and the rest (the first poll's window made, the watched
+  ports compared with the last poll's) by timers wrapped around those functions in that child. Timed: ``ROUNDS``
+  polls after the first; memory: the 125-minute window and 10 minutes more at 300 s, ``VmRSS`` after each poll.
 """
 
 from __future__ import annotations
@@ -24,17 +33,22 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from benchmarks.measure import Measurement
+
+if TYPE_CHECKING:
+    from fabric.remediation.view import FabricView
 
 PRESET = "h100-32k"
 TARGET_S = 2.0
 MEMORY_TARGET_MIB = 100.0
 WINDOW_S = 125 * 60
 ROUNDS = 7
+INTERVAL_S = 300
 T0_US = 1_764_547_200_000_000
 _COLUMNS = ("timestamp", "source_id", "tag", "Node_GUID", "port_guid", "Port_Number", "Symbol_Errors",
             "PortRcvPktsExtended", "PortRcvErrors", "PortRcvRemotePhysicalErrors", "Link_Down_IB",
@@ -203,6 +217,128 @@ def child_memory(ports: Path) -> dict[str, Any]:
             "hwm_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def child_serve(path: Path, samples: int) -> None:
+    """UFM Telemetry on loopback: ``samples`` samples a ``INTERVAL_S`` apart, announced on the standard output."""
+    from benchmarks.telemetry_server import serve
+
+    feed = Feed(Ports(path))
+    serve((feed.body(T0_US + step * INTERVAL_S * 1_000_000, INTERVAL_S) for step in range(samples)), sys.stdout)
+
+
+def engine_view() -> FabricView:
+    """h100-32k's ``FabricView`` as the engine builds it from the plan and UFM's reading (its GUIDs and port names:
+    ``UfmView``'s, the ones the samples carry, set on the plan, which then stands for UFM's reading too)."""
+    from fabric.remediation.view import build_view
+    from topology.formats.ufm_render import UfmView
+    from topology.generate import PRESETS, fat_tree
+
+    plan = fat_tree(PRESETS[PRESET])
+    ufm = UfmView(plan)
+    for key, guid in ufm.guids.items():
+        plan.devices[key].guid = guid
+    plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
+    return build_view(plan, plan)
+
+
+class Phases:
+    """Seconds of one poll spent in each production function named, by timers wrapped around them (in the
+    measuring child only): ``fetch`` the feed's read, then whatever ``wrap`` adds."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def _add(self, name: str, started: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+    def wrap(self, owner: object, attribute: str, name: str) -> None:
+        function = getattr(owner, attribute)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._add(name, started)
+
+        setattr(owner, attribute, timed)
+
+    def fetch(self, read: Callable[[], Awaitable[bytes]]) -> Callable[[], Awaitable[bytes]]:
+        async def timed() -> bytes:
+            started = time.perf_counter()
+            try:
+                return await read()
+            finally:
+                self._add("fetch", started)
+
+        return timed
+
+    def split(self, total: float) -> dict[str, float]:
+        """This poll's phases and ``total``, the rest as ``other``; the next poll starts from nothing."""
+        found, self.seconds = self.seconds, {}
+        return found | {"other": total - sum(found.values()), "total": total}
+
+
+def child_polls(samples: int) -> dict[str, Any]:
+    """Poll ``samples`` samples through ``TelemetryFeed`` from the server announced on the standard input."""
+    import asyncio
+
+    from fabric.daemon.gcpolicy import apply_gc_policy
+
+    view = engine_view()
+    apply_gc_policy()
+    return asyncio.run(_polls(view, samples, sys.stdin))
+
+
+async def _polls(view: FabricView, samples: int, announcements: IO[str]) -> dict[str, Any]:
+    import fabric.telemetry.parse
+    from fabric.controller.telemetry import TelemetryFeed
+    from fabric.daemon.gcpolicy import release_freed_memory
+    from fabric.remediation.view import FabricView
+    from fabric.telemetry.settings import TelemetrySettings
+    from fabric.telemetry.window import TelemetryWindow
+    from fabric.ufm.telemetry import TelemetryClient
+
+    phases = Phases()
+    phases.wrap(fabric.telemetry.parse, "parse_sample", "parse")
+    phases.wrap(TelemetryWindow, "observe", "judge")
+    phases.wrap(FabricView, "watched", "watched")
+    port = int(announcements.readline().split()[1])
+    client = TelemetryClient(f"http://127.0.0.1:{port}")
+    feed = TelemetryFeed(phases.fetch(client.sample), TelemetrySettings(), client.url + client.path,
+                         interval=timedelta(seconds=INTERVAL_S), close=client.aclose)
+    report: dict[str, Any] = {"ports": len(view.ufm_ports), "polls": [], "outcomes": [], "conditions": [],
+                              "rss_mib": [], "view_mib": _rss_mib()}
+    for step in range(samples):
+        if announcements.readline().strip() != "ready":
+            raise RuntimeError("the telemetry server stopped before its last sample")
+        now = datetime.fromtimestamp(T0_US / 1e6 + step * INTERVAL_S, UTC)
+        started = time.perf_counter()
+        outcome, _ = await feed.poll(view, now)
+        report["polls"].append(phases.split(time.perf_counter() - started))
+        report["outcomes"].append(outcome.outcome)
+        report["conditions"].append(outcome.conditions)
+        release_freed_memory()
+        report["rss_mib"].append(_rss_mib())
+    await feed.aclose()
+    rss = report["rss_mib"]
+    return report | {"growth_mib": max(rss) - rss[0], "peak_mib": max(rss),
+                     "hwm_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _through_feed(ports: Path, samples: int) -> dict[str, Any]:
+    """``samples`` polls by one child of samples served by another."""
+    command = [sys.executable, "-m", "benchmarks.bench_telemetry", "--child"]
+    with subprocess.Popen([*command, "serve", str(ports), str(samples)], stdout=subprocess.PIPE) as server:
+        measured = subprocess.run([*command, "polls", str(ports), str(samples)], stdin=server.stdout,
+                                  capture_output=True, text=True, check=False)
+        if measured.returncode:
+            server.kill()
+    if measured.returncode or server.returncode:
+        raise RuntimeError(f"bench_telemetry through the feed: {measured.stderr[-800:]}")
+    report: dict[str, Any] = json.loads(measured.stdout.strip().splitlines()[-1])
+    return report
+
+
 def _memory(ports: Path, interval_s: int) -> dict[str, Any]:
     """A 125-minute window and 10 minutes more at ``interval_s``, made by one child and observed by another."""
     samples = (WINDOW_S + 600) // interval_s + 1
@@ -236,6 +372,7 @@ def run(workdir: Path, rounds: int = ROUNDS) -> list[Measurement]:
         note=f"parse median {statistics.median(timed['parse']):.3f} s, judge {statistics.median(timed['observe']):.3f}"
              f" s; {statistics.median(timed['conditions']):.0f} conditions a sample; the samples made in the child",
         output=json.dumps(timed))]
+    found.extend(_feed_measurements(ports, rounds))
     for interval_s in (300, 60):
         started = time.perf_counter()
         memory = _memory(ports, interval_s)
@@ -249,11 +386,41 @@ def run(workdir: Path, rounds: int = ROUNDS) -> list[Measurement]:
     return found
 
 
+def _phase_medians(polls: list[dict[str, float]]) -> str:
+    return ", ".join(f"{name} {statistics.median(poll.get(name, 0.0) for poll in polls):.3f}"
+                     for name in ("fetch", "parse", "judge", "watched", "other"))
+
+
+def _feed_measurements(ports: Path, rounds: int) -> list[Measurement]:
+    timed = _through_feed(ports, rounds + 1)
+    first, polls = timed["polls"][0], timed["polls"][1:]
+    found = [Measurement(
+        f"telemetry: one {PRESET} sample through TelemetryFeed.poll (loopback HTTP fetch, parse, judge)",
+        [poll["total"] for poll in polls], timed["hwm_mib"], TARGET_S,
+        note=f"medians (s): {_phase_medians(polls)}; the first poll {first['total']:.3f} s ({_phase_medians([first])})"
+             f"; {', '.join(sorted(set(timed['outcomes'])))}, {statistics.median(timed['conditions'][1:]):.0f} "
+             "conditions a sample", output=json.dumps(timed))]
+    started = time.perf_counter()
+    memory = _through_feed(ports, (WINDOW_S + 600) // INTERVAL_S + 1)
+    found.append(Measurement(
+        f"telemetry: RSS growth over a 125-minute window of {PRESET} samples every {INTERVAL_S} s through "
+        "TelemetryFeed.poll", [time.perf_counter() - started], memory["hwm_mib"],
+        note=f"+{memory['growth_mib']:.0f} MiB after the first poll (target at most {MEMORY_TARGET_MIB:g}); "
+             f"{memory['rss_mib'][0]:.0f} MiB then ({memory['view_mib']:.0f} with the view built), peak "
+             f"{memory['peak_mib']:.0f}; {len(memory['polls'])} polls, median {_phase_medians(memory['polls'][1:])}",
+        met=memory["growth_mib"] <= MEMORY_TARGET_MIB, output=json.dumps(memory)))
+    return found
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         mode, ports, value = argv[1], Path(argv[2]), int(argv[3])
         if mode == "feed":
             child_feed(ports, value, int(argv[4]))
+        elif mode == "serve":
+            child_serve(ports, value)
+        elif mode == "polls":
+            print(json.dumps(child_polls(value)))
         else:
             print(json.dumps(child_time(ports, value) if mode == "time" else child_memory(ports)))
         return 0

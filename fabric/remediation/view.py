@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 from fabric.remediation.domain import ComponentId
@@ -18,8 +20,9 @@ class Watched(NamedTuple):
 
     ports: tuple[str, ...]
     """UFM port names of the planned cables' ends UFM lists."""
-    rates: dict[str, float]
-    """Bits per second of each: its cable's planned rate (width x lane speed), 0 where the plan gives none."""
+    rates: Mapping[str, float]
+    """Bits per second of each: its cable's planned rate (width x lane speed), 0 where the plan gives none (read
+    only: the view keeps this for every caller)."""
     cables: tuple[tuple[str, str], ...]
     """The planned cables both of whose ends UFM lists, as pairs of port names."""
 
@@ -32,6 +35,8 @@ class FabricView:
     ufm_ports: dict[End, str]
     """End -> UFM port name (``<guid>_<n>``), for the ports UFM shows cabled."""
     plan_keys: frozenset[CableKey]
+    _watched: Watched | None = field(default=None, init=False, repr=False, compare=False)
+    """``watched()``, once asked for."""
 
     def cable(self, component: ComponentId) -> CableKey | None:
         return self.context.cables.get(component)
@@ -50,7 +55,18 @@ class FabricView:
 
     def watched(self) -> Watched:
         """The ports telemetry is read for: every planned cable's ends as UFM names them, at the cable's planned
-        rate (the BER windows are judged against the rate the port should carry)."""
+        rate (the BER windows are judged against the rate the port should carry).
+
+        Worked out once a view: the feed asks at every poll, a view lives until UFM's topology changes, and on
+        h100-32k (98,304 cables) it took 0.3 to 1 s each time, the largest part of a poll, and then more to compare
+        with the last poll's (``benchmarks/bench_telemetry.py``); the same object compares by identity."""
+        found = self._watched
+        if found is None:
+            found = self._ports_watched()
+            object.__setattr__(self, "_watched", found)  # frozen: this cache is the one field set after building
+        return found
+
+    def _ports_watched(self) -> Watched:
         rates: dict[str, float] = {}
         cables: list[tuple[str, str]] = []
         for cable in self.plan.cables:
@@ -60,7 +76,7 @@ class FabricView:
                     rates[name] = (cable.speed_gbps or 0.0) * 1e9
             if names[0] is not None and names[1] is not None:
                 cables.append((names[0], names[1]))
-        return Watched(tuple(rates), rates, tuple(cables))
+        return Watched(tuple(rates), MappingProxyType(rates), tuple(cables))
 
     def cable_at_port(self, port: str) -> CableKey | None:
         """The planned cable a UFM port (``<guid>_<n>``) is an end of."""
