@@ -25,7 +25,7 @@ from fabric.ufm.errors import UfmError
 from fabric.ufm.models import Event, Job, Port, Versioning
 from fabric.ufm.snapshot import TopologySource
 
-UFM_WRITES = frozenset({ActionKind.DISABLE, ActionKind.ENABLE})
+UFM_WRITES = frozenset({ActionKind.DISABLE, ActionKind.ENABLE, ActionKind.RESET})
 TICKET_WRITES = frozenset({ActionKind.TICKET, ActionKind.REOPEN, ActionKind.COMMENT})
 
 

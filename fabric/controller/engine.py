@@ -31,6 +31,7 @@ from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
+from fabric.controller.resets import reset_outcomes
 from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
@@ -186,8 +187,9 @@ class Engine:
         await recovery.settle_intents(self.store, self.writes, self.disabled_ports, now)
         assert self.view is not None
         pipeline = self._new_pipeline(self._load_state(), now)
-        restart = (dryrun if self.dry_run else recovery).observed_restart(pipeline.state, self.view,
-                                                                          self.disabled_ports, self.store, now)
+        restart = (dryrun if self.dry_run else recovery).observed_restart(
+            pipeline.state, self.view, self.disabled_ports, self.store, now,
+            resets_since=now - self.settings.policy.resets.window)
         self._record_observed(pipeline.observe(Observed(down=self._down(), restart=restart), now))
         self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
@@ -370,8 +372,11 @@ class Engine:
         requests = self.store.pending_requests()
         resume = previous.breaker.halted and any(r.kind is RequestKind.RESUME for r in requests)
         cleared = self._cleared(requests)
+        # In dry run nothing was reset: no outcome to read, the would-be watch ends when it is due.
+        undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.store)
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
-                                  failed_repairs=self._failed_repairs(now, report))
+                                  failed_repairs=self._failed_repairs(now, report), undone_resets=undone,
+                                  resets_unsettled=unsettled)
         report.repeated_events = step.repeated
         decision = step.decision
         report.findings, report.actions = step.findings, [*report.actions, *decision.actions]
@@ -543,7 +548,7 @@ class Engine:
                 elif await self.writes.post(action, port, report):
                     if action.kind is ActionKind.DISABLE:
                         self.disabled_ports.add(port)
-                    else:
+                    elif action.kind is ActionKind.ENABLE:
                         self.disabled_ports.discard(port)
             elif action.kind in TICKET_WRITES:
                 record = self.state.components.get(action.component) if action.component is not None else None

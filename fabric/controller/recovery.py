@@ -27,14 +27,16 @@ async def settle_intents(store: Store, writes: PortWrites, disabled_ports: set[s
 
 
 def observed_restart(state: PolicyState, view: FabricView, disabled_ports: set[str], store: Store,
-                     now: datetime) -> Restart:
+                     now: datetime, *, resets_since: datetime) -> Restart:
     """What a live start-up found, for the policy to count again what automation holds out
     (``fabric.remediation.observe``): the disables of the decision log's last hour, the ports UFM shows disabled,
-    and the disables still in flight after ``settle_intents`` (a job UFM may still be running)."""
-    return Restart(disables=tuple(store.disables_since(now - RATE_WINDOW)),
+    the disables still in flight after ``settle_intents`` (a job UFM may still be running), and the resets decided
+    since ``resets_since`` (the reset ladder's window)."""
+    return Restart(disables=tuple(store.decided_since(ActionKind.DISABLE, now - RATE_WINDOW)),
                    shown_out=shown_out(state, view, disabled_ports),
                    in_flight=frozenset(i.component for i in store.unfinished_intents()
-                                       if i.kind is ActionKind.DISABLE and i.component is not None))
+                                       if i.kind is ActionKind.DISABLE and i.component is not None),
+                   resets=tuple(store.decided_since(ActionKind.RESET, resets_since)))
 
 
 def shown_out(state: PolicyState, view: FabricView, disabled_ports: set[str]) -> frozenset[ComponentId]:

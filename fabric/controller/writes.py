@@ -1,6 +1,6 @@
 """UFM port writes that hold up when UFM misbehaves: posted without waiting, settled by reading UFM, bounded.
 
-A disable or enable is an intent (committed first), then one ``POST /actions``; UFM's job id goes into the
+A disable, enable or reset is an intent (committed first), then one ``POST /actions``; UFM's job id goes into the
 intent's payload. The cycle waits for the jobs it posted at most ``job_wait``, all of them in one polling loop;
 what is not finished by then stays pending and is read again at the end of each later cycle (and at start-up),
 until ``job_deadline`` after it was posted. Settling reads UFM (``judge``): the port's state says whether the
@@ -9,7 +9,9 @@ reading the port, never by posting it again.
 
 A write UFM did not confirm is an attempt. Attempts are counted from the intent log (failed intents of the
 component's write since its record's ``since``), so a restart resets nothing: the next attempt waits ``backoff``,
-doubled after each failure, and after ``attempts`` of them the write is given up (``progress``).
+doubled after each failure, and after ``attempts`` of them the write is given up (``progress``). A reset leaves
+no state on the port to read: its job says whether it was carried out, and it is never sent again
+(``fabric.controller.resets``).
 """
 
 from __future__ import annotations
@@ -111,7 +113,8 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
           deadline: timedelta, *, final: bool, switch_idle: bool = False) -> Settlement:
     """How a pending port write ends, from what UFM shows: the port, and its job (``None``: no job is known).
 
-    The port decides: in the wanted state, the write is done, whatever the job says. Otherwise the write fails
+    The port decides: in the wanted state, the write is done, whatever the job says (a reset leaves nothing on the
+    port: it is done when its job succeeded). Otherwise the write fails
     once nothing can make it happen any more (the job ended, UFM has no such job, or ``deadline`` passed since
     the intent was written); until then it stays pending. ``final`` (at start-up, after waiting for the jobs)
     settles a job still running as failed.
@@ -129,10 +132,12 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
     name = intent.payload.get("port", "?")
     if isinstance(port, UfmError):
         return Settlement(None, f"cannot read port {name}: {port.summary}")
-    want_disabled = intent.kind is ActionKind.DISABLE
     shown = f"UFM shows {name} {port.physical_state}"
     job_id = intent.payload.get(JOB)
-    if port.is_disabled == want_disabled:
+    if intent.kind is ActionKind.RESET:  # it leaves no trace on the port: its job alone says it was carried out
+        if isinstance(job, Job) and job.succeeded:
+            return Settlement(IntentState.DONE, f"UFM job {job_id} ended {job.Status!r}: the port was reset; {shown}")
+    elif port.is_disabled == (intent.kind is ActionKind.DISABLE):
         return Settlement(IntentState.DONE, shown)
     if isinstance(job, Job) and job.failed:
         return Settlement(IntentState.FAILED, f"UFM job {job_id} ended {job.Status!r} ({job.Summary!r}); {shown}")
@@ -142,7 +147,9 @@ def judge(intent: IntentRecord, port: Port | UfmError, job: Job | UfmError | Non
     expired = now - intent.created_at >= deadline
     if _unnoted(intent):
         if switch_idle:
-            return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown} and runs no job on its switch")
+            return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown} and runs no job on its switch"
+                              if intent.kind is not ActionKind.RESET else
+                              f"no job of it is known and UFM runs none on {name}'s switch: not counted as done")
         if not expired:
             return Settlement(None, f"the {intent.kind.value} was sent {age} ago, no answer was noted (a restart "
                                     f"came first) and {shown}: a job UFM started may still carry it out")
@@ -348,6 +355,9 @@ class PortWrites:
         record = records.get(component) if component is not None else None
         if component is None or record is None:
             log.warning("%s %s: %s", kind.value, component, outcome)
+            return
+        if kind is ActionKind.RESET:
+            log.warning("reset of %s not carried out: %s; the policy takes it out", component, outcome)
             return
         state = self.progress(component, kind, record.since, now)
         limit = self.settings.attempts
