@@ -31,7 +31,7 @@ from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
-from fabric.controller.resets import reset_outcomes
+from fabric.controller.resets import reset_outcomes, send_unsent
 from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
@@ -373,7 +373,8 @@ class Engine:
         resume = previous.breaker.halted and any(r.kind is RequestKind.RESUME for r in requests)
         cleared = self._cleared(requests)
         # In dry run nothing was reset: no outcome to read, the would-be watch ends when it is due.
-        undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.store)
+        assert self.view is not None
+        undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.view, self.store)
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
                                   failed_repairs=self._failed_repairs(now, report), undone_resets=undone,
                                   resets_unsettled=unsettled)
@@ -425,6 +426,7 @@ class Engine:
         if not self.state.breaker.halted:
             shown_up = await reconcile.reconcile_ports(self.state, self.view, self.guard, self.disabled_ports,
                                                        self.live, self.store, self.writes, now, report)
+            await send_unsent(self.state, self.view, self.store, self.writes, now, report)
         await self.writes.settle(now, self.state.components, self.disabled_ports, report)
         # Before the tickets are asked for: a port adopted here is held out, and needs its ticket this cycle.
         adopt = reconcile.adoptable(self.state, self.view, self.disabled_ports, self.store)

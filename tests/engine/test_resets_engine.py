@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 from engine_support import Rig, restart, rig
+from test_crash_safety import Crash, CrashingUfm
 
 from fabric.controller.engine import CycleReport
-from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
+from fabric.remediation.domain import CONVERGE_RULE, ActionKind, ComponentId, Lifecycle
 from fabric.remediation.escalation import ResetLadder
 from fabric.store.records import IntentState
 from tickets.base import TicketStatus
@@ -102,3 +104,35 @@ def test_a_reset_ufm_does_not_carry_out_takes_the_link_out(tmp_path: Path) -> No
         assert "was not carried out" in out.actions[0].reason
         assert posted_actions(r) == ["reset", "disable"] and r.port_state(port) == "Disabled"
         assert len(r.tickets.list(TicketStatus.OPEN)) == 1
+
+
+@pytest.mark.parametrize("when", ["before_ufm", "after_ufm"])
+def test_a_crash_around_the_reset_loses_it_not_and_sends_it_once(tmp_path: Path, when: str) -> None:
+    """Killed before the reset's POST: recovery rolls its intent back as never carried out, and reconciliation sends
+    it, recorded as a convergence (the ladder counted it once). Killed while its job ran: recovery waits for the job,
+    and nothing is sent again. Either way the link is watched from the reset's decision and ends healthy."""
+    with rig(TINY, tmp_path, resets=ResetLadder()) as r:
+        r.engine.ufm = r.engine.writes.ufm = CrashingUfm(r.client, when)
+        r.inject(fault="flap", link=CABLE, cycles=5, period="20s")
+        r.advance(300)
+        with pytest.raises(Crash):
+            r.cycle()
+        [pending] = r.store.unfinished_intents()
+        assert pending.kind is ActionKind.RESET
+        restart(r)
+        decided = [(d.action.kind, d.action.rule) for d in r.store.decisions() if d.action.kind is ActionKind.RESET]
+        assert decided == [(ActionKind.RESET, "flap")]
+        for _ in range(3):
+            r.advance(30)
+            r.cycle()
+        settled = r.store.get_intent(pending.id)
+        assert settled is not None
+        assert settled.state is (IntentState.DONE if when == "after_ufm" else IntentState.ROLLED_BACK)
+        resent = [(d.action.kind, d.action.rule) for d in r.store.decisions() if d.action.kind is ActionKind.RESET]
+        assert resent == [(ActionKind.RESET, "flap"), *([(ActionKind.RESET, CONVERGE_RULE)] * (when == "before_ufm"))]
+        assert posted_actions(r) == ["reset"]  # UFM was sent it once
+        assert [len(times) for times in r.engine.state.resets.values()] == [1]  # counted once by the ladder
+        r.advance(600)
+        cured = r.cycle()
+        assert [(a.kind, a.rule) for a in cured.actions] == [(ActionKind.RECORD, "reset_watch")]
+        assert r.store.unfinished_intents() == [] and r.tickets.list() == []
