@@ -76,6 +76,21 @@ def test_a_flapping_link_is_reset_once_then_taken_out_and_ticketed_when_it_flaps
         assert stored is not None and stored.lifecycle is Lifecycle.AWAITING_REPAIR
 
 
+def test_the_evidence_a_reset_answered_never_adds_up_with_what_comes_after(tmp_path: Path) -> None:
+    """The link's history starts again at its reset: one flap after it is one episode, not the sixth of a flap."""
+    with rig(TINY, tmp_path, resets=ResetLadder()) as r:
+        link, _, _ = flapping_link_reset(r)
+        r.advance(180)  # past the reset's own-action window
+        r.cycle()
+        r.inject(fault="flap", link=CABLE, cycles=1, period="20s")
+        for _ in range(4):
+            r.advance(60)
+            report = r.cycle()
+            assert [f for f in report.findings if f.component == link] == [] and report.actions == []
+        stored = r.store.get_component(link)
+        assert stored is not None and stored.lifecycle is Lifecycle.RESET
+
+
 def test_a_link_quiet_through_its_watch_is_healthy_again_and_a_restart_remembers_its_reset(tmp_path: Path) -> None:
     with rig(TINY, tmp_path, resets=ResetLadder()) as r:
         link, _, _ = flapping_link_reset(r)

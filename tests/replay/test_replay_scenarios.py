@@ -128,6 +128,15 @@ def test_a_flapping_link_is_reset_first(flap: Recording) -> None:
     assert all(d["action"] in ("reset", "record") for d in report.decisions)
 
 
+def test_a_link_reset_in_replay_starts_its_history_again_as_in_production(tmp_path: Path) -> None:
+    """Replay carries out no reset, but the pipeline starts the link's history again at the reset it decides, as the
+    engine's writes do: one flap after it is one episode, not the sixth of a burst, and the watch ends clean."""
+    once = {"at": "6m", "fault": "flap", "link": "pod01-spine01/1", "cycles": 1, "period": "20s", "down_for": "4s"}
+    report = run(record(tmp_path, [*FLAP, once], 900))
+    acted = [(d["action"], d["rule"]) for d in report.decisions if d.get("component") == FLAP_LINK]
+    assert acted == [("reset", "flap"), ("record", "reset_watch")]
+
+
 def test_a_link_that_flaps_on_after_its_reset_is_disabled_and_ticketed(tmp_path: Path) -> None:
     """Replay decides what production would: the reset is not carried out, but the link is watched from it (the
     events of the next two minutes are the reset's own), and flapping on within the watch takes it out."""
