@@ -3,8 +3,9 @@
 Every rule is declared once, here, with all it needs: ``RULES`` holds one ``Rule`` per name (its kind, its
 severity, the usual repair its ticket suggests, the signal that raises it), and every other table is derived
 from it: the detectors' immediate and ticket-only tables, the policy's severities (``SEVERITY``), a ticket's
-priority (``ticket_severity``) and its repair text (``fabric.controller.ticket_body``). A rule cannot be declared
-without a severity and a repair (``Rule`` has no defaults for them), and one that the policy may rank cannot have
+priority (``ticket_severity``), its repair text (``fabric.controller.ticket_body``) and the rules a port reset may
+answer (``RESETTABLE``, the reset ladder's). A rule cannot be declared without a severity, a repair and whether a
+reset can cure what it finds (``Rule`` has no defaults for them), and one that the policy may rank cannot have
 ``None`` for severity, so no rule ranks 0 by being forgotten.
 
 Counted rules ("N events of one kind within a window of the newest") are data: one ``CountedRule`` entry in
