@@ -151,3 +151,15 @@ def test_a_crash_around_the_reset_loses_it_not_and_sends_it_once(tmp_path: Path,
         cured = r.cycle()
         assert [(a.kind, a.rule) for a in cured.actions] == [(ActionKind.RECORD, "reset_watch")]
         assert r.store.unfinished_intents() == [] and r.tickets.list() == []
+
+
+def test_a_dry_run_decides_and_counts_the_reset_and_sends_nothing(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path, dry_run=True, resets=ResetLadder()) as r:
+        link, _, report = flapping_link_reset(r)
+        assert report.actions[0].dry_run and posted_actions(r) == [] and r.store.intents(component=link) == []
+        restart(r)  # its would-be state and its count are its own, across a restart
+        assert [len(times) for times in r.engine.state.resets.values()] == [1]
+        r.advance(600)
+        cured = r.cycle()
+        assert [(a.kind, a.rule, a.dry_run) for a in cured.actions] == [(ActionKind.RECORD, "reset_watch", True)]
+        assert posted_actions(r) == []
