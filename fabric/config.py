@@ -42,6 +42,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_origin
@@ -77,6 +78,7 @@ from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RESETTABLE, RuleSettings, Threshold
 from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
+from fabric.telemetry.settings import TelemetrySettings
 from fabric.ufm.address import (
     DEFAULT_TIMEOUT_S,
     MAX_TELEMETRY_BYTES,
@@ -355,6 +357,10 @@ MIN_TELEMETRY_INTERVAL = timedelta(seconds=60)
 tens of megabytes."""
 
 
+_JUDGED = TelemetrySettings()
+"""The thresholds samples are judged by when the configuration names none (NVIDIA's PDR plugin's)."""
+
+
 class TelemetrySection(_Section):
     """UFM Telemetry's samples: where they are read and how often (``fabric.ufm.telemetry.TelemetryClient``)."""
 
@@ -368,6 +374,16 @@ class TelemetrySection(_Section):
     insecure: bool = False
     max_bytes: int = Field(TELEMETRY_MAX_BYTES, ge=1, le=MAX_TELEMETRY_BYTES)
     """The longest sample taken: a longer one is refused as soon as it is announced or read past."""
+    max_pdr: float = Field(_JUDGED.max_pdr, gt=0.0, lt=1.0)
+    """A packet drop rate above this is a fault (``packet_drops``)."""
+    tmax: float = Field(_JUDGED.tmax, gt=0.0, le=150.0)
+    """A module hotter than this (°C) is a fault (``temperature``)."""
+    d_tmax: float = Field(_JUDGED.d_tmax, gt=0.0, le=150.0)
+    """A module whose temperature rose by more than this (°C) since its last sample is a fault."""
+    partial_fraction: float = Field(_JUDGED.partial_fraction, ge=0.0, le=1.0)
+    """A sample missing more than this fraction of the fabric's ports acts on nothing."""
+    implausible_fraction: float = Field(_JUDGED.implausible_fraction, gt=0.0, le=1.0)
+    """A sample in which more than this fraction of the ports read cross a threshold acts on nothing."""
 
     @field_validator("url")
     @classmethod
@@ -392,6 +408,12 @@ class TelemetrySection(_Section):
     def _check_timeout(cls, value: timedelta) -> timedelta:
         check_timeout(value.total_seconds())
         return value
+
+    def settings(self) -> TelemetrySettings:
+        """The thresholds samples are judged by (the BER windows are the link-validation procedure's)."""
+        return TelemetrySettings(max_pdr=self.max_pdr, tmax=self.tmax, d_tmax=self.d_tmax,
+                                 partial_fraction=self.partial_fraction,
+                                 implausible_fraction=self.implausible_fraction)
 
     def client(self) -> TelemetryClient:
         """A reader of the samples (the CA bundle is read here: an unusable one is a ``ConfigError``)."""
@@ -628,7 +650,11 @@ class ServiceConfig(BaseSettings):
     # --- the settings the service's parts take ---
 
     def policy_config(self) -> PolicyConfig:
-        return self.policy.build(self.escalation.build())
+        """The policy's settings; with UFM Telemetry read, a cable's probation also waits for a clean BER window."""
+        built = self.policy.build(self.escalation.build())
+        if not self.telemetry.enabled:
+            return built
+        return replace(built, clean_window=self.telemetry.settings().clean_after)
 
     def rule_settings(self) -> RuleSettings:
         return self.rules.build()

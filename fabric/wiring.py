@@ -14,6 +14,7 @@ from pathlib import Path
 from fabric.config import ConfigError, ServiceConfig
 from fabric.controller.engine import Engine, EngineSettings, UfmApi
 from fabric.controller.outbox import OutboxSettings
+from fabric.controller.telemetry import TelemetryFeed
 from fabric.controller.writes import WriteSettings
 from fabric.store import Store
 from fabric.ufm.auth import UfmAuth
@@ -23,6 +24,7 @@ from tickets.base import TicketBackend
 from tickets.local import LocalTicketBackend
 from topology.inputs import CONFIGURATION, read_input
 from topology.model import Fabric
+from topology.redact import redacted_url
 
 Clock = Callable[[], datetime]
 
@@ -97,5 +99,15 @@ def ufm_client(url: str, auth: UfmAuth, *, retry: RetryPolicy, job_poll: JobPoll
 
 
 def build_engine(plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend, settings: EngineSettings,
-                 clock: Clock) -> Engine:
-    return Engine(plan, ufm, store, tickets, settings, clock)
+                 clock: Clock, telemetry: TelemetryFeed | None = None) -> Engine:
+    return Engine(plan, ufm, store, tickets, settings, clock, telemetry=telemetry)
+
+
+def telemetry_feed(config: ServiceConfig) -> TelemetryFeed | None:
+    """UFM Telemetry's samples as ``[telemetry]`` says, ``None`` unless it is enabled."""
+    section = config.telemetry
+    if not section.enabled:
+        return None
+    client = section.client()
+    return TelemetryFeed(client.sample, section.settings(), redacted_url(client.url + client.path),
+                         interval=section.interval, close=client.aclose)

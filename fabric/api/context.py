@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from fabric.config import ServiceConfig
+from fabric.controller.telemetry import SampleOutcome
 from fabric.store import Store
 from fabric.ufm.cursor import EventRead
 from topology.model import Fabric
@@ -83,6 +84,8 @@ class RuntimeStatus:
     """The engine is starting: settling what the last run left pending, rebuilding its state; no job runs yet."""
     leadership: LeaderView | None = None
     """Who acts (``None``: a runtime outside the daemon, which always acts)."""
+    telemetry: SampleOutcome | None = None
+    """The last UFM Telemetry sample read (``None``: telemetry is not read, or no sample was read yet)."""
 
 
 class NotApplied(StrEnum):

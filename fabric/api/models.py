@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from fabric.api.context import GuardFigures, LeaderView
 from fabric.bounded import Instant
+from fabric.controller.telemetry import SampleOutcome
 from fabric.durations import parse_duration
 from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
 from fabric.remediation.muting import check_matcher
@@ -86,6 +87,23 @@ class RequestOut(_Model):
                    handled_at=request.handled_at, outcome=request.outcome)
 
 
+class TelemetryRead(_Model):
+    """The last attempt to read a UFM Telemetry sample."""
+
+    read_at: datetime
+    outcome: str = Field(description="accepted; or why it acted on nothing: stale (its time did not move), partial "
+                                     "(ports missing), implausible (too many ports crossed a threshold at once), "
+                                     "refused (not UFM Telemetry's CSV), unreachable (no sample read).")
+    reason: str
+    sample_time: datetime | None = Field(description="The sample's own time (null: none was read).")
+    conditions: int = Field(description="Conditions found in it (an accepted sample's only).")
+
+    @classmethod
+    def of(cls, outcome: SampleOutcome) -> Self:
+        return cls(read_at=outcome.read_at, outcome=outcome.outcome, reason=outcome.reason,
+                   sample_time=outcome.sample_time, conditions=outcome.conditions)
+
+
 class Status(_Model):
     fabric: str
     dry_run: bool
@@ -108,6 +126,8 @@ class Status(_Model):
     pending_requests: list[RequestOut]
     counters: dict[str, int] = Field(description="The last cycle's counts (events, writes pending...).")
     leadership: Leader | None = Field(None, description="Who acts for the fabric (null: outside the daemon).")
+    telemetry: TelemetryRead | None = Field(None, description="The last UFM Telemetry sample read (null: telemetry "
+                                                              "is not read, or no sample was yet).")
 
 
 class Component(_Model):

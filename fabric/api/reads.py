@@ -33,6 +33,7 @@ from fabric.api.models import (
     Problem,
     RequestOut,
     Status,
+    TelemetryRead,
     Ticket,
 )
 from fabric.bounded import Instant, RowOffset
@@ -61,7 +62,8 @@ def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
         ufm_reachable=live.ufm_reachable, view_refused_since=live.view_refused_since, guard=Guard.of(live.guard),
         components={lifecycle.value: count for lifecycle, count in counts.items()},
         pending_requests=[RequestOut.of(request) for request in pending],
-        counters=dict(live.counters), leadership=Leader.of(live.leadership) if live.leadership else None)
+        counters=dict(live.counters), leadership=Leader.of(live.leadership) if live.leadership else None,
+        telemetry=TelemetryRead.of(live.telemetry) if live.telemetry else None)
 
 
 @router.get("/components", response_model=ComponentPage, responses={404: {"model": Problem}},

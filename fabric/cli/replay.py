@@ -28,10 +28,15 @@ def replay(
     as_built: Annotated[Path, typer.Option(
         "--as-built", "-a", help="UFM snapshot directory (systems.json, links.json, optional ports.json): the "
                                  "fabric's names, GUIDs and ports, and its model unless --plan is given.")],
-    events: Annotated[Path, typer.Option(
+    events: Annotated[Path | None, typer.Option(
         "--events", "-e", help="Recorded UFM events: an event.log (.gz too), a GET /app/events JSON list "
                                "(bare or {\"data\": [...]}, either UFM payload shape) or JSON lines; a file, "
-                               "a pipe (<(zcat week.log.gz)) or - for the standard input.")],
+                               "a pipe (<(zcat week.log.gz)) or - for the standard input. Optional with "
+                               "--telemetry.")] = None,
+    telemetry: Annotated[Path | None, typer.Option(
+        "--telemetry", "-t", help="Recorded UFM Telemetry: a directory of CSV files as UFM Telemetry serves them, one "
+                                  "sample per file, any names, replayed in the order of their timestamp column "
+                                  "beside the events, judged by the configuration's [telemetry] thresholds.")] = None,
     plan: Annotated[Path | None, typer.Option(
         "--plan", "-p", help="The wiring plan (NDT CSV) as the model, joined with the snapshot's GUIDs.")] = None,
     config: Annotated[Path | None, typer.Option(
@@ -44,7 +49,8 @@ def replay(
         "--format", "-f", help="Report format: table, json (one document), jsonl (JSON lines, each decision "
                                "written as it is taken, the summary last).")] = ReplayFormat.TABLE,
 ) -> None:
-    """Replay a recorded UFM event log through the policy, dry: every decision it would have taken, and why.
+    """Replay a recorded UFM event log (and UFM Telemetry's samples) through the policy, dry: every decision it
+    would have taken, and why.
 
     Exit 0 when no action would be taken, 1 when some would, 2 on bad input.
     """
@@ -59,7 +65,10 @@ def replay(
         # objects hold no cycles worth a collector pass over the model's millions; see verify).
         gc.disable()
         try:
-            report = run_replay(as_built, events, plan=plan, config=config, interval=interval, decisions=sink)
+            if events is None and telemetry is None:
+                fail("nothing to replay: give --events, --telemetry or both")
+            report = run_replay(as_built, events, plan=plan, config=config, interval=interval, decisions=sink,
+                                telemetry=telemetry)
         except (InputError, ConfigError) as exc:
             fail(str(exc))
         finally:

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
 from fabric.cli.common import command_group, fail
-from fabric.ufm.address import DEFAULT_TIMEOUT_S
+from fabric.ufm.address import DEFAULT_TIMEOUT_S, TELEMETRY_INSTANCE, TELEMETRY_URL
 from topology.redact import redacted_url
 
 if TYPE_CHECKING:
@@ -84,18 +84,58 @@ def snapshot(
     ufm_ca_bundle: UfmCa = None,
     ufm_insecure: UfmInsecure = False,
     ufm_timeout: UfmTimeout = DEFAULT_TIMEOUT_S,
+    telemetry: Annotated[str | None, typer.Option(
+        "--telemetry", help="Also save one UFM Telemetry sample, read from this URL (its secondary instance: "
+                            f"{TELEMETRY_URL} on the UFM host), to <output>/telemetry/<its time>.csv: the "
+                            "directory replay --telemetry reads, which later snapshots add to.")] = None,
+    telemetry_instance: Annotated[str, typer.Option(
+        help="The UFM Telemetry instance read (GET <url>/csv/xcset/<instance>).")] = TELEMETRY_INSTANCE,
 ) -> None:
     """Save UFM's systems, links and ports: the directory verify --as-built and replay --as-built read.
 
-    Exit 0 when written, 2 when UFM cannot be read or the directory written.
+    Exit 0 when written, 2 when UFM (or UFM Telemetry) cannot be read or the directory written.
     """
     if ufm is None:
         fail("--ufm URL is required (or set FABRIC_UFM_URL)")
     target = ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure, ufm_timeout)
+    # Both read before anything is written: a sample that cannot be read leaves no half-written snapshot.
+    sample = read_telemetry(telemetry, telemetry_instance, target) if telemetry is not None else None
     taken, source = read_snapshot(target)
     try:
         taken.write(output)
+        if sample is not None:
+            (output / "telemetry").mkdir(exist_ok=True)
+            (output / "telemetry" / sample.name).write_bytes(sample.body)
     except OSError as exc:
         fail(f"--output {output}: cannot write the snapshot: {exc.strerror or exc}")
+    saved = f", a UFM Telemetry sample to telemetry/{sample.name}" if sample is not None else ""
     typer.echo(f"wrote {output}: {len(taken.systems)} systems, {len(taken.links)} links, {len(taken.ports)} ports "
-               f"from {source}", err=True)
+               f"from {source}{saved}", err=True)
+
+
+class TelemetrySample(NamedTuple):
+    name: str
+    """The file it is saved as: its time, which orders the directory as replay reads it."""
+    body: bytes
+
+
+def read_telemetry(url: str, instance: str, target: UfmTarget) -> TelemetrySample:
+    """One UFM Telemetry sample, checked to be one (UFM's TLS options and timeout apply); errors exit 2."""
+    import asyncio
+
+    from fabric.telemetry.errors import TelemetryInputError
+    from fabric.telemetry.parse import parse_sample
+    from fabric.ufm.errors import UfmError
+    from fabric.ufm.telemetry import TelemetryClient
+
+    async def fetch() -> bytes:
+        async with TelemetryClient(url, instance, verify=not target.insecure, ca_bundle=target.ca_bundle,
+                                   timeout=target.timeout) as client:
+            return await client.sample()
+
+    try:
+        body = asyncio.run(fetch())
+        sample = parse_sample(body, redacted_url(url))
+    except (UfmError, TelemetryInputError, ValueError) as exc:
+        fail(f"--telemetry {redacted_url(url)}: {exc}")
+    return TelemetrySample(f"{sample.time.strftime('%Y%m%dT%H%M%S.%fZ')}.csv", body)

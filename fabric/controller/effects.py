@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Protocol
 
 from fabric.controller.outbox import TicketOutbox
+from fabric.controller.telemetry import SampleOutcome
 from fabric.errors import ErrorKind
 from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding
@@ -63,6 +64,8 @@ class CycleReport:
     """New events handed to the pipeline (with those read at start-up or while readings were refused)."""
     events_by_type: dict[str, int] = field(default_factory=dict)
     """``events`` by UFM event type: its id as UFM numbers it (``"329"``: Link is Down)."""
+    telemetry: SampleOutcome | None = None
+    """The UFM Telemetry sample read this cycle (``None``: none was due, or telemetry is not read)."""
     repeated_events: int = 0
     """Events handed over again (same id, time, type and object), dropped by the pipeline as counted already."""
     event_read: EventRead | None = None

@@ -32,6 +32,7 @@ from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Ef
 from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
 from fabric.controller.resets import reset_outcomes, send_unsent
+from fabric.controller.telemetry import TelemetryFeed
 from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
@@ -47,6 +48,7 @@ from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.view import FabricView, build_view, fabric_context
 from fabric.store import Store, Transaction
 from fabric.store.records import OperatorRequest, RequestKind
+from fabric.telemetry.records import SampleVerdict
 from fabric.ufm.client import PortActionMethod
 from fabric.ufm.cursor import CursorState, EventCursor
 from fabric.ufm.models import Event
@@ -106,7 +108,9 @@ class _Reading:
 
 class Engine:
     def __init__(self, plan: Fabric, ufm: UfmApi, store: Store, tickets: TicketBackend,
-                 settings: EngineSettings, clock: Callable[[], datetime]) -> None:
+                 settings: EngineSettings, clock: Callable[[], datetime], *,
+                 telemetry: TelemetryFeed | None = None) -> None:
+        """``telemetry``: where UFM Telemetry's samples are read (``poll_telemetry``), when they are."""
         if settings.method is not PortActionMethod.DISABLE:
             # Recovery, the guard's rebuild and reconciliation read what UFM shows disabled; an isolated port
             # would be invisible to them and could be counted wrongly or never restored. The configuration
@@ -144,6 +148,9 @@ class Engine:
         """New events read but not handed to the pipeline yet: at start-up, or while readings are refused."""
         self._counters: dict[str, int] = {}
         """UFM's change counters as last read (``/app/versioning``), for the event cursor to judge a list by."""
+        self.telemetry = telemetry
+        self._samples: list[SampleVerdict] = []
+        """Samples judged and not handed to the pipeline yet (the next cycle takes them, with the events)."""
 
     @property
     def pipeline(self) -> Pipeline:
@@ -245,7 +252,7 @@ class Engine:
         assert self.view is not None
         s = self.settings
         pipeline = Pipeline(self.view, s.policy, s.rules, s.guard, state=state, muter=self.silences,
-                            succeeding=succeeding)
+                            succeeding=succeeding, telemetry=self.telemetry is not None)
         for intent in self.store.port_writes_since(now - s.rules.history):
             if intent.component is not None:
                 for at in (intent.created_at, intent.finished_at):
@@ -349,6 +356,7 @@ class Engine:
         report = CycleReport(now)
         self._load_silences(now)
         await self._refresh_fabric(report)
+        await self._read_telemetry(now, report)
         polled = time.monotonic()
         # The whole history comes back every time; what the cursor handed over already is not validated again.
         read = await self.ufm.events(handed_over=self.cursor.state)
@@ -357,11 +365,12 @@ class Engine:
         report.event_read = self.cursor.outcome
         if self.view_refused_since is not None:
             # Nothing is decided on a view that cannot be trusted: no finding, no UFM or ticket write. The events
-            # wait for the first cycle whose reading is accepted, and the cursor is not saved, so a restart hands
-            # them over again.
+            # (and the samples) wait for the first cycle whose reading is accepted, and the cursor is not saved, so
+            # a restart hands them over again.
             self._waiting = new_events
             return report
         self._waiting = []
+        samples, self._samples = self._samples, []
         report.events = len(new_events)
         report.events_by_type = Counter(str(event.event_id) for event in new_events)
         previous = self.state
@@ -376,8 +385,8 @@ class Engine:
         assert self.view is not None
         undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.view, self.store)
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
-                                  failed_repairs=self._failed_repairs(now, report), undone_resets=undone,
-                                  resets_unsettled=unsettled)
+                                  failed_repairs=self._failed_repairs(now, report), samples=samples,
+                                  undone_resets=undone, resets_unsettled=unsettled)
         report.repeated_events = step.repeated
         decision = step.decision
         report.findings, report.actions = step.findings, [*report.actions, *decision.actions]
@@ -403,6 +412,15 @@ class Engine:
             self._comment_recurrences(step.findings, previous, now, report)
             await self._converge(now, report, send_tickets=send_tickets)
         return report
+
+    async def _read_telemetry(self, now: datetime, report: CycleReport) -> None:
+        """A UFM Telemetry sample read and judged when one is due (every ``[telemetry] interval`` on the engine's
+        clock); its conditions go to this cycle's step, or wait with the events while readings are refused."""
+        if self.telemetry is None or self.view is None or not self.telemetry.due(now):
+            return
+        report.telemetry, verdict = await self.telemetry.poll(self.view, now)
+        if verdict is not None:
+            self._samples.append(verdict)
 
     async def reconcile(self) -> CycleReport:
         """The full state reconcile (the daemon's job of that name): UFM's systems, links and ports read again

@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 from fabric.api.context import GuardFigures, LeaderView, Role
 from fabric.controller.engine import CycleReport
+from fabric.controller.telemetry import TELEMETRY_OUTCOMES, SampleOutcome
 from fabric.remediation.domain import Lifecycle
 from fabric.store import OutboxFigures
 from fabric.ufm.cursor import EventRead
@@ -95,6 +96,17 @@ class DaemonMetrics:
                                 "(missed: too late; busy: the previous run still running).", ["job_name", "why"],
                                 registry=registry)
 
+        self.telemetry_samples = Counter(
+            "fabric_telemetry_samples", "UFM Telemetry samples read, by outcome (accepted; acting on nothing: stale, "
+            "partial, implausible, refused, unreachable).", ["outcome"], registry=registry)
+        for read in TELEMETRY_OUTCOMES:  # every outcome's series from the start, as the event reads'
+            self.telemetry_samples.labels(read)
+        self.telemetry_conditions = Counter("fabric_telemetry_conditions", "Conditions found in accepted UFM "
+                                            "Telemetry samples.", registry=registry)
+        self.telemetry_time = Gauge("fabric_telemetry_sample_timestamp_seconds", "The time of the newest UFM "
+                                    "Telemetry sample read (its own timestamp), as seconds since the epoch.",
+                                    registry=registry)
+
         self.leader = Gauge("fabric_leader", "1 while this instance leads the fabric (acts), 0 while it stands by.",
                             registry=registry)
         self.leader_epoch = Gauge("fabric_leader_epoch", "The leader epoch (fencing token) this instance holds, or "
@@ -136,6 +148,12 @@ class DaemonMetrics:
         """The age of the newest event UFM listed (none yet: no sample)."""
         if newest is not None:
             self.event_age.set((now - newest).total_seconds())
+
+    def telemetry_sample(self, outcome: SampleOutcome) -> None:
+        self.telemetry_samples.labels(outcome.outcome).inc()
+        self.telemetry_conditions.inc(outcome.conditions)
+        if outcome.sample_time is not None:
+            self.telemetry_time.set(outcome.sample_time.timestamp())
 
     def webhook_delivery(self, source: str, outcome: str) -> None:
         self.webhook_deliveries.labels(source, outcome).inc()

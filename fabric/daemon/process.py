@@ -135,6 +135,7 @@ async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOpti
     tickets = wiring.ticket_backend(store, clock=clock.now, config=config)
     client = wiring.ufm_client(target.url, auth, retry=RetryPolicy(), job_poll=JobPollPolicy(), sleep=clock.sleep,
                                verify=not target.insecure, ca_bundle=target.ca_bundle)
+    telemetry = wiring.telemetry_feed(config)
     metrics = DaemonMetrics()
     metrics.watch_leadership(leadership.status)
     instance = InstanceRuntime(config, clock.now(), leadership.status)
@@ -143,7 +144,7 @@ async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOpti
         """The engine of this instance's epoch, every write of it fenced by the epoch and the lease."""
         fence = leadership.fence()
         engine = wiring.build_engine(plan, client, store.fenced(fence), tickets,
-                                     wiring.engine_settings(config, fence.epoch), clock.now)
+                                     wiring.engine_settings(config, fence.epoch), clock.now, telemetry)
         return DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics, clock.now())
 
     try:
@@ -151,6 +152,8 @@ async def _start_and_serve(config: ServiceConfig, plan: Fabric, options: RunOpti
         await _run_loop(config, instance, lead, leadership, build_app(context, metrics), sock, metrics, target)
     finally:
         await engine_loop.run(client.aclose())
+        if telemetry is not None:
+            await engine_loop.run(telemetry.aclose())
 
 
 class _Server(uvicorn.Server):

@@ -276,6 +276,9 @@ class DaemonRuntime:
                         explained=len(report.explained))
         self._status = self._next_status(report.at, error=None, counters=counters, reachable=True,
                                          event_read=report.event_read)
+        if report.telemetry is not None:
+            self.metrics.telemetry_sample(report.telemetry)
+            self._status = replace(self._status, telemetry=report.telemetry)
         self._record_state(report.at)
         log.info("cycle done in %.3f s: %d events, %d findings, %d decisions, %d failed", seconds, report.events,
                  len(report.findings), len(report.actions), len(report.failed))

@@ -36,7 +36,7 @@ from fabric.remediation.rules import (
     TICKET_ONLY_RULES,
     RuleSettings,
 )
-from fabric.remediation.signals import Signal
+from fabric.remediation.signals import NO_EVENT, Signal
 from topology.model import Fabric
 
 # The immediate and ticket-only rules by the signal that raises them, as declared in fabric.remediation.rules.
@@ -209,7 +209,9 @@ class Detectors:
                     track.devices = self.devices_of[component] = devices
                 queue = _QUEUE.get(signal.kind)
                 if queue is not None:
-                    if queue == 0 and signal.kind in _REPORTED_DOWN:
+                    if queue == 0 and (signal.kind in _REPORTED_DOWN
+                                       or (signal.telemetry and signal.kind is _LINK_DOWNED)):
+                        # A link-down counter on both ends (telemetry's) says the link went down, as 329 does.
                         self.attribution.note_down(signal)
                     queued = track.queues[queue]
                     if queued and signal.at < queued[-1].at:
@@ -249,6 +251,8 @@ class Detectors:
         if previous is not None and previous >= newest:
             return []
         self.last_evidence[(component, rule)] = newest
+        if NO_EVENT in evidence:  # a telemetry signal's: evidence names UFM events only
+            evidence = [event for event in evidence if event != NO_EVENT]
         return [_new_finding((component, rule, at, reason, tuple(evidence), ticket_only, never_auto_restore))]
 
     # --- windows -------------------------------------------------------------------------------------

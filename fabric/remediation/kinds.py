@@ -27,6 +27,8 @@ class SignalKind(StrEnum):
     SWITCH_REBOOTED = "switch_rebooted"
     NODE_DOWN = "node_down"
     NODE_UP = "node_up"
+    PACKET_DROPS = "packet_drops"
+    """Packets dropped above UFM Telemetry's ``max_pdr`` (no UFM event raises it: the counters do)."""
     PORT_ACTION = "port_action"
     """UFM carried out a port action (disable, enable, reset), whoever asked for it."""
 

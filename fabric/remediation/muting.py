@@ -38,9 +38,11 @@ class Muter(Protocol):
     """True when it only ever explains link-state changes (then other signals need not ask it)."""
 
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
-              link_state: bool = False) -> str | None:
+              link_state: bool = False, until: datetime | None = None) -> str | None:
         """Why a signal of ``component`` at ``at`` is not a fault (``None``: it may be). ``devices``: the devices
-        the component sits on; ``link_state``: the signal is a link going down or up."""
+        the component sits on; ``link_state``: the signal is a link going down or up; ``until``: it happened at
+        some time from ``at`` to ``until``, not known when (a counter that moved between two telemetry samples),
+        and is muted when anything that would mute it at one of those times does."""
         ...
 
 
@@ -54,9 +56,9 @@ class Muters:
         self._others = tuple(m for m in muters if not m.link_state_only)
 
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
-              link_state: bool = False) -> str | None:
+              link_state: bool = False, until: datetime | None = None) -> str | None:
         for muter in self.muters if link_state else self._others:
-            reason = muter.mutes(component, at, devices, link_state)
+            reason = muter.mutes(component, at, devices, link_state, until)
             if reason is not None:
                 return reason
         return None
@@ -104,8 +106,10 @@ class SilenceWindow:
     starts_at: datetime
     ends_at: datetime
 
-    def covers(self, component: ComponentId, at: datetime) -> bool:
-        return self.starts_at <= at < self.ends_at and silence_matches(self.matcher, component)
+    def covers(self, component: ComponentId, at: datetime, until: datetime | None = None) -> bool:
+        """Whether it covers ``component`` at ``at`` (or at any time from ``at`` to ``until``)."""
+        return (self.starts_at <= (until or at) and at < self.ends_at
+                and silence_matches(self.matcher, component))
 
 
 class SilenceMuter:
@@ -121,8 +125,8 @@ class SilenceMuter:
         self.windows = tuple(windows)
 
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
-              link_state: bool = False) -> str | None:
-        if self.windows and any(window.covers(component, at) for window in self.windows):
+              link_state: bool = False, until: datetime | None = None) -> str | None:
+        if self.windows and any(window.covers(component, at, until) for window in self.windows):
             return "an active silence"
         return None
 
@@ -149,11 +153,12 @@ class OwnActions:
         del actions[:-_OWN_ACTIONS_KEPT]
 
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
-              link_state: bool = False) -> str | None:
+              link_state: bool = False, until: datetime | None = None) -> str | None:
         if not link_state:
             return None
+        latest = until or at
         for when, what in reversed(self.actions.get(component, ())):
-            if when - OWN_ACTION_LEAD <= at <= when + self.window:
+            if when - OWN_ACTION_LEAD <= latest and at <= when + self.window:
                 return f"own action: {what} at {when.isoformat()}"
         return None
 
@@ -228,14 +233,15 @@ class Attribution:
                 reboots.popleft()
 
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
-              link_state: bool = False) -> str | None:
+              link_state: bool = False, until: datetime | None = None) -> str | None:
         if not link_state:
             return None
+        latest = until or at
         for device in self._owners(devices):
             if device not in self.events:
                 continue
             for outage in self.outages(device):
-                if outage.start <= at and (outage.end is None or at <= outage.end):
+                if outage.start <= latest and (outage.end is None or at <= outage.end):
                     return outage.reason
         return None
 

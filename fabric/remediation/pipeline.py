@@ -33,8 +33,11 @@ from fabric.remediation.policy import (
     decide,
 )
 from fabric.remediation.rules import RuleSettings
-from fabric.remediation.signals import EventLike, SignalMapper
+from fabric.remediation.sampled import TelemetrySignals
+from fabric.remediation.sightings import Sightings
+from fabric.remediation.signals import EventLike, Signal, SignalMapper
 from fabric.remediation.view import FabricView
+from fabric.telemetry.records import SampleVerdict, Verdict
 from topology.guard import CapacityGuard, GuardReading, GuardSettings
 
 _AFRESH = frozenset({ActionKind.ENABLE, ActionKind.RESET})
@@ -58,9 +61,10 @@ class Step:
 class Pipeline:
     def __init__(self, view: FabricView, policy: PolicyConfig, rules: RuleSettings, guard: GuardSettings, *,
                  state: PolicyState | None = None, muter: Muter | None = None,
-                 succeeding: Pipeline | None = None) -> None:
+                 succeeding: Pipeline | None = None, telemetry: bool = False) -> None:
         """``succeeding``: the pipeline this one replaces while the service runs (new settings): its guard counts what
-        that one's counted."""
+        that one's counted. ``telemetry``: UFM Telemetry's samples are read too (``step``'s ``samples``): a fault
+        both sources see counts once (``fabric.remediation.sightings``)."""
         self.view, self.policy = view, policy
         self._guard = CapacityGuard(view.plan, guard)
         if succeeding is not None:
@@ -70,6 +74,11 @@ class Pipeline:
         self._mapper = SignalMapper(view.resolver)
         self._seen = SeenEvents(rules.history, self._mapper.kinds)
         self._state = state or PolicyState()
+        self._most_episodes = rules.burst_cycles
+        self._sampled = TelemetrySignals(self._mapper, self.detectors.muter, most_episodes=rules.burst_cycles)
+        self._sightings = Sightings(rules.history) if telemetry else None
+        self._judged: datetime | None = None
+        """The newest UFM Telemetry sample accepted (for the policy's clean BER window)."""
         self._afresh_after_resets(self._state)
 
     @property
@@ -90,6 +99,9 @@ class Pipeline:
         skipped = self._mapper.skipped
         self.view, self._mapper = view, SignalMapper(view.resolver)
         self._mapper.skipped.update(skipped)
+        unplaced = self._sampled.unplaced
+        self._sampled = TelemetrySignals(self._mapper, self.detectors.muter, most_episodes=self._most_episodes)
+        self._sampled.unplaced = unplaced
 
     def observe(self, observed: Observed, now: datetime) -> Decision:
         """What the engine observed between cycles, made state by the policy; the decision is the caller's to
@@ -126,12 +138,23 @@ class Pipeline:
         self.detectors.evaluate(now)
         self.detectors.take_explained()  # explained before this run: nothing to report now
 
+    @property
+    def sampled(self) -> TelemetrySignals:
+        return self._sampled
+
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = (),
-             failed_repairs: Sequence[FailedRepair] = (), undone_resets: Sequence[UndoneReset] = (),
-             resets_unsettled: frozenset[ComponentId] = frozenset()) -> Step:
+             failed_repairs: Sequence[FailedRepair] = (), samples: Sequence[SampleVerdict] = (),
+             undone_resets: Sequence[UndoneReset] = (), resets_unsettled: frozenset[ComponentId] = frozenset(),
+             ) -> Step:
+        """``samples``: UFM Telemetry's samples judged since the last step, in time order, those without conditions
+        too (the newest accepted tells the policy how far telemetry has judged); a pipeline made without
+        ``telemetry`` takes none."""
         fresh, repeated = self._seen.first_time(events)
-        findings = self.detectors.observe(self._mapper.map(fresh)) + self.detectors.evaluate(now)
+        signals, explained = self._signals(fresh, samples)
+        findings = self.detectors.observe(signals) + self.detectors.evaluate(now)
+        if self._sightings is not None:
+            findings = self._sightings.name_sources(findings)
         if self._state.breaker.halted and not resume:
             # While automation is halted nothing is decided (findings are held as they come), so nothing needs
             # folding: the correlation sees what comes once it resumes.
@@ -139,7 +162,8 @@ class Pipeline:
         else:
             correlated = self.correlator.correlate(findings, self._state)
         decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared),
-                                                  tuple(failed_repairs), tuple(undone_resets), resets_unsettled),
+                                                  tuple(failed_repairs), self._judged, tuple(undone_resets),
+                                                  resets_unsettled),
                           self._guard, self.view.context, self.policy)
         for action in decision.actions:
             if action.kind is ActionKind.RESET and action.component is not None:
@@ -148,4 +172,25 @@ class Pipeline:
             decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
         self._state = decision.state
         return Step(list(correlated.findings), decision, repeated, len(correlated.switch_faults),
-                    len(correlated.folded), self.detectors.take_explained())
+                    len(correlated.folded), [*explained, *self.detectors.take_explained()])
+
+    def _signals(self, events: Sequence[EventLike], samples: Sequence[SampleVerdict]) -> tuple[list[Signal],
+                                                                                                list[Explained]]:
+        """The events' signals and the samples', a fault both sources saw counted once; the samples' link-downs
+        explained."""
+        signals = self._mapper.map(events)
+        sightings = self._sightings
+        if sightings is None:
+            if samples:
+                raise ValueError("telemetry samples handed to a pipeline made without telemetry")
+            return signals, []
+        signals = sightings.reported(signals)
+        explained: list[Explained] = []
+        for sample in samples:
+            if sample.verdict is Verdict.ACCEPTED and (self._judged is None or sample.time > self._judged):
+                self._judged = sample.time
+            found, muted = self._sampled.signals(sample)
+            explained += muted
+            if found and sample.since is not None:
+                signals += sightings.sampled(found, sample.since)
+        return signals, explained

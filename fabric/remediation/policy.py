@@ -41,6 +41,10 @@ class PolicyConfig:
     storm_window: timedelta = timedelta(minutes=15)
     storm_quiet_period: timedelta | None = None
     """Resume by itself after this long without findings; None = wait for ``fabricctl resume``."""
+    clean_window: timedelta | None = None
+    """With UFM Telemetry read: a cable's probation ends healthy only once a sample taken at least this long after
+    its re-enable was accepted, which judged its BER over the longest window with none of it from before (a BER
+    over it is a finding, and a strike, as any fault on probation). ``None``: the probation's length alone."""
     resets: ResetLadder = field(default_factory=ResetLadder)
     """Which findings reset their link before it is taken out, how often, and how long it is watched after."""
 
@@ -144,6 +148,8 @@ class CycleInput:
     failed_repairs: tuple[FailedRepair, ...] = ()
     """Components re-enabled on probation whose link UFM has not shown up at its planned width and speed within
     the time it is given to train (the controller's link check): backed out."""
+    telemetry_judged: datetime | None = None
+    """The time of the newest UFM Telemetry sample accepted (``None``: none was), for ``clean_window``."""
     undone_resets: tuple[UndoneReset, ...] = ()
     """Components whose reset UFM did not carry out (its job failed, or no answer by its deadline; never sent):
     taken out, as they would have been without the ladder."""
@@ -282,7 +288,7 @@ def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, co
            config: PolicyConfig) -> Decision:
     cycle = Cycle(state, guard, context, config, cycle_input.now)
     _resume(cycle, cycle_input)
-    _expire_probation(cycle)
+    _expire_probation(cycle, cycle_input.telemetry_judged)
     _foresee_storm(cycle, cycle_input)
     for component in cycle_input.cleared:
         _clear(cycle, component)
@@ -543,7 +549,7 @@ def _repaired(cycle: Cycle, component: ComponentId) -> None:
     cable = cycle.context.cables.get(component)
     if record.lifecycle in (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR):
         if cycle.breaker.halted:
-            _wait_for_breaker(cycle, component, record, "repair", "ticket resolved; re-enable waits for the breaker")
+            _say_once(cycle, component, record, "repair", "ticket resolved; re-enable waits for the breaker")
             return
         if cable is not None:
             cycle.guard.put_back(cable)
@@ -563,30 +569,40 @@ def _failed_repair(cycle: Cycle, failed: FailedRepair) -> None:
     _take_out(cycle, finding, strikes=record.strikes, reopen=True)
 
 
-def _wait_for_breaker(cycle: Cycle, component: ComponentId, record: ComponentRecord, rule: str,
-                      reason: str) -> None:
-    """A re-enable that must wait until automation resumes: said once, not at every cycle of a long halt (the
-    repair or the clear is asked again every cycle). The record keeps its state and since; its reason says why."""
+def _say_once(cycle: Cycle, component: ComponentId, record: ComponentRecord, rule: str, reason: str) -> None:
+    """A move that must wait (a re-enable until automation resumes, a probation's end until telemetry judged a
+    clean window): said once, not at every cycle it is asked again. The record keeps its state and since; its
+    reason says why."""
     if record.reason == reason:
         return
     cycle.changed[component] = replace(record, reason=reason)
     cycle.act(ActionKind.RECORD, rule, reason, component)
 
 
-def _expire_probation(cycle: Cycle) -> None:
+def _expire_probation(cycle: Cycle, judged: datetime | None) -> None:
+    """``judged``: the newest UFM Telemetry sample accepted (``PolicyConfig.clean_window``)."""
     now, probation = cycle.now, Lifecycle.PROBATION
     ends = cycle.due.probation_ends  # of the state the cycle began from: nothing has changed it yet
     if ends is None or now < ends:
         return
     # Sorted (set order changes with every process), but only the few that are due: many wait every cycle.
-    due = [component for component in cycle.waiting
+    due = [(component, record) for component in cycle.waiting
            if (record := cycle.get(component)) is not None and record.lifecycle is probation
            and record.probation_until and now >= record.probation_until]
-    for component in sorted(due):
+    window = cycle.config.clean_window
+    soak = f"clean soak of {format_duration(cycle.config.probation)}"
+    for component, record in sorted(due, key=lambda item: item[0]):
+        said = soak
+        if window is not None and component in cycle.context.cables:
+            judged_from = record.since + window
+            if judged is None or judged < judged_from:
+                _say_once(cycle, component, record, "probation", f"{soak}; healthy once a UFM Telemetry sample "
+                          f"from {judged_from.isoformat()} on has judged its BER over a window of its own")
+                continue
+            said += f" and a clean BER window of {format_duration(window)}"
         cycle.set(component, Lifecycle.HEALTHY, "probation", "clean soak: healthy again", probation_until=None)
         # The closing word on the ticket of the repair: operators see there that the repair held.
-        cycle.act(ActionKind.COMMENT, "probation", f"clean soak of {format_duration(cycle.config.probation)}: healthy",
-                  component)
+        cycle.act(ActionKind.COMMENT, "probation", f"{said}: healthy", component)
 
 
 def _clear(cycle: Cycle, component: ComponentId) -> None:
@@ -594,7 +610,7 @@ def _clear(cycle: Cycle, component: ComponentId) -> None:
     if record is None or record.lifecycle is not Lifecycle.QUARANTINED:
         return
     if cycle.breaker.halted:
-        _wait_for_breaker(cycle, component, record, "operator",
+        _say_once(cycle, component, record, "operator",
                           "quarantine cleared; re-enable waits for the breaker")
         return
     until = cycle.now + cycle.config.probation

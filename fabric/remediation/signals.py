@@ -72,7 +72,13 @@ class Signal(NamedTuple):
     detail: str = ""
     devices: tuple[str, ...] = ()
     """Device keys the component sits on (both ends of a cable), for attribution."""
+    telemetry: bool = False
+    """Read from UFM Telemetry's counters (``fabric.remediation.sampled``), not from UFM's event log: ``event`` is
+    then ``NO_EVENT``."""
 
+
+NO_EVENT = 0
+"""The ``event`` of a signal no UFM event raised (UFM Telemetry's): never evidence, UFM's record ids start at 1."""
 
 _new_signal: Callable[[tuple[object, ...]], Signal] = partial(tuple.__new__, Signal)
 """``Signal(*fields)`` built in C: a named tuple's own ``__new__`` is a Python function, and a storm makes one
@@ -198,7 +204,18 @@ class SignalMapper:
             self._skip(placement, event)
             return None
         component, reporter, devices = placement
-        return _new_signal((kind, component, event.timestamp, event.id, reporter, event.description or "", devices))
+        return _new_signal((kind, component, event.timestamp, event.id, reporter, event.description or "", devices,
+                            False))
+
+    def place_port(self, name: str) -> tuple[ComponentId, str, tuple[str, ...]] | None:
+        """Where a UFM port name (``<guid>_<n>``, as UFM lists its ports) lands: the cable it is an end of (or the
+        port, uncabled), the end's name and the devices; ``None`` for a port UFM did not list."""
+        placement = self._ports.get(name)
+        if placement is None or isinstance(placement, str):
+            return None
+        component, reporter, devices = placement
+        assert reporter is not None  # a port's placement always names its end
+        return component, reporter, devices
 
     def _link_placement(self, event: EventLike) -> _Placement:
         path = event.object_path

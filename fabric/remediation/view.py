@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from fabric.remediation.domain import ComponentId
 from fabric.remediation.policy import FabricContext
@@ -10,6 +11,17 @@ from fabric.remediation.signals import Resolver, link_id
 from topology.guard import CableKey
 from topology.model import TIER_RANK, End, Fabric
 from topology.ports import Kind
+
+
+class Watched(NamedTuple):
+    """What UFM Telemetry's samples are judged for (``fabric.telemetry.TelemetryWindow``'s arguments)."""
+
+    ports: tuple[str, ...]
+    """UFM port names of the planned cables' ends UFM lists."""
+    rates: dict[str, float]
+    """Bits per second of each: its cable's planned rate (width x lane speed), 0 where the plan gives none."""
+    cables: tuple[tuple[str, str], ...]
+    """The planned cables both of whose ends UFM lists, as pairs of port names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +47,20 @@ class FabricView:
             if self.plan.devices[end.device].kind is Kind.SWITCH and end in self.ufm_ports:
                 return self.ufm_ports[end]
         return None
+
+    def watched(self) -> Watched:
+        """The ports telemetry is read for: every planned cable's ends as UFM names them, at the cable's planned
+        rate (the BER windows are judged against the rate the port should carry)."""
+        rates: dict[str, float] = {}
+        cables: list[tuple[str, str]] = []
+        for cable in self.plan.cables:
+            names = [self.ufm_ports.get(end) for end in (cable.a, cable.b)]
+            for name in names:
+                if name is not None:
+                    rates[name] = (cable.speed_gbps or 0.0) * 1e9
+            if names[0] is not None and names[1] is not None:
+                cables.append((names[0], names[1]))
+        return Watched(tuple(rates), rates, tuple(cables))
 
     def live_cables(self, actual: Fabric) -> set[CableKey]:
         """Planned cables UFM shows up, cabled as planned."""

@@ -63,6 +63,7 @@ from fabric.remediation.signals import DEFAULT_EVENT_KINDS, EventLike
 from fabric.remediation.view import FabricView, build_view
 from fabric.replay.events import BY_TIME, EventStream, LoadedEvents, stream_events
 from fabric.replay.report import DecisionSink, ExplainedLog, KeptDecisions, ReplayReport, encode_entry
+from fabric.replay.samples import RecordedTelemetry
 from topology import strictjson
 from topology.errors import InputError
 from topology.guard import CableKey, GuardSettings
@@ -253,10 +254,11 @@ class _InTimeOrder:
 def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, policy: PolicyConfig | None = None,
            rules: RuleSettings | None = None, guard: GuardSettings | None = None,
            interval: timedelta = timedelta(seconds=60), every_boundary: bool = False,
-           decisions: DecisionSink | None = None) -> ReplayReport:
+           decisions: DecisionSink | None = None, telemetry: RecordedTelemetry | None = None) -> ReplayReport:
     """Run ``events`` through a dry :class:`Pipeline` on a virtual clock, each decision into ``decisions`` (a
     list, by default) as it is taken; ``every_boundary`` disables the skipping of idle boundaries (same output,
-    slower: for tests). Raises ``OutOfOrder`` when a stream not ``in_order`` turns out not to be."""
+    slower: for tests). ``telemetry``: recorded samples, each handed to the step of the cycle its time falls in, as
+    the events are. Raises ``OutOfOrder`` when a stream not ``in_order`` turns out not to be."""
     _check_interval(interval, "--interval")
     stream = events if isinstance(events, EventStream) else EventStream(
         events, iter(sorted(events.events, key=BY_TIME)), in_order=True)
@@ -264,32 +266,34 @@ def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, pol
     policy = replace(policy or PolicyConfig(), dry_run=True)
     rules = rules or RuleSettings()
     view = replay_model.view
-    pipeline = Pipeline(view, policy, rules, guard or GuardSettings())
+    pipeline = Pipeline(view, policy, rules, guard or GuardSettings(), telemetry=telemetry is not None)
     pipeline.observe(Observed(down=frozenset(replay_model.down_at_start)), _EPOCH)
     describe = _Describer(replay_model)
     ahead = _InTimeOrder(stream.events)
+    inputs = _Inputs(ahead, telemetry)
     explained = _Explanations(describe, rules.history)
     tally = _Tally()
     try:
-        if ahead.next is not None:
-            at = _boundary(ahead.next.timestamp, interval)
+        if (first := inputs.upcoming()) is not None:
+            at = _boundary(first, interval)
             while True:
                 batch = ahead.take(at, interval)
                 before = pipeline.state
-                step = pipeline.step(batch, at)
+                step = pipeline.step(batch, at, samples=telemetry.take(at) if telemetry is not None else ())
                 tally.add(step, before)
                 for entry in _entries(step.decision.actions, step.findings, describe):
                     sink.add(entry)
                 explained.add(step.explained, at)
-                upcoming = ahead.next
-                if upcoming is None:  # the stream is over: its last event is known
-                    assert ahead.last is not None
-                    end = _boundary(ahead.last + rules.longest_settle, interval)
+                upcoming = inputs.upcoming()
+                if upcoming is None:  # the inputs are over: their last time is known
+                    last = inputs.last()
+                    assert last is not None
+                    end = _boundary(last + rules.longest_settle, interval)
                     if at >= end:
                         break
                 at += interval
                 if not every_boundary:
-                    boundary = _boundary(upcoming.timestamp if upcoming is not None else end, interval)
+                    boundary = _boundary(upcoming if upcoming is not None else end, interval)
                     wake = _wake(pipeline, policy, at)
                     target = max(at, boundary if wake is None else min(boundary, _boundary(wake, interval)))
                     if not _idle(pipeline, policy):
@@ -302,7 +306,27 @@ def replay(replay_model: ReplayModel, events: EventStream | LoadedEvents, *, pol
                          "cannot step through them (dates out of range)", source=stream.loaded.source) from None
     texts = explained.done()
     summary = _summary(replay_model, stream.loaded, pipeline, tally, ahead, len(texts), interval)
+    if telemetry is not None:
+        summary["telemetry"] = {**telemetry.summary(), "unplaced": pipeline.sampled.unplaced}
     return ReplayReport(summary, sink, texts, bool(summary["would_act"]))
+
+
+class _Inputs:
+    """What the clock steps towards: the next event, and the next recorded sample when there are any."""
+
+    def __init__(self, events: _InTimeOrder, telemetry: RecordedTelemetry | None) -> None:
+        self.events, self.telemetry = events, telemetry
+
+    def upcoming(self) -> datetime | None:
+        """The time of the next input not taken yet (``None``: all were)."""
+        event = self.events.next.timestamp if self.events.next is not None else None
+        sample = self.telemetry.next_time if self.telemetry is not None else None
+        return min((t for t in (event, sample) if t is not None), default=None)
+
+    def last(self) -> datetime | None:
+        """The time of the last input taken."""
+        sample = self.telemetry.last if self.telemetry is not None else None
+        return max((t for t in (self.events.last, sample) if t is not None), default=None)
 
 
 @dataclass(slots=True)
@@ -443,10 +467,12 @@ class _Explanations:
 # --- the command -------------------------------------------------------------------------------------------
 
 
-def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config: Path | None = None,
-               interval: str | None = None, decisions: DecisionSink | None = None) -> ReplayReport:
+def run_replay(as_built: Path, events: Path | None, *, plan: Path | None = None, config: Path | None = None,
+               interval: str | None = None, decisions: DecisionSink | None = None,
+               telemetry: Path | None = None) -> ReplayReport:
     """What ``fabricctl replay`` does, each decision into ``decisions`` as it is taken (a list by default).
-    Raises ``InputError`` or ``ConfigError`` (both ``ValueError``) on bad input.
+    Raises ``InputError`` or ``ConfigError`` (both ``ValueError``) on bad input. ``events`` or ``telemetry`` (a
+    directory of recorded samples), or both.
 
     An event file is read as the clock goes, nothing of it kept. One out of time order by more than a cycle is
     replayed again from its events sorted in bounded memory, if ``decisions`` can take back what it was given;
@@ -464,13 +490,25 @@ def run_replay(as_built: Path, events: Path, *, plan: Path | None = None, config
     replay_model = load_model(as_built, plan)
     used = frozenset(DEFAULT_EVENT_KINDS)
     sink = decisions if decisions is not None else KeptDecisions()
-    run = partial(replay, replay_model, policy=settings.policy_config(), rules=settings.rule_settings(),
+
+    def recorded() -> RecordedTelemetry | None:
+        """The samples afresh (a replay started again reads them again)."""
+        if telemetry is None:
+            return None
+        return RecordedTelemetry(telemetry, replay_model.view, settings.telemetry.settings())
+
+    policy = settings.policy_config()
+    if telemetry is not None:  # replayed samples judge a clean BER window as the daemon's do
+        policy = replace(policy, clean_window=settings.telemetry.settings().clean_after)
+    run = partial(replay, replay_model, policy=policy, rules=settings.rule_settings(),
                   guard=settings.guard_settings(), interval=step, decisions=sink)
+    if events is None:
+        return run(LoadedEvents("", "none", []), telemetry=recorded())
     try:
-        return run(stream_events(events, used))
+        return run(stream_events(events, used), telemetry=recorded())
     except OutOfOrder as late:
         if not sink.restart():
             raise InputError(f"event {late.event.id} at {iso(late.event.timestamp)} comes after events more than a "
                              "cycle later: JSON lines are written as the log is read, which needs it in time "
                              "order (sort it, or use --format json)", source=str(events)) from None
-    return run(stream_events(events, used, sort=True))
+    return run(stream_events(events, used, sort=True), telemetry=recorded())

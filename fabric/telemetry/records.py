@@ -64,3 +64,6 @@ class SampleVerdict:
     """Rows of ports the window does not watch (ignored)."""
     crossing: int
     """Ports that crossed a threshold (before the gate: for an implausible sample, how many)."""
+    since: datetime | None = None
+    """The previous sample's time: the conditions are of what happened after it, up to ``time`` (``None`` for the
+    first sample, which has no interval and no condition)."""

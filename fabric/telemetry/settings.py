@@ -56,6 +56,12 @@ class TelemetrySettings:
     """A sample in which more than this fraction of the ports present cross a threshold acts on nothing: a third
     of a fabric does not fail at once; a counter or a reader went wrong."""
 
+    @property
+    def clean_after(self) -> timedelta:
+        """How long after a given time a sample's longest BER window lies wholly after it: a sample accepted that
+        long after a port came back judged its BER over a window of its own (none of it from before)."""
+        return max((w.length + w.resolution for w in self.ber_windows), default=timedelta(0))
+
     def __post_init__(self) -> None:
         for name in ("partial_fraction", "implausible_fraction"):
             if not 0 <= getattr(self, name) <= 1:

@@ -81,7 +81,8 @@ class TelemetryWindow:
         self._last = (sample.time_us, sample.source)
         if accepted:
             reason = f"{fresh:,} of {watched:,} ports read, {len(conditions)} conditions on {crossing:,} ports"
-        return SampleVerdict(verdict, sample.time, conditions, reason, watched, fresh, placement.unknown, crossing)
+        return SampleVerdict(verdict, sample.time, conditions, reason, watched, fresh, placement.unknown, crossing,
+                             since=None if last is None else instant(last[0]))
 
     def _gate(self, watched: int, fresh: int, crossing: int) -> tuple[Verdict, str]:
         settings = self.settings

@@ -155,7 +155,7 @@ def test_a_reset_ladder_that_cannot_be_is_refused_naming_its_key(tmp_path: Path)
         f"{path}: escalation.max_resets: Input should be greater than or equal to 0 (got -1)",
         f"{path}: escalation.reset_settle: must be longer than zero, got 0s",
         f"{path}: escalation.rules: a reset cannot answer 'temperature': the rules a reset may answer are "
-        "ber_critical, ber_high, flap, high_retransmission, link_down, port_errors, unhealthy_port"]
+        "ber_critical, ber_high, flap, high_retransmission, link_down, packet_drops, port_errors, unhealthy_port"]
 
 
 # --- the environment -----------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ def test_a_reset_answers_errors_drops_and_flaps_never_heat_a_failed_module_or_a_
     """PDR's ladder: BER, drops and link-downs reset first; what a reset cannot cure goes out at once, and what
     changes nothing in UFM (a ticket, a switch's fault, the breaker) resets nothing either."""
     assert set(RESETTABLE) == {FLAP, LINK_DOWN, "ber_high", "port_errors", "ber_critical", "high_retransmission",
-                               "unhealthy_port"}
+                               "packet_drops", "unhealthy_port"}
     assert not RESETTABLE & {"temperature", "module_fault", "degraded_width", "degraded_speed", SWITCH_FAULT,
                              STORM_BREAKER, *TICKET_ONLY.values()}
 

@@ -38,7 +38,7 @@ class CallbackMuter:
         self.silenced = silenced
 
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
-              link_state: bool = False) -> str | None:
+              link_state: bool = False, until: datetime | None = None) -> str | None:
         return "an active silence" if self.silenced(component, at) else None
 
 def name(end: End) -> str:

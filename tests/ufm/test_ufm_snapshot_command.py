@@ -89,3 +89,30 @@ def test_an_unwritable_output_names_the_option(tmp_path: Path) -> None:
         code, output = fabricctl("ufm", "snapshot", "--ufm", server.url, "-o", str(blocker / "snapshot"))
     assert code == 2 and output.strip().splitlines() == [
         f"fabricctl: error: --output {blocker / 'snapshot'}: cannot write the snapshot: Not a directory"], output
+
+
+def test_a_telemetry_sample_saved_beside_the_snapshot_is_what_replay_reads(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snapshot"
+    with serve(SimState.from_plan(PLAN)) as server:
+        for _ in range(2):  # two snapshots into one directory: two samples
+            code, output = fabricctl("ufm", "snapshot", "--ufm", server.url, "-o", str(snapshot),
+                                     "--telemetry", server.url)
+            assert code == 0 and "a UFM Telemetry sample to telemetry/" in output, output
+            httpx.post(f"{server.url}/simulator/clock/advance", json={"by": "1m"}).raise_for_status()
+    samples = sorted((snapshot / "telemetry").iterdir())
+    assert len(samples) == 2 and samples[0].name < samples[1].name
+    code, output = fabricctl("replay", "--as-built", str(snapshot), "--telemetry", str(snapshot / "telemetry"),
+                             "--format", "json")
+    assert code == 0, output
+    assert json.loads(output)["summary"]["telemetry"]["verdicts"] == {"accepted": 2}
+
+
+def test_a_telemetry_sample_that_cannot_be_read_writes_nothing(tmp_path: Path) -> None:
+    with serve(SimState.from_plan(PLAN)) as server:
+        httpx.post(f"{server.url}/simulator/faults", json={"fault": "telemetry_malformed", "how": "truncated"}
+                   ).raise_for_status()
+        code, output = fabricctl("ufm", "snapshot", "--ufm", server.url, "-o", str(tmp_path / "s"),
+                                 "--telemetry", server.url)
+    errors = [line for line in output.splitlines() if line.startswith("fabricctl: error:")]
+    assert code == 2 and len(errors) == 1 and f"--telemetry {server.url}" in errors[0], output
+    assert not (tmp_path / "s").exists()
