@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from test_telemetry_signals import INTERVAL, SPINE_CORE, T0, condition, port, sample
 
 from fabric.remediation.domain import ActionKind, Lifecycle
-from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.escalation import ResetLadder
+from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import link_id

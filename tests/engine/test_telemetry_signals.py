@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric.remediation.domain import ActionKind, Lifecycle
-from fabric.remediation.pipeline import Pipeline, Step
 from fabric.remediation.escalation import ResetLadder
+from fabric.remediation.pipeline import Pipeline, Step
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import link_id
