@@ -5,6 +5,7 @@ Sections (every key is documented, with its default, in ``examples/config.toml``
     [fabric]   name, plan                             which fabric this daemon manages, its wiring plan
     [policy]   dry_run, host_links_ticket_only, ...   -> fabric.remediation.policy.PolicyConfig
     [rules]    flap_cycles, flap_window, ...          -> fabric.remediation.detectors.RuleSettings
+    [escalation] max_resets, reset_window, ...        -> fabric.remediation.escalation.ResetLadder
     [guard]    c, cap_fraction, cap_floor, ...        -> topology.guard.GuardSettings
     [ufm]      url, auth, user, secret_file, ...      how to reach UFM (secrets never in the file)
     [plausibility] max_drop, min_planned              -> fabric.ufm.plausibility.PlausibilitySettings
@@ -73,8 +74,9 @@ from fabric.envsecrets import (
     read_secret_file,
 )
 from fabric.errors import ErrorKind, FabricError
+from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.policy import PolicyConfig
-from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
+from fabric.remediation.rules import COUNTED_RULES, RESETTABLE, RuleSettings, Threshold
 from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
 from fabric.telemetry.settings import TelemetrySettings
 from fabric.ufm.address import (
@@ -107,6 +109,7 @@ __all__ = [
     "ApiSection",
     "ConfigError",
     "DaemonSection",
+    "EscalationSection",
     "FabricSection",
     "GuardSection",
     "JiraSection",
@@ -194,11 +197,36 @@ class PolicySection(_Section):
     storm_window: PositiveDuration = timedelta(minutes=15)
     storm_quiet_period: QuietPeriod = None
 
-    def build(self) -> PolicyConfig:
+    def build(self, resets: ResetLadder) -> PolicyConfig:
         return PolicyConfig(dry_run=self.dry_run, host_links_ticket_only=self.host_links_ticket_only,
                             max_strikes=self.max_strikes, probation=self.probation,
                             storm_components=self.storm_components, storm_window=self.storm_window,
-                            storm_quiet_period=self.storm_quiet_period)
+                            storm_quiet_period=self.storm_quiet_period, resets=resets)
+
+
+class EscalationSection(_Section):
+    """The reset ladder (``fabric.remediation.escalation``): a faulty link's port reset before it is taken out."""
+
+    max_resets: int = Field(2, ge=0)
+    """Resets of one link within ``reset_window``; 0: never reset, take faulty links out at once."""
+    reset_window: PositiveDuration = timedelta(days=7)
+    reset_settle: PositiveDuration = timedelta(minutes=10)
+    """How long a link is watched after its reset: a fault found meanwhile takes it out."""
+    rules: tuple[str, ...] = tuple(sorted(RESETTABLE))
+    """The rules whose findings reset first: any of the resettable ones."""
+
+    @field_validator("rules")
+    @classmethod
+    def _resettable(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [rule for rule in value if rule not in RESETTABLE]
+        if unknown:
+            raise ValueError(f"a reset cannot answer {', '.join(map(repr, unknown))}: the rules a reset may answer "
+                             f"are {', '.join(sorted(RESETTABLE))}")
+        return value
+
+    def build(self) -> ResetLadder:
+        return ResetLadder(max_resets=self.max_resets, window=self.reset_window, settle=self.reset_settle,
+                           rules=frozenset(self.rules))
 
 
 class _FixedRules(_Section):
@@ -601,6 +629,7 @@ class ServiceConfig(BaseSettings):
     fabric: FabricSection = FabricSection()
     policy: PolicySection = PolicySection()
     rules: RulesSection = RulesSection()
+    escalation: EscalationSection = EscalationSection()
     guard: GuardSection = GuardSection()
     ufm: UfmSection = UfmSection()
     plausibility: PlausibilitySection = PlausibilitySection()
@@ -624,7 +653,7 @@ class ServiceConfig(BaseSettings):
 
     def policy_config(self) -> PolicyConfig:
         """The policy's settings; with UFM Telemetry read, a cable's probation also waits for a clean BER window."""
-        built = self.policy.build()
+        built = self.policy.build(self.escalation.build())
         if not self.telemetry.enabled:
             return built
         return replace(built, clean_window=self.telemetry.settings().clean_after)

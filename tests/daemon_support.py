@@ -44,7 +44,9 @@ def simulator(plan_path: Path) -> Iterator[SimulatorDriver]:
 
 
 def write_config(tmp_path: Path, ufm_url: str, plan_path: Path, *, port: int, db: Path | None = None,
-                 extra: str = "", dry_run: bool = True) -> Path:
+                 extra: str = "", dry_run: bool = True, max_resets: int = 0) -> Path:
+    """``max_resets``: the reset ladder's (0 unless a test asks: the daemon's scenarios are about what follows a
+    take-out, so a finding takes its link out at once; the ladder is ``tests/engine/test_resets_engine``'s)."""
     db = db or tmp_path / "fabric.db"
     path = tmp_path / f"daemon-{port}.toml"
     path.write_text(f"""
@@ -54,6 +56,9 @@ plan = "{plan_path}"
 
 [policy]
 dry_run = {str(dry_run).lower()}
+
+[escalation]
+max_resets = {max_resets}
 
 [ufm]
 url = "{ufm_url}"

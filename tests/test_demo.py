@@ -13,13 +13,15 @@ def test_demo_tells_the_whole_story_through_the_daemon(tmp_path: Path, capsys: p
     # 0 only when verify finds the planted faults and the daemon (a subprocess, live, against the simulator) did
     # everything the timeline promises: 9 BER cables disabled and 2 deferred, a repair through a signed webhook
     # that passes its probation, another that fails again (strike 2), the reboots and the blip left alone, only
-    # the host whose link is down unhealthy, and a clean exit on SIGTERM (see fabric/demo/loop.py).
+    # the host whose link is down unhealthy, and a clean exit on SIGTERM (see fabric/demo/loop.py); two flapping
+    # cables reset first, one cured by it, the other taken out when it flaps on.
     assert run_demo(tmp_path, seed=7) == 0
     out = capsys.readouterr().out
     timeline = out[out.index("time     component"):out.index("Components by state")]
     assert all(len(line) <= 80 for line in timeline.splitlines()), "the timeline is read at 80 columns"
     for said in ("deferred+tkt ber_critical; pod03-leaf05: 736<768 paths", "webhook      signed Jira delivery",
-                 "re-enabled", "confirmed up", "strike 2", "healthy      clean soak", "left alone"):
+                 "re-enabled", "confirmed up", "strike 2", "healthy      clean soak", "left alone",
+                 "reset        flap: ", "UFM: reset", "healthy      no fault within 10m of its reset"):
         assert said in timeline, said
     assert "GET /api/v1/hosts/pod02-node01/health: healthy=false" in out
     assert "NOT AS PROMISED" not in out

@@ -1,10 +1,10 @@
 """Host health: the single yes/no a training scheduler consumes, from what automation has recorded.
 
 A host is unhealthy while a component of it (a cable of one of its adapters, an adapter port, the host itself) is
-recorded in any state but healthy or probation (disabled, awaiting repair, deferred: faulty but kept up, ticketed:
-a finding with a ticket open, quarantined), or while a switch its adapters are cabled to has an open
-``switch_fault``. A link on probation is back in service and watched, so its host is usable. What UFM shows live
-(a port down this second) counts once a finding about it is recorded: the store is what the API reads.
+recorded in any state but healthy, probation or reset (disabled, awaiting repair, deferred: faulty but kept up,
+ticketed: a finding with a ticket open, quarantined), or while a switch its adapters are cabled to has an open
+``switch_fault``. A link on probation, or watched after its reset, is in service, so its host is usable. What UFM
+shows live (a port down this second) counts once a finding about it is recorded: the store is what the API reads.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fabric.remediation.correlate import CABLES, faulty_switches, hosts_behind
 from fabric.remediation.domain import ComponentId, ComponentRecord, Lifecycle
 from fabric.remediation.policy import PolicyState
 
-USABLE = frozenset({Lifecycle.HEALTHY, Lifecycle.PROBATION})
+USABLE = frozenset({Lifecycle.HEALTHY, Lifecycle.PROBATION, Lifecycle.RESET})
 
 
 def hosts_health(index: PlanIndex, components: Mapping[ComponentId, ComponentRecord],

@@ -52,12 +52,15 @@ def state_store(store: Store, *, dry_run: bool, now: datetime) -> Store | Scoped
     return store.dry_run_scope()
 
 
-def observed_restart(state: PolicyState, view: FabricView, out: PortsOut, store: Store, now: datetime) -> Restart:
+def observed_restart(state: PolicyState, view: FabricView, out: PortsOut, store: Store, now: datetime, *,
+                     resets_since: datetime) -> Restart:
     """What a dry run's start-up needs for its guard to count as its uninterrupted run did
     (``fabric.remediation.observe``): its disables of the last hour (those since its scope began) and live
-    mode's before, and the ports UFM shows out, disabled or isolated (a would-be quarantine counts as out only when
+    mode's before, the ports UFM shows out, disabled or isolated (a would-be quarantine counts as out only when
     UFM shows it so: a dry run re-enables nothing on a resolved ticket, so its would-be quarantines are live
-    mode's, copied when it began). Nothing is converged: a dry run has nothing to converge."""
-    began = store.last_decided(ActionKind.RECORD, DRY_RUN_RULE)
-    return Restart(disables=tuple(store.disables_since(now - RATE_WINDOW, dry_run_since=began or now)),
-                   shown_out=shown_out(state, view, out), converge=False)
+    mode's, copied when it began), and the resets since ``resets_since`` chosen as the disables. Nothing is
+    converged: a dry run has nothing to converge."""
+    began = store.last_decided(ActionKind.RECORD, DRY_RUN_RULE) or now
+    return Restart(disables=tuple(store.decided_since(ActionKind.DISABLE, now - RATE_WINDOW, dry_run_since=began)),
+                   shown_out=shown_out(state, view, out), converge=False,
+                   resets=tuple(store.decided_since(ActionKind.RESET, resets_since, dry_run_since=began)))

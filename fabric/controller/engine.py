@@ -32,6 +32,7 @@ from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Ef
 from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
 from fabric.controller.ports_out import PortsOut, listings
+from fabric.controller.resets import reset_outcomes, send_unsent
 from fabric.controller.telemetry import TelemetryFeed
 from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
@@ -191,8 +192,9 @@ class Engine:
         await recovery.settle_intents(self.store, self.writes, self.out, now)
         assert self.view is not None
         pipeline = self._new_pipeline(self._load_state(), now)
-        restart = (dryrun if self.dry_run else recovery).observed_restart(pipeline.state, self.view, self.out,
-                                                                          self.store, now)
+        restart = (dryrun if self.dry_run else recovery).observed_restart(
+            pipeline.state, self.view, self.out, self.store, now,
+            resets_since=now - self.settings.policy.resets.window)
         self._record_observed(pipeline.observe(Observed(down=self._down(), restart=restart), now))
         self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
@@ -385,8 +387,12 @@ class Engine:
         requests = self.store.pending_requests()
         resume = previous.breaker.halted and any(r.kind is RequestKind.RESUME for r in requests)
         cleared = self._cleared(requests)
+        # In dry run nothing was reset: no outcome to read, the would-be watch ends when it is due.
+        assert self.view is not None
+        undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.view, self.store)
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
-                                  failed_repairs=self._failed_repairs(now, report), samples=samples)
+                                  failed_repairs=self._failed_repairs(now, report), samples=samples,
+                                  undone_resets=undone, resets_unsettled=unsettled)
         report.repeated_events = step.repeated
         decision = step.decision
         report.findings, report.actions = step.findings, [*report.actions, *decision.actions]
@@ -444,6 +450,7 @@ class Engine:
         if not self.state.breaker.halted:
             shown_up = await reconcile.reconcile_ports(self.state, self.view, self.guard, self.out, self.live,
                                                        self.store, self.writes, now, report)
+            await send_unsent(self.state, self.view, self.store, self.writes, self.out, now, report)
         await self.writes.settle(now, self.state.components, self.out, report)
         # Before the tickets are asked for: a port adopted here is held out, and needs its ticket this cycle.
         adopt = reconcile.adoptable(self.state, self.view, self.out, self.store)

@@ -28,15 +28,18 @@ async def settle_intents(store: Store, writes: PortWrites, out: PortsOut, now: d
     await writes.recover(now, store.components(), out)
 
 
-def observed_restart(state: PolicyState, view: FabricView, out: PortsOut, store: Store, now: datetime) -> Restart:
+def observed_restart(state: PolicyState, view: FabricView, out: PortsOut, store: Store, now: datetime, *,
+                     resets_since: datetime) -> Restart:
     """What a live start-up found, for the policy to count again what automation holds out
     (``fabric.remediation.observe``): the disables of the decision log's last hour, the ports UFM shows out
-    (disabled or isolated, whatever the method configured now), and the take-outs still in flight after
-    ``settle_intents`` (a job UFM may still be running)."""
-    return Restart(disables=tuple(store.disables_since(now - RATE_WINDOW)),
+    (disabled or isolated, whatever the method configured now), the take-outs still in flight after
+    ``settle_intents`` (a job UFM may still be running), and the resets decided since ``resets_since`` (the reset
+    ladder's window)."""
+    return Restart(disables=tuple(store.decided_since(ActionKind.DISABLE, now - RATE_WINDOW)),
                    shown_out=shown_out(state, view, out),
                    in_flight=frozenset(i.component for i in store.unfinished_intents()
-                                       if i.kind is ActionKind.DISABLE and i.component is not None))
+                                       if i.kind is ActionKind.DISABLE and i.component is not None),
+                   resets=tuple(store.decided_since(ActionKind.RESET, resets_since)))
 
 
 def shown_out(state: PolicyState, view: FabricView, out: PortsOut) -> frozenset[ComponentId]:

@@ -1,17 +1,20 @@
 """UFM port writes that hold up when UFM misbehaves: posted without waiting, settled by reading UFM, bounded.
 
-A take-out or put-back (``ActionKind.DISABLE``, ``ENABLE``) is an intent (committed first), then one write by the
-intent's method (its payload's ``method``): ``POST /actions`` disable or enable, whose job id goes into the
-payload; or ``PUT /app/unhealthy_ports`` UNHEALTHY (isolate) or HEALTHY, which UFM answers at once, no job. The
-cycle waits for the jobs it posted at most ``job_wait``, all of them in one polling loop; what is not finished by
-then stays pending and is read again at the end of each later cycle (and at start-up), until ``job_deadline``
-after it was posted. Settling reads UFM (``judge``): the port's state, or the unhealthy-ports list, says whether
-the write happened, the job whether it may still happen. A write that got no answer is settled the same way, by
-reading UFM, never by sending it again.
+A take-out, put-back or reset (``ActionKind.DISABLE``, ``ENABLE``, ``RESET``) is an intent (committed first), then
+one write: a reset is ``POST /actions`` reset; a take-out or put-back is made by the intent's method (its
+payload's ``method``): ``POST /actions`` disable or enable, or ``PUT /app/unhealthy_ports`` UNHEALTHY (isolate) or
+HEALTHY, which UFM answers at once, no job. A job's id goes into the payload. The cycle waits for the jobs it
+posted at most ``job_wait``, all of them in one polling loop; what is not finished by then stays pending and is
+read again at the end of each later cycle (and at start-up), until ``job_deadline`` after it was posted. Settling
+reads UFM (``judge``): the port's state, or the unhealthy-ports list, says whether a take-out or put-back happened,
+the job whether it may still happen (a reset leaves nothing to read: its job alone says). A write that got no
+answer is settled the same way, by reading UFM, never by sending it again.
 
 A write UFM did not confirm is an attempt. Attempts are counted from the intent log (failed intents of the
 component's write since its record's ``since``), so a restart resets nothing: the next attempt waits ``backoff``,
-doubled after each failure, and after ``attempts`` of them the write is given up (``progress``).
+doubled after each failure, and after ``attempts`` of them the write is given up (``progress``). A reset leaves
+no state on the port to read: its job says whether it was carried out, and it is never sent again
+(``fabric.controller.resets``).
 """
 
 from __future__ import annotations
@@ -149,10 +152,11 @@ def judge(intent: IntentRecord, seen: Shown | UfmError, job: Job | UfmError | No
     """How a pending port write ends, from what UFM shows: the port by the write's method, and its job (``None``:
     no job is known).
 
-    The port decides: in the wanted state, the write is done, whatever the job says. Otherwise the write fails
-    once nothing can make it happen any more (the job ended, UFM has no such job, UFM answered a write that runs
-    no job, or ``deadline`` passed since the intent was written); until then it stays pending. ``final`` (at
-    start-up, after waiting for the jobs) settles a job still running as failed.
+    The port decides: in the wanted state, the write is done, whatever the job says (a reset leaves nothing on the
+    port: it is done when its job succeeded). Otherwise the write fails once nothing can make it happen any more
+    (the job ended, UFM has no such job, UFM answered a write that runs no job, or ``deadline`` passed since the
+    intent was written); until then it stays pending. ``final`` (at start-up, after waiting for the jobs) settles
+    a job still running as failed.
 
     Without a job id the outcome is unknown whatever ``final`` says, so the intent stays pending until
     ``deadline``: a POST that got no answer, or one whose answer was never noted because a crash came first, may
@@ -169,7 +173,10 @@ def judge(intent: IntentRecord, seen: Shown | UfmError, job: Job | UfmError | No
         return Settlement(None, f"cannot read port {name}: {seen.summary}")
     shown = seen.text
     job_id = intent.payload.get(JOB)
-    if seen.out == (intent.kind is ActionKind.DISABLE):
+    if intent.kind is ActionKind.RESET:  # it leaves no trace on the port: its job alone says it was carried out
+        if isinstance(job, Job) and job.succeeded:
+            return Settlement(IntentState.DONE, f"UFM job {job_id} ended {job.Status!r}: the port was reset; {shown}")
+    elif seen.out == (intent.kind is ActionKind.DISABLE):
         return Settlement(IntentState.DONE, shown)
     if intent.payload.get(ANSWERED):
         return Settlement(IntentState.FAILED, f"UFM answered the {written_by(intent).value} write and {shown}")
@@ -181,6 +188,9 @@ def judge(intent: IntentRecord, seen: Shown | UfmError, job: Job | UfmError | No
     expired = now - intent.created_at >= deadline
     if _unnoted(intent):
         if switch_idle:
+            if intent.kind is ActionKind.RESET:
+                return Settlement(IntentState.ROLLED_BACK, f"no job of it is known and UFM runs none on {name}'s "
+                                                           "switch: not counted as done")
             jobless = written_by(intent) is PortActionMethod.ISOLATE  # its write runs no job at all
             return Settlement(IntentState.ROLLED_BACK, f"not carried out: {shown}"
                                                        + ("" if jobless else " and runs no job on its switch"))
@@ -267,16 +277,19 @@ class PortWrites:
         self._unconfirmed(finished, outcome, records, now, report)
 
     async def post(self, action: Action, port: str, out: PortsOut, report: CycleReport) -> None:
-        """Send ``action``'s take-out or put-back of ``port`` (its intent logged first), without waiting for UFM to
-        carry it out. ``out`` follows UFM when it showed the port so already (nothing sent, done)."""
+        """Send ``action``'s take-out, put-back or reset of ``port`` (its intent logged first), without waiting for
+        UFM to carry it out. ``out`` follows UFM when it showed the port so already (nothing sent, done)."""
         kind = action.kind
         assert action.component is not None
         method = self.method_for(kind, action.component)
         intent = self.store.begin_intent(self.epoch, kind, action.component, {"port": port, "method": method.value})
         self.on_port_write(action.component, kind)
         try:
-            write = self.ufm.take_out if kind is ActionKind.DISABLE else self.ufm.put_back
-            posted = await write(port, method)
+            if kind is ActionKind.RESET:
+                posted = await self.ufm.post_port_action(port, kind.value)
+            else:
+                write = self.ufm.take_out if kind is ActionKind.DISABLE else self.ufm.put_back
+                posted = await write(port, method)
         except UfmOutcomeUnknownError as exc:
             self.store.note_intent(intent, {NO_ANSWER: exc.summary})
             log.warning("%s of %s (%s): the outcome is unknown, it will be settled by reading UFM, not sent again: %s",
@@ -407,6 +420,9 @@ class PortWrites:
         record = records.get(component) if component is not None else None
         if component is None or record is None:
             log.warning("%s %s: %s", kind.value, component, outcome)
+            return
+        if kind is ActionKind.RESET:
+            log.warning("reset of %s not carried out: %s; the policy takes it out", component, outcome)
             return
         state = self.progress(component, kind, record.since, now)
         limit = self.settings.attempts

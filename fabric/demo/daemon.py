@@ -67,6 +67,11 @@ plan = {json.dumps(str(plan))}
 [policy]
 dry_run = false
 
+[escalation]
+# Flaps are reset first: one cable's reset cures it, the other flaps on and is taken out. The other faults of the
+# story go out at once, to tell the capacity guard's and the repair's stories.
+rules = ["flap"]
+
 [ufm]
 url = {json.dumps(ufm_url)}
 

@@ -2,8 +2,9 @@
 
 The simulator serves the h100-4k fabric on loopback; ``fabricctl run`` runs as a subprocess on its clock
 (``fabric.demo.daemon``). The demo injects the scenario's faults, moves simulated time in steps and waits each
-time for a cycle of the daemon that saw it, resolves two tickets in the ticket system and tells the daemon with
-signed Jira webhooks, then fails one of the repaired links again during its probation. Everything it prints
+time for a cycle of the daemon that saw it (two flapping cables are reset first: one is cured, the other flaps on
+and is taken out), resolves two tickets in the ticket system and tells the daemon with signed Jira webhooks, then
+fails one of the repaired links again during its probation. Everything it prints
 about the daemon it read from the daemon's HTTP API; at the end it stops the daemon with SIGTERM.
 """
 
@@ -26,6 +27,7 @@ from fabric import wiring
 from fabric.config import PolicySection
 from fabric.demo.daemon import FABRIC, JIRA_PROJECT, JIRA_TOKEN, DaemonFailed, DemoDaemon
 from fabric.demo.timeline import WIDTH, Entry, decision_entries, fit, followed_entries, header, ordered, render, short
+from fabric.remediation.policy import RESET_WATCH
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver
 from fabric.simulator.jira import JiraAuth, JiraState, RunningJira, WebhookTarget, send_webhooks, serve_jira
@@ -37,6 +39,10 @@ START = datetime(2026, 1, 15, 3, 0, tzinfo=UTC)  # 3 a.m., when these things hap
 
 FLAPPING_PORT = "core01-01/1"
 FLAPPING = "link:core01-01/1|pod01-spine01/33"
+"""Flaps, is reset, flaps on within its watch: taken out; repaired, it fails again on probation."""
+CURED_PORT = "core03-01/1"
+CURED = "link:core03-01/1|pod01-spine03/33"
+"""Flaps, is reset: quiet through its watch, healthy again with no ticket."""
 BER_LEAF = "pod03-leaf05"
 BER_PORTS = range(33, 43)
 """Ten of the leaf's 32 uplinks: the guard (every leaf keeps 75% of its paths to the core) lets eight go."""
@@ -98,6 +104,8 @@ class Story:
 def _inject_scenario(story: Story) -> None:
     story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s")
     story.note(FLAPPING, "injected", "the cable flaps: 5 down/up, 20 s apart")
+    story.inject(fault="flap", link=CURED_PORT, cycles=5, period="20s")
+    story.note(CURED, "injected", "the cable flaps: 5 down/up, 20 s apart")
     for n, port in enumerate(BER_PORTS):
         story.inject(fault="ber", port=f"{BER_LEAF}/{port}", escalate_after="30s", at=f"{2 * n}m")
     story.note(f"switch:{BER_LEAF}", "injected", "BER on uplinks 33-42, one every 2 min")
@@ -196,8 +204,12 @@ def _table(say: Callable[[str], None], components: dict[str, dict[str, Any]]) ->
 
 def _story(story: Story) -> None:
     _inject_scenario(story)
-    story.advance(12 * 60)  # the flap, the first BER cables, the hot module, the reboots; the host link's ticket
-    story.advance(8 * 60)  # the last BER cables: the guard defers two
+    story.advance(4 * 60)  # both flapping cables reset; the first BER cables, the hot module
+    # Past the reset's own-action window (its link's retrain is no fault), within its watch.
+    story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="3m")
+    story.note(FLAPPING, "injected", "flaps on after its reset", after=180)
+    story.advance(8 * 60)  # it flapped on: taken out, ticketed; more BER cables; the reboots; the host link's ticket
+    story.advance(8 * 60)  # the last BER cables: the guard defers two; the other reset cable's watch ended clean
     sent = _repair(story, (FLAPPING, REPAIRED_BER))
     story.advance(30)  # the deliveries: both links re-enabled on probation; a deferred cable can go now
     story.advance(30)  # UFM shows both up at their planned width and speed
@@ -215,6 +227,11 @@ def _check(story: Story, components: dict[str, dict[str, Any]], decisions: list[
     ber = [d for d in decisions if d["component"] and f"{BER_LEAF}/" in d["component"]]
     story.promise(sum(d["kind"] == "disable" for d in ber) == 9, "9 BER cables disabled (8, then 1 after a repair)")
     story.promise(sum(d["kind"] == "defer" for d in ber) == 2, "2 BER cables deferred by the guard")
+    story.promise([d["kind"] for d in decisions if d["component"] == FLAPPING][:3] == ["reset", "disable", "ticket"],
+                  "the flapping cable reset first, taken out and ticketed when it flapped on")
+    cured = [d["kind"] for d in decisions if d["component"] == CURED and d["rule"] in ("flap", RESET_WATCH)]
+    story.promise(cured == ["reset", "record"] and components.get(CURED, {}).get("lifecycle") == "healthy",
+                  f"the other flapping cable reset, healthy again after its watch (decided {cured})")
     flapping = components.get(FLAPPING, {})
     story.promise(flapping.get("lifecycle") == "awaiting_repair" and flapping.get("strikes") == 2,
                   f"the repaired cable that failed again is out with strike 2 (is {flapping})")
@@ -227,13 +244,15 @@ def _check(story: Story, components: dict[str, dict[str, Any]], decisions: list[
 
 
 def _check_jira(story: Story, jira: RunningJira, components: dict[str, dict[str, Any]]) -> None:
-    """One Jira issue per component (the flapping cable's reopened, not a second), none twice."""
+    """One Jira issue per component ticketed (the flapping cable's reopened, not a second), none twice; a cable its
+    reset cured has none."""
     with jira.state.lock:
         labels = [next((label for label in issue.labels if label.startswith(DEDUP_PREFIX)), "")
                   for issue in jira.state.issues.values()]
-    story.promise(len(labels) == len(set(labels)) == len(components),
-                  f"one Jira issue per component ({len(labels)} issues, {len(set(labels))} dedup keys, "
-                  f"{len(components)} components)")
+    ticketed = [c for c, record in components.items() if record["rule"] != RESET_WATCH]
+    story.promise(len(labels) == len(set(labels)) == len(ticketed),
+                  f"one Jira issue per component ticketed ({len(labels)} issues, {len(set(labels))} dedup keys, "
+                  f"{len(ticketed)} components)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +278,7 @@ def _tell(story: Story, plan: Fabric) -> Outcome:
     _story(story)
     decisions: list[dict[str, Any]] = daemon.get("/decisions", limit=10_000)
     components = {c["id"]: c for c in daemon.get("/components", limit=1000)["items"]}
-    followed = [e for c in (FLAPPING, REPAIRED_BER) for e in followed_entries(story.component(c), story.event)]
+    followed = [e for c in (FLAPPING, CURED, REPAIRED_BER) for e in followed_entries(story.component(c), story.event)]
     health = daemon.get(f"/hosts/{AFFECTED_HOST}/health")
     unhealthy = [h["host"] for h in daemon.get("/hosts", healthy="false")]
     _check(story, components, decisions)

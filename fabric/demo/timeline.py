@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from fabric.remediation.policy import LINK_CHECK
+from fabric.remediation.policy import LINK_CHECK, RESET_WATCH
 
 PROBATION = "probation"
 """The rule of the comment that ends a clean probation (``fabric.remediation.policy``)."""
@@ -25,13 +25,15 @@ _TIME, _COMPONENT, _WHAT = 8, 16, 12
 _WHY = WIDTH - _TIME - _COMPONENT - _WHAT - 3
 
 DECIDED = {"disable": "disabled", "enable": "re-enabled", "defer": "deferred", "ticket": "ticket",
-           "comment": "comment", "reopen": "reopened", "quarantine": "quarantined", "halt": "halted"}
+           "comment": "comment", "reopen": "reopened", "quarantine": "quarantined", "halt": "halted", "reset": "reset"}
 """How a decision's kind reads in the "what" column; records (noted, nothing done) are shown only verbose, but
-the link check that confirms a re-enabled link."""
-_WRITES = {"disable": "UFM: down", "enable": "UFM: up"}
-_SAID = {"repair": "ticket resolved: back in service, ", LINK_CHECK: "re-enabled: "}
+those of ``_SHOWN_RECORDS``."""
+_SHOWN_RECORDS = {LINK_CHECK: "confirmed up", RESET_WATCH: "healthy"}
+"""The records every timeline shows, by rule: a re-enabled link confirmed up, a reset link's clean watch."""
+_WRITES = {"disable": "UFM: down", "enable": "UFM: up", "reset": "UFM: reset"}
+_SAID = {"repair": "ticket resolved: back in service, ", LINK_CHECK: "re-enabled: ", RESET_WATCH: ""}
 """What the "what" column of a re-enable and of its link check says already, left out of their why."""
-_ACTED_ON = frozenset({"disable", "defer", "ticket", "reopen", "quarantine"})
+_ACTED_ON = frozenset({"disable", "defer", "ticket", "reopen", "quarantine", "reset"})
 
 
 _REPORTED_BY = re.compile(r" reported by [^:]+: ")
@@ -107,7 +109,7 @@ def _guard(figures: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _what(decision: Mapping[str, Any]) -> str:
     if decision["kind"] == "record":
-        return "confirmed up" if decision["rule"] == LINK_CHECK else "noted"
+        return _SHOWN_RECORDS.get(str(decision["rule"]), "noted")
     if decision["kind"] == "comment" and decision["rule"] == PROBATION:
         return "healthy"
     return DECIDED.get(str(decision["kind"]), str(decision["kind"]))
@@ -129,12 +131,12 @@ def _why(decision: Mapping[str, Any]) -> str:
 
 
 def decision_entries(decisions: Iterable[Mapping[str, Any]], *, verbose: bool) -> list[Entry]:
-    """Every decision but the records (only the link checks of re-enabled links, unless ``verbose``). A ticket
-    opened with a disable or a deferral of its component is folded into that line (``+tkt``)."""
+    """Every decision but the records (only ``_SHOWN_RECORDS``, unless ``verbose``). A ticket opened with a disable
+    or a deferral of its component is folded into that line (``+tkt``)."""
     entries: list[Entry] = []
     for decision in decisions:
         kind = decision["kind"]
-        if kind == "record" and decision["rule"] != LINK_CHECK and not verbose:
+        if kind == "record" and decision["rule"] not in _SHOWN_RECORDS and not verbose:
             continue
         at, component = _when(decision["at"]), short(decision["component"])
         last = entries[-1] if entries else None

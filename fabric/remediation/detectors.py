@@ -175,10 +175,11 @@ class Detectors:
 
     def own_action(self, component: ComponentId, at: datetime, what: str, *, afresh: bool = False) -> None:
         """The engine wrote to ``component``'s port at ``at``: its link events within the own-action window are
-        the write's effect. ``afresh``: it was given back to service (an enable), so its history starts again
-        from here, and a repaired link's old faults cannot add up with a new one into a strike."""
+        the write's effect. ``afresh``: it was given back to service (an enable, a reset), so its history starts
+        again from here, and a repaired link's old faults cannot add up with a new one into a strike; from the newest
+        such write, whatever order they are told in (a restart tells the intents' first, then the resets')."""
         self.own.note(component, at, what)
-        if afresh:
+        if afresh and at >= self.fresh_since.get(component, at):
             self.fresh_since[component] = at
             self.tracks.pop(component, None)
             self.history.pop(component, None)

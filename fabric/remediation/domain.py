@@ -98,6 +98,9 @@ class Lifecycle(StrEnum):
     """Repaired and back in service, watched for a clean soak."""
     QUARANTINED = "quarantined"
     """Broke too often: stays out until an operator clears it."""
+    RESET = "reset"
+    """Faulty, and its port was reset instead of taken out (the reset ladder): in service, watched for
+    ``reset_settle``. A fault found meanwhile takes it out; the watch ending clean makes it healthy again."""
 
 
 OUT_OF_SERVICE = frozenset({Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.QUARANTINED})
@@ -150,6 +153,8 @@ class ActionKind(StrEnum):
     HALT = "halt"
     RECORD = "record"
     """Noted, nothing to do (below a threshold, explained by a reboot, silenced...)."""
+    RESET = "reset"
+    """Reset the component's port (``POST /actions`` reset): the link retrains, and a fault a reset cures ends."""
 
 
 @dataclass(frozen=True, slots=True)

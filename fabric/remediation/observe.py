@@ -3,7 +3,8 @@
 ``decide`` is the policy's answer to a cycle (findings, repairs, the clock's timers). Some of what moves a
 component's record, or what the capacity guard counts, is not a finding but an observation the controller makes
 outside a cycle: UFM's topology read again (which planned cables are down), a restart (what UFM shows disabled,
-which disables are still in flight, what the decision log counts in the last hour), convergence (UFM confirmed a
+which disables are still in flight, what the decision log counts in the last hour, the resets it counts within the
+reset ladder's window), convergence (UFM confirmed a
 disable while its ticket is open; UFM shows a port disabled by a write of ours that the state lost; a disable
 given up while UFM shows the cable up). The controller hands each over as an ``Observed`` record and the policy
 alone changes records and the guard, so replay and tests can feed the same records and get the same state.
@@ -40,6 +41,9 @@ class Restart:
     converge: bool = True
     """Live mode: a cable automation holds out that UFM shows up will be disabled again by reconciliation, so it
     must pass the guard again. A dry run converges nothing: it counts what it would be holding out."""
+    resets: tuple[tuple[datetime, ComponentId | None], ...] = ()
+    """The resets the decision log holds within the reset ladder's window (a dry run's chosen as its disables),
+    oldest first: the ladder counts them again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +90,7 @@ def _topology(guard: CapacityGuard, down: frozenset[CableKey]) -> None:
 
 
 def _restart(cycle: Cycle, restart: Restart) -> None:
-    """Count what automation holds out of service, and the disables of the last hour.
+    """Count what automation holds out of service, the disables of the last hour and the resets the ladder counts.
 
     A cable UFM already shows disabled, or whose disable is still in flight, is simply counted, all of them
     first. One UFM shows up (the action was cut short by a crash, or someone enabled it by hand) will be disabled
@@ -100,6 +104,12 @@ def _restart(cycle: Cycle, restart: Restart) -> None:
     """
     guard = cycle.guard
     guard.remember_disables(at for at, _ in restart.disables)
+    resets: dict[ComponentId, list[datetime]] = {}
+    for at, reset in restart.resets:
+        if reset is not None:
+            resets.setdefault(reset, []).append(at)
+    cycle.remember_resets({component: cycle.config.resets.within(times, cycle.now)
+                           for component, times in resets.items()})
     counted = {component for _, component in restart.disables}
     recheck: list[tuple[ComponentId, CableKey]] = []
     for component, cable in _held_cables(cycle):

@@ -23,7 +23,15 @@ from fabric.remediation.domain import ActionKind, ComponentId, Finding
 from fabric.remediation.identity import SeenEvents
 from fabric.remediation.muting import Muter
 from fabric.remediation.observe import Observed, observe
-from fabric.remediation.policy import CycleInput, Decision, FailedRepair, PolicyConfig, PolicyState, decide
+from fabric.remediation.policy import (
+    CycleInput,
+    Decision,
+    FailedRepair,
+    PolicyConfig,
+    PolicyState,
+    UndoneReset,
+    decide,
+)
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.sampled import TelemetrySignals
 from fabric.remediation.sightings import Sightings
@@ -31,6 +39,9 @@ from fabric.remediation.signals import EventLike, Signal, SignalMapper
 from fabric.remediation.view import FabricView
 from fabric.telemetry.records import SampleVerdict, Verdict
 from topology.guard import CapacityGuard, GuardReading, GuardSettings
+
+_AFRESH = frozenset({ActionKind.ENABLE, ActionKind.RESET})
+"""Port writes after which a component's history starts again: a repaired link's, a reset link's."""
 
 
 @dataclass(slots=True)
@@ -68,6 +79,7 @@ class Pipeline:
         self._sightings = Sightings(rules.history) if telemetry else None
         self._judged: datetime | None = None
         """The newest UFM Telemetry sample accepted (for the policy's clean BER window)."""
+        self._afresh_after_resets(self._state)
 
     @property
     def state(self) -> PolicyState:
@@ -96,12 +108,22 @@ class Pipeline:
         record (it is never carried out by itself: see ``fabric.remediation.observe``)."""
         decision = observe(self._state, observed, self._guard, self.view.context, self.policy, now)
         self._state = decision.state
+        if observed.restart is not None:
+            self._afresh_after_resets(decision.state)
         return decision
 
     def own_action(self, component: ComponentId, at: datetime, kind: ActionKind) -> None:
         """The controller wrote ``kind`` to ``component``'s port at ``at`` (or is about to): its link events in the
-        own-action window are not faults, and an enable gives the component a fresh history."""
-        self.detectors.own_action(component, at, f"our {kind.value}", afresh=kind is ActionKind.ENABLE)
+        own-action window are not faults, and an enable or a reset gives the component a fresh history."""
+        self.detectors.own_action(component, at, f"our {kind.value}", afresh=kind in _AFRESH)
+
+    def _afresh_after_resets(self, state: PolicyState) -> None:
+        """The detectors count no evidence of a component from before its newest reset the policy decided: the
+        reset answered it, so it must not fire again and add up with what comes after (the watch). Done as the
+        reset is decided, not as it is carried out, so that replay and a dry run decide as production does."""
+        for component, resets in state.resets.items():
+            if resets:
+                self.own_action(component, resets[-1], ActionKind.RESET)
 
     def remember(self, findings: Sequence[Finding]) -> None:
         """After a restart: the findings recorded before it, in the order recorded, for the stages that look back over
@@ -122,7 +144,9 @@ class Pipeline:
 
     def step(self, events: Sequence[EventLike], now: datetime, *, repaired: Sequence[ComponentId] = (),
              resume: bool = False, cleared: Sequence[ComponentId] = (),
-             failed_repairs: Sequence[FailedRepair] = (), samples: Sequence[SampleVerdict] = ()) -> Step:
+             failed_repairs: Sequence[FailedRepair] = (), samples: Sequence[SampleVerdict] = (),
+             undone_resets: Sequence[UndoneReset] = (), resets_unsettled: frozenset[ComponentId] = frozenset(),
+             ) -> Step:
         """``samples``: UFM Telemetry's samples judged since the last step, in time order, those without conditions
         too (the newest accepted tells the policy how far telemetry has judged); a pipeline made without
         ``telemetry`` takes none."""
@@ -138,8 +162,12 @@ class Pipeline:
         else:
             correlated = self.correlator.correlate(findings, self._state)
         decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared),
-                                                  tuple(failed_repairs), self._judged),
+                                                  tuple(failed_repairs), self._judged, tuple(undone_resets),
+                                                  resets_unsettled),
                           self._guard, self.view.context, self.policy)
+        for action in decision.actions:
+            if action.kind is ActionKind.RESET and action.component is not None:
+                self.own_action(action.component, action.at, ActionKind.RESET)
         if correlated.folded:
             decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
         self._state = decision.state

@@ -5,7 +5,8 @@ it returns the actions to take and the next state. It performs no I/O and reads 
 simulator and production run exactly this code, and the same inputs always give the same decisions.
 
 The capacity guard is the capacity view of the state: ``decide`` updates it in step with the lifecycle
-(a link it disables is taken out of the guard, a link it enables is put back).
+(a link it disables is taken out of the guard, a link it enables is put back, a link it resets is out for the rest
+of the cycle that resets it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fabric.remediation.domain import (
     Finding,
     Lifecycle,
 )
+from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.rules import STORM_BREAKER, SWITCH_FAULT, deferral_rank
 from topology.guard import CableKey, CapacityGuard
 
@@ -43,6 +45,8 @@ class PolicyConfig:
     """With UFM Telemetry read: a cable's probation ends healthy only once a sample taken at least this long after
     its re-enable was accepted, which judged its BER over the longest window with none of it from before (a BER
     over it is a finding, and a strike, as any fault on probation). ``None``: the probation's length alone."""
+    resets: ResetLadder = field(default_factory=ResetLadder)
+    """Which findings reset their link before it is taken out, how often, and how long it is watched after."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,10 @@ class PolicyState:
 
     revisit_due: RevisitDue | None = None
     """``waiting`` summed up for the clock, kept with it (``None``, or ``waiting`` not given: derived when asked)."""
+    resets: Mapping[ComponentId, tuple[datetime, ...]] = field(default_factory=dict)
+    """The resets decided of each component, oldest first, those within the reset ladder's window at least (older
+    ones are dropped when the component is reset again): what the ladder counts. Not stored: a restart rebuilds
+    it from the decision log (``fabric.remediation.observe.Restart``)."""
 
     def revisit(self) -> frozenset[ComponentId]:
         if self.waiting is not None:
@@ -109,19 +117,22 @@ class RevisitDue(NamedTuple):
     """The earliest ``probation_until`` of the components on probation (``None``: none is)."""
     deferred: bool
     """Some link is deferred (the guard may let it go out when capacity returns or the hourly rate allows)."""
+    watches_began: datetime | None
+    """When the oldest watch after a reset began (``None``: no link is watched); it ends ``resets.settle`` later."""
 
     @staticmethod
     def of(waiting: Collection[ComponentId], records: Mapping[ComponentId, ComponentRecord]) -> RevisitDue:
         ends = [r.probation_until for c in waiting if (r := records[c]).lifecycle is Lifecycle.PROBATION
                 and r.probation_until is not None]
         deferred = any(records[c].lifecycle is Lifecycle.DEFERRED for c in waiting)
-        return RevisitDue(min(ends, default=None), deferred)
+        watched = [r.since for c in waiting if (r := records[c]).lifecycle is Lifecycle.RESET]
+        return RevisitDue(min(ends, default=None), deferred, min(watched, default=None))
 
 
-_REVISITED = frozenset({Lifecycle.PROBATION, Lifecycle.DEFERRED})
+_REVISITED = frozenset({Lifecycle.PROBATION, Lifecycle.DEFERRED, Lifecycle.RESET})
 OPEN_TICKET = frozenset({Lifecycle.TICKETED, Lifecycle.QUARANTINED})
 """A switch's record in these: its ticket is open (by ``switch_fault``: its cables' findings are folded into it)."""
-_STORM_COUNTED = frozenset({Lifecycle.HEALTHY, Lifecycle.PROBATION})
+_STORM_COUNTED = frozenset({Lifecycle.HEALTHY, Lifecycle.PROBATION, Lifecycle.RESET})
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +150,23 @@ class CycleInput:
     the time it is given to train (the controller's link check): backed out."""
     telemetry_judged: datetime | None = None
     """The time of the newest UFM Telemetry sample accepted (``None``: none was), for ``clean_window``."""
+    undone_resets: tuple[UndoneReset, ...] = ()
+    """Components whose reset UFM did not carry out (its job failed, or no answer by its deadline; never sent):
+    taken out, as they would have been without the ladder."""
+    resets_unsettled: frozenset[ComponentId] = frozenset()
+    """Components whose reset UFM has not carried out yet (its job runs): their watch cannot end before it has."""
 
 
 LINK_CHECK = "link_check"
 """The rule of the decisions of the check that a re-enabled link came back up as planned."""
+RESET_WATCH = "reset_watch"
+"""The rule of the decision ending a link's watch after its reset, healthy again."""
+
+
+class UndoneReset(NamedTuple):
+    component: ComponentId
+    reason: str
+    """What UFM made of the reset, e.g. ``UFM job 7 ended 'Completed With Errors'``."""
 
 
 class FailedRepair(NamedTuple):
@@ -190,6 +214,10 @@ class Cycle:
         self.guard, self.context, self.config, self.now = guard, context, config, now
         self.actions: list[Action] = []
         self.deferred_seen = state.deferred_seen
+        self.resets: Mapping[ComponentId, tuple[datetime, ...]] = state.resets
+        self._resets_copied = False
+        self.resetting: list[CableKey] = []
+        """Cables reset this cycle that the guard counts out until it ends (``_reset``)."""
 
     def get(self, component: ComponentId) -> ComponentRecord | None:
         found = self.changed.get(component)
@@ -222,6 +250,20 @@ class Cycle:
         else:
             self.waiting.discard(component)
 
+    def resets_of(self, component: ComponentId) -> tuple[datetime, ...]:
+        """The resets of ``component`` the ladder counts now."""
+        return self.config.resets.within(self.resets.get(component, ()), self.now)
+
+    def remember_resets(self, resets: Mapping[ComponentId, tuple[datetime, ...]]) -> None:
+        """The resets decided before a restart (the decision log's), as the ladder counts them."""
+        self.resets, self._resets_copied = {**self.resets, **resets}, True
+
+    def note_reset(self, component: ComponentId) -> None:
+        if not self._resets_copied:
+            self.resets, self._resets_copied = dict(self.resets), True
+        assert isinstance(self.resets, dict)
+        self.resets[component] = (*self.resets_of(component), self.now)
+
     def hold(self, finding: Finding) -> None:
         last = self.breaker.last_held
         if last is None or finding.at > last:
@@ -239,7 +281,7 @@ class Cycle:
         waiting = frozenset(self.waiting)
         due = RevisitDue.of(waiting, components) if self.waiting_changed else self.due
         return PolicyState(components, self.breaker, recent, tuple(self.held), self.held_count, waiting,
-                           self.deferred_seen, due)
+                           self.deferred_seen, due, self.resets)
 
 
 def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, context: FabricContext,
@@ -258,7 +300,12 @@ def decide(state: PolicyState, cycle_input: CycleInput, guard: CapacityGuard, co
         # After the findings: a finding on the same component is a strike, and takes it out first.
         for failed in cycle_input.failed_repairs:
             _failed_repair(cycle, failed)
+        for undone in cycle_input.undone_resets:
+            _undone_reset(cycle, undone)
+        _end_watches(cycle, cycle_input.resets_unsettled)
         _reconsider_deferred(cycle)
+    for cable in cycle.resetting:  # retrained by the next cycle; a reading of UFM that shows it down says so
+        cycle.guard.mark_up(cable)
     return cycle.decision()
 
 
@@ -336,7 +383,11 @@ def _finding(cycle: Cycle, finding: Finding) -> None:
             cycle.act(ActionKind.RECORD, finding.rule, f"held, automation is halted: {finding.reason}", component)
         return
     if lifecycle is Lifecycle.HEALTHY:
-        _take_out(cycle, finding, strikes=(record.strikes if record else 0) + 1, reopen=False)
+        if not _reset(cycle, finding):
+            _take_out(cycle, finding, strikes=(record.strikes if record else 0) + 1, reopen=False)
+    elif lifecycle is Lifecycle.RESET:
+        assert record is not None
+        _found_after_reset(cycle, finding, record)
     elif lifecycle is Lifecycle.PROBATION:
         assert record is not None
         strikes = record.strikes + 1
@@ -381,6 +432,90 @@ def _take_out(cycle: Cycle, finding: Finding, *, strikes: int, reopen: bool) -> 
         cycle.act(ActionKind.DEFER, finding.rule, f"{finding.reason}; kept up: {verdict.reason}", component,
                   verdict.figures)
         cycle.act(ticket, finding.rule, f"{finding.reason}; deferred: {verdict.reason}", component)
+
+
+# --- the reset ladder ------------------------------------------------------------------------------------
+
+def _reset(cycle: Cycle, finding: Finding) -> bool:
+    """Answer a finding on a healthy link with a reset of its port when the ladder allows one: its rule is one a reset
+    may cure, the link has resets left within the window, the guard sees it (the watch reads whether it came back
+    up) and lets it go (it is down while it retrains, so it is asked as for a disable; refused, the finding is
+    deferred as any other). The guard counts it out for the rest of the cycle: two links reset at once must fit
+    together. Returns whether it was reset."""
+    ladder, component = cycle.config.resets, finding.component
+    if not ladder.resets(finding.rule) or _ticket_only(cycle, finding) is not None:
+        return False
+    cable, guard = cycle.context.cables[component], cycle.guard
+    done = cycle.resets_of(component)
+    if not guard.guards(cable) or len(done) >= ladder.max_resets:
+        return False
+    verdict = guard.verdict(cable, cycle.now)
+    if not verdict.allowed:
+        return False
+    if cable not in guard.out:
+        guard.mark_down(cable)
+        cycle.resetting.append(cable)
+    cycle.note_reset(component)
+    cycle.set(component, Lifecycle.RESET, finding.rule, finding.reason, never_auto_restore=finding.never_auto_restore,
+              probation_until=None)
+    until = cycle.now + ladder.settle
+    cycle.act(ActionKind.RESET, finding.rule,
+              f"{finding.reason}; reset {len(done) + 1} of {ladder.max_resets} within "
+              f"{format_duration(ladder.window)}, watched until {until.isoformat()}: {verdict.reason}",
+              component, verdict.figures)
+    return True
+
+
+def _found_after_reset(cycle: Cycle, finding: Finding, record: ComponentRecord) -> None:
+    """A finding on a link watched after its reset. Evidence from before the reset is what the reset answered (a
+    second rule on the same fault, an event UFM delivered late): recorded. Newer evidence is a fault the reset did
+    not cure: the link is taken out and ticketed, whatever resets it has left."""
+    reset_at = record.since.isoformat()
+    if finding.at <= record.since:
+        cycle.act(ActionKind.RECORD, finding.rule, f"found before its reset at {reset_at}: {finding.reason}",
+                  finding.component)
+        return
+    persisted = finding._replace(reason=f"{finding.reason}; the fault persisted after its reset at {reset_at}")
+    _take_out(cycle, persisted, strikes=record.strikes + 1, reopen=False)
+
+
+def _undone_reset(cycle: Cycle, undone: UndoneReset) -> None:
+    """UFM did not carry out the reset: the link is taken out, as it would have been without the ladder."""
+    record = cycle.get(undone.component)
+    if record is not None and record.lifecycle is Lifecycle.RESET:
+        _take_out_after_reset(cycle, undone.component, record,
+                              f"its reset at {record.since.isoformat()} was not carried out: {undone.reason}")
+
+
+def _end_watches(cycle: Cycle, unsettled: frozenset[ComponentId]) -> None:
+    """Links whose watch after a reset ended, unless UFM has not carried out the reset yet: healthy again when no
+    fault was found meanwhile, unless UFM still shows the link down (no new event would say that the reset did not
+    bring it back): then it is taken out."""
+    settle = cycle.config.resets.settle
+    began = cycle.due.watches_began  # of the state the cycle began from: watches begun since end later
+    if began is None or cycle.now < began + settle:
+        return
+    due = [component for component in cycle.waiting
+           if (record := cycle.get(component)) is not None and record.lifecycle is Lifecycle.RESET
+           and cycle.now >= record.since + settle and component not in unsettled]
+    guard = cycle.guard
+    for component in sorted(due):
+        record = cycle.get(component)
+        assert record is not None
+        cable = cycle.context.cables.get(component)
+        if cable is not None and cable in guard.out:
+            _take_out_after_reset(cycle, component, record,
+                                  f"UFM still shows the link down {format_duration(settle)} after its reset")
+            continue
+        reason = f"no fault within {format_duration(settle)} of its reset: healthy again, the reset cured it"
+        cycle.set(component, Lifecycle.HEALTHY, RESET_WATCH, reason)
+        cycle.act(ActionKind.RECORD, RESET_WATCH, reason, component)
+
+
+def _take_out_after_reset(cycle: Cycle, component: ComponentId, record: ComponentRecord, why: str) -> None:
+    finding = Finding(component, record.rule, cycle.now, f"{record.reason}; {why}",
+                      never_auto_restore=record.never_auto_restore)
+    _take_out(cycle, finding, strikes=record.strikes + 1, reopen=False)
 
 
 def _quarantine(cycle: Cycle, finding: Finding, strikes: int) -> None:

@@ -3,8 +3,9 @@
 Every rule is declared once, here, with all it needs: ``RULES`` holds one ``Rule`` per name (its kind, its
 severity, the usual repair its ticket suggests, the signal that raises it), and every other table is derived
 from it: the detectors' immediate and ticket-only tables, the policy's severities (``SEVERITY``), a ticket's
-priority (``ticket_severity``) and its repair text (``fabric.controller.ticket_body``). A rule cannot be declared
-without a severity and a repair (``Rule`` has no defaults for them), and one that the policy may rank cannot have
+priority (``ticket_severity``), its repair text (``fabric.controller.ticket_body``) and the rules a port reset may
+answer (``RESETTABLE``, the reset ladder's). A rule cannot be declared without a severity, a repair and whether a
+reset can cure what it finds (``Rule`` has no defaults for them), and one that the policy may rank cannot have
 ``None`` for severity, so no rule ranks 0 by being forgotten.
 
 Counted rules ("N events of one kind within a window of the newest") are data: one ``CountedRule`` entry in
@@ -44,6 +45,8 @@ class CountedRule:
     """What the events are, for the configuration's documentation."""
     repair: str
     """The usual repair, as the rule's tickets suggest it."""
+    resettable: bool = field(kw_only=True)
+    """Whether a port reset can cure what the rule finds (``Rule.resettable``)."""
 
 
 class RuleKind(StrEnum):
@@ -86,6 +89,10 @@ class Rule:
     """The signal that raises it (counted, immediate and ticket-only rules), else ``None``."""
     never_auto_restore: bool = False
     """An immediate rule whose component is never put back automatically (a hot or failed module)."""
+    resettable: bool = field(kw_only=True)
+    """A port reset can cure what the rule finds (errors, drops, a link that flaps or does not train), so its link
+    is reset before it is taken out (the reset ladder, ``fabric.remediation.escalation``). No default: a rule
+    cannot be declared without saying; heat, a failed module, a lane or a speed lost cannot be reset away."""
 
     def __post_init__(self) -> None:
         if (self.signal is not None) != (self.kind in _SIGNALLED):
@@ -98,16 +105,18 @@ class Rule:
             raise ValueError(f"rule {self.name!r}: the usual repair is empty")
         if self.never_auto_restore and self.kind is not RuleKind.IMMEDIATE:
             raise ValueError(f"rule {self.name!r}: only an immediate rule takes never_auto_restore")
+        if self.resettable and self.kind not in RANKED:
+            raise ValueError(f"rule {self.name!r}: a {self.kind.value} rule takes no link out, so it resets none")
 
 
 COUNTED_RULES: tuple[CountedRule, ...] = (
     CountedRule("ber_high", SignalKind.BER_HIGH, (918, 916), 2, timedelta(minutes=125), 4, "ber_high",
                 "high symbol or effective BER",
                 "clean the optics at both ends (fibre) or reseat (copper); replace the transceiver if the errors "
-                "stay, then the cable"),
+                "stay, then the cable", resettable=True),
     CountedRule("port_errors", SignalKind.PORT_ERRORS, (110, 111, 113, 114), 3, timedelta(hours=2), 2, "errors",
                 "symbol errors, link error recovery, receive errors",
-                "clean or replace the optic; replace the cable if the errors stay"),
+                "clean or replace the optic; replace the cable if the errors stay", resettable=True),
 )
 COUNTED_BY_RULE: Mapping[str, CountedRule] = MappingProxyType({r.rule: r for r in COUNTED_RULES})
 EVENT_KINDS: Mapping[int, SignalKind] = MappingProxyType(
@@ -123,51 +132,56 @@ STORM_BREAKER = "storm_breaker"
 
 IMMEDIATE_RULES: tuple[Rule, ...] = (
     Rule("unhealthy_port", RuleKind.IMMEDIATE, 6, "reseat; replace the transceiver, then the cable",
-         SignalKind.UNHEALTHY_PORT),
+         SignalKind.UNHEALTHY_PORT, resettable=True),
     Rule("ber_critical", RuleKind.IMMEDIATE, 7, "replace the transceiver; if the errors stay, replace the cable",
-         SignalKind.BER_CRITICAL),
+         SignalKind.BER_CRITICAL, resettable=True),
     Rule("high_retransmission", RuleKind.IMMEDIATE, 6, "clean or replace the optic; replace the cable if it stays",
-         SignalKind.RETRANSMISSION),
+         SignalKind.RETRANSMISSION, resettable=True),
     Rule("packet_drops", RuleKind.IMMEDIATE, 6,
          "clean the optics at both ends or reseat; replace the transceiver, then the cable, if drops continue",
-         SignalKind.PACKET_DROPS),
+         SignalKind.PACKET_DROPS, resettable=True),
     Rule("temperature", RuleKind.IMMEDIATE, 8,
          "check the switch's airflow and fans; replace the transceiver if it alone runs hot",
-         SignalKind.TEMPERATURE, never_auto_restore=True),
+         SignalKind.TEMPERATURE, never_auto_restore=True, resettable=False),
     Rule("module_fault", RuleKind.IMMEDIATE, 9, "replace the transceiver (module)", SignalKind.MODULE_FAULT,
-         never_auto_restore=True),
+         never_auto_restore=True, resettable=False),
     Rule("degraded_width", RuleKind.IMMEDIATE, 3, "a lane is down: reseat, then replace the transceiver or the cable",
-         SignalKind.WIDTH_DEGRADED),
+         SignalKind.WIDTH_DEGRADED, resettable=False),
     Rule("degraded_speed", RuleKind.IMMEDIATE, 3,
          "reseat; check both transceivers are of the planned speed, replace the one that is not",
-         SignalKind.SPEED_DEGRADED),
+         SignalKind.SPEED_DEGRADED, resettable=False),
 )
 """One signal is the fault (``RuleKind.IMMEDIATE``)."""
 TICKET_ONLY_RULES: tuple[Rule, ...] = (
     Rule("switch_down", RuleKind.TICKET_ONLY, None,
          "the switch stopped answering: check its power and management link, then RMA it if it stays down",
-         SignalKind.SWITCH_DOWN),
+         SignalKind.SWITCH_DOWN, resettable=False),
     Rule("partial_asic_failure", RuleKind.TICKET_ONLY, None, "an ASIC of the switch failed: RMA the switch",
-         SignalKind.ASIC_FAILURE),
+         SignalKind.ASIC_FAILURE, resettable=False),
     Rule("duplicate_guid", RuleKind.TICKET_ONLY, None,
          "two devices report one GUID: find the one set wrongly (a replaced board, a cloned setting) and correct it",
-         SignalKind.DUPLICATE_GUID),
+         SignalKind.DUPLICATE_GUID, resettable=False),
     Rule("duplicate_cable", RuleKind.TICKET_ONLY, None,
-         "UFM sees one cable twice: check the cabling against the plan at both ends", SignalKind.DUPLICATE_CABLE),
+         "UFM sees one cable twice: check the cabling against the plan at both ends", SignalKind.DUPLICATE_CABLE,
+         resettable=False),
 )
 """One signal is a fault automation cannot help (``RuleKind.TICKET_ONLY``): a ticket only."""
 RULES: tuple[Rule, ...] = (
     Rule(FLAP, RuleKind.FLAP, 5,
-         "reseat both ends; if it flaps again, clean the optics or replace the transceiver, then the cable"),
+         "reseat both ends; if it flaps again, clean the optics or replace the transceiver, then the cable",
+         resettable=True),
     Rule(LINK_DOWN, RuleKind.LINK_DOWN, 5,
-         "check the cable is seated at both ends; replace the transceiver, then the cable"),
-    *(Rule(r.rule, RuleKind.COUNTED, r.severity, r.repair, r.signal) for r in COUNTED_RULES),
+         "check the cable is seated at both ends; replace the transceiver, then the cable", resettable=True),
+    *(Rule(r.rule, RuleKind.COUNTED, r.severity, r.repair, r.signal, resettable=r.resettable)
+      for r in COUNTED_RULES),
     *IMMEDIATE_RULES,
     *TICKET_ONLY_RULES,
     Rule(SWITCH_FAULT, RuleKind.SWITCH_FAULT, 9,
-         "many of the switch's cables failed together: check its power and fans, then RMA the switch"),
+         "many of the switch's cables failed together: check its power and fans, then RMA the switch",
+         resettable=False),
     Rule(STORM_BREAKER, RuleKind.STORM, 10,
-         "find the common cause (power, a switch or UFM restart, firmware); then `fabricctl resume`"),
+         "find the common cause (power, a switch or UFM restart, firmware); then `fabricctl resume`",
+         resettable=False),
 )
 """Every rule a finding or the breaker can carry, each once: the table every other one is derived from."""
 RULE_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in RULES})
@@ -175,6 +189,8 @@ if len(RULE_BY_NAME) != len(RULES):
     raise ValueError("a rule is declared twice in RULES")
 if len({r.signal for r in RULES if r.signal is not None}) != sum(r.signal is not None for r in RULES):
     raise ValueError("a signal raises two rules in RULES")
+RESETTABLE: frozenset[str] = frozenset(r.name for r in RULES if r.resettable)
+"""The rules whose links a port reset may cure: the reset ladder's rules by default, and all it may take."""
 SEVERITY: Mapping[str, int] = MappingProxyType(
     {r.name: r.severity for r in RULES if r.kind in RANKED and r.severity is not None})
 """How bad a rule's fault is, to reconsider deferred links worst first (every rule of a ``RANKED`` kind)."""

@@ -11,12 +11,12 @@ daemon cycling at that interval would have seen them, and on to the first bounda
 the longest the detectors let evidence settle (``settle``, plus ``boot_time`` for the links of a device that may be
 rebooting), so that windowed rules waiting for evidence to settle can fire. Boundaries with no events at which
 nothing can happen are skipped: ``decide`` would return no action and the same state there.
-When nothing waits at all (nothing to settle, no deferred link, no link on probation, no breaker that resumes
-by itself) they are not counted as steps; when something waits but no timer of it can fire before the next
-event (a probation's end, a breaker's quiet period, the guard's sliding hour), the clock jumps to the first
-boundary where one can, and the boundaries jumped over count as steps (a daemon would have cycled through them),
-so that an event years after the others costs nothing (a Hypothesis property holds the decisions to those of
-stepping every boundary). The interval is at least ``MIN_INTERVAL``.
+When nothing waits at all (nothing to settle, no deferred link, no link on probation or watched after a reset, no
+breaker that resumes by itself) they are not counted as steps; when something waits but no timer of it can fire
+before the next event (a probation's end, a watch's, a breaker's quiet period, the guard's sliding hour), the clock
+jumps to the first boundary where one can, and the boundaries jumped over count as steps (a daemon would have
+cycled through them), so that an event years after the others costs nothing (a Hypothesis property holds the
+decisions to those of stepping every boundary). The interval is at least ``MIN_INTERVAL``.
 
 The events stream: an event file (an event.log, JSON lines, a JSON list) is read as the clock reaches its events
 (``fabric.replay.events.stream_events``), each cycle's events taken when the clock steps at its boundary and sorted
@@ -174,7 +174,7 @@ def _idle(pipeline: Pipeline, policy: PolicyConfig) -> bool:
     state = pipeline.state
     if state.breaker.halted and policy.storm_quiet_period is not None:
         return False
-    return not state.revisit()  # nothing on probation or deferred
+    return not state.revisit()  # nothing on probation, deferred or watched after a reset
 
 
 def _wake(pipeline: Pipeline, policy: PolicyConfig, now: datetime) -> datetime | None:
@@ -193,6 +193,8 @@ def _wake(pipeline: Pipeline, policy: PolicyConfig, now: datetime) -> datetime |
         return now  # the guard's hourly rate frees up as its recent disables age: every boundary counts
     if due.probation_ends is not None:
         times.append(due.probation_ends)
+    if due.watches_began is not None and not breaker.halted:
+        times.append(due.watches_began + policy.resets.settle)
     return min(times, default=None)
 
 
@@ -361,6 +363,7 @@ def _summary(replay_model: ReplayModel, loaded: LoadedEvents, pipeline: Pipeline
         "findings": tally.findings,
         "decisions": kinds.total(),
         "disabled": kinds[ActionKind.DISABLE.value],
+        "reset": kinds[ActionKind.RESET.value],
         "deferred": kinds[ActionKind.DEFER.value],
         "ticketed": kinds[ActionKind.TICKET.value] + kinds[ActionKind.REOPEN.value],
         "quarantined": kinds[ActionKind.QUARANTINE.value],

@@ -163,11 +163,12 @@ class IntentOps(OpsBase):
             return [_intent(row) for row in conn.execute(query).mappings()]
 
     def port_writes_since(self, since: datetime) -> list[IntentRecord]:
-        """Disables and enables attempted since ``since``, oldest first: after a restart the detectors must know
-        which link events were the effect of our own writes."""
+        """Disables, enables and resets attempted since ``since``, oldest first: after a restart the detectors must
+        know which link events were the effect of our own writes."""
         query = (sa.select(intents)
                  .where(intents.c.fabric == self.fabric,
-                        intents.c.kind.in_([ActionKind.DISABLE.value, ActionKind.ENABLE.value]),
+                        intents.c.kind.in_([ActionKind.DISABLE.value, ActionKind.ENABLE.value,
+                                            ActionKind.RESET.value]),
                         intents.c.created_at >= ensure_utc(since))
                  .order_by(intents.c.id))
         with self._conn() as conn:

@@ -233,16 +233,17 @@ class StateOps(OpsBase):
             at: datetime | None = conn.execute(query).scalar_one()
         return None if at is None else ensure_utc(at)
 
-    def disables_since(self, since: datetime, *, dry_run_since: datetime | None = None,
-                       ) -> list[tuple[datetime, ComponentId | None]]:
-        """Live disables automation decided since ``since`` (convergence writes re-asserting one are left out),
-        oldest first: what the guard's hourly rate counts, rebuilt after a restart. With ``dry_run_since``, a dry
-        run's too, those it decided since then (since its scope began: an earlier dry run's are not its own)."""
+    def decided_since(self, kind: ActionKind, since: datetime, *, dry_run_since: datetime | None = None,
+                      ) -> list[tuple[datetime, ComponentId | None]]:
+        """Live decisions of ``kind`` automation took since ``since`` (convergence writes re-asserting one are left
+        out), oldest first: the disables the guard's hourly rate counts, the resets the reset ladder counts, rebuilt
+        after a restart. With ``dry_run_since``, a dry run's too, those it decided since then (since its scope
+        began: an earlier dry run's are not its own)."""
         mode = sa.not_(decisions.c.dry_run)
         if dry_run_since is not None:
             mode = sa.or_(mode, decisions.c.at >= ensure_utc(dry_run_since))
         query = (sa.select(decisions.c.at, decisions.c.component)
-                 .where(decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind.DISABLE.value, mode,
+                 .where(decisions.c.fabric == self.fabric, decisions.c.kind == ActionKind(kind).value, mode,
                         decisions.c.rule != CONVERGE_RULE, decisions.c.at >= ensure_utc(since))
                  .order_by(decisions.c.at, decisions.c.id))
         with self._read() as conn:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fabric.ufm.auth import BasicAuth, NoAuth, SessionAuth, TokenAuth, UfmAuth
     from fabric.ufm.client import (
-        ActionResult,
         JobPollPolicy,
         PortActionMethod,
         RetryPolicy,
@@ -52,7 +51,6 @@ if TYPE_CHECKING:
     from fabric.ufm.telemetry import TelemetryClient
 
 _HOMES: dict[str, str] = {
-    "ActionResult": "fabric.ufm.client",
     "Alarm": "fabric.ufm.models",
     "BasicAuth": "fabric.ufm.auth",
     "CursorState": "fabric.ufm.cursor",
@@ -99,7 +97,6 @@ _HOMES: dict[str, str] = {
 }
 
 __all__ = [
-    "ActionResult",
     "Alarm",
     "BasicAuth",
     "CursorState",

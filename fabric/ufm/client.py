@@ -68,7 +68,6 @@ from topology import strictjson
 from topology.strictjson import JsonError
 
 __all__ = [
-    "ActionResult",
     "JobPollPolicy",
     "PortActionMethod",
     "PostedAction",
@@ -123,16 +122,6 @@ class PostedAction:
     sent."""
     sent: bool = True
     """False when nothing was sent, UFM showing the port in the wanted state already."""
-
-
-@dataclass(frozen=True, slots=True)
-class ActionResult:
-    """The outcome of a port action whose job was waited for (a reset): the job, and the port as read before."""
-
-    port_name: str
-    action: str
-    job: Job
-    port: Port
 
 
 def _running(job: Job | UfmError) -> bool:
@@ -315,15 +304,6 @@ class UfmClient:
         if method is PortActionMethod.DISABLE:
             return await self.post_port_action(port_name, "enable")
         return await self._put_unhealthy(port_name, unhealthy=False)
-
-    async def reset_port(self, port_name: str) -> ActionResult:
-        """Reset a port (``POST /actions`` reset, as NVIDIA's PDR plugin does before it gives up on a port), and
-        wait for its job: the outcome is the job's (a reset leaves no state to read back; the link retrains)."""
-        posted = await self.post_port_action(port_name, "reset")
-        assert posted.job_id is not None  # a reset is always sent
-        job = await self.wait_for_job(posted.job_id)
-        log.info("UFM port reset done", extra={"ufm_port": posted.port_name, "ufm_job_id": posted.job_id})
-        return ActionResult(port_name=posted.port_name, action="reset", job=job, port=posted.port)
 
     async def wait_for_job(self, job_id: str) -> Job:
         """Poll a job until it is no longer running; raise unless it succeeded.

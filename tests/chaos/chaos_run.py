@@ -489,6 +489,11 @@ name = "{FABRIC}"
 [policy]
 dry_run = false
 
+[escalation]
+# The story is of take-outs at a rate above the hourly limit (the guard keeps links up): a finding takes its link
+# out at once. The reset ladder's kills are the daemon run's (daemon_program).
+max_resets = 0
+
 [guard]
 hourly_limit = {HOURLY_LIMIT}
 

@@ -6,15 +6,16 @@ hourly limit of 5, it holds, in simulated minutes from the start:
 
 | when | what | what the daemon should do |
 |---|---|---|
-| 2 | a leaf uplink flaps (``FLAPPING``) | disable, ticket |
-| 4-8 | BER, then critical BER, on 3 uplinks of one leaf (``BER_LEAF``) | 2 disabled, the 3rd deferred (guard) |
+| 2 | a leaf uplink flaps (``FLAPPING``) | reset (the reset ladder's first rung) |
+| 4-8 | BER, then critical BER, on 3 uplinks of one leaf (``BER_LEAF``) | 2 reset, out at critical BER; 1 deferred |
 | 8 | a host link goes down for 24 min | a ticket only |
-| 12 | a spine-core cable down for 20 min | disable, ticket |
+| 11 | ``FLAPPING`` flaps on, within its watch after the reset | disable, ticket |
+| 12 | a spine-core cable down for 20 min | reset once down 10 min; back up as its watch ends: healthy |
 | 14 | a spine reboots, 3 min | its link-downs explained |
-| 16-22 | 3 more cables flap | the hourly limit: deferred |
+| 16-22 | 3 more cables flap | reset, each cured (quiet through its watch) |
 | 15+ | every ticket open for ``REPAIR_AFTER`` resolved, a signed Jira webhook | re-enabled, on probation |
-| 40-44 | critical BER on 4 core uplinks of one spine, 80 s apart (``SPINE``) | one switch ticket, nothing disabled |
-| 50 | the repaired ``FLAPPING`` flaps again, on probation | a strike: out again, ticket reopened |
+| 40-44 | critical BER on 4 core uplinks of one spine, 80 s apart (``SPINE``) | one switch ticket (2 found before it) |
+| 50 | the repaired ``FLAPPING`` flaps again, on probation | a strike: deferred (hourly limit), reopened |
 | 64 | an event storm (600 events on random ports over 10 min) | the breaker halts automation |
 """
 
@@ -47,7 +48,8 @@ def _at(minutes: float) -> str:
 
 def steps() -> list[dict[str, Any]]:
     """The program as scenario steps (``fabric.simulator.faults``), each with its ``at``."""
-    program: list[dict[str, Any]] = [{"at": _at(2), "fault": "flap", "link": FLAPPING, "cycles": 4, "period": "60s"}]
+    program: list[dict[str, Any]] = [{"at": _at(2), "fault": "flap", "link": FLAPPING, "cycles": 4, "period": "60s"},
+                                     {"at": _at(11), "fault": "flap", "link": FLAPPING, "cycles": 4, "period": "60s"}]
     program += [{"at": _at(4 + 2 * i), "fault": "ber", "port": f"{BER_LEAF}/{port}", "escalate_after": "2m"}
                 for i, port in enumerate((5, 7, 9))]
     program += [

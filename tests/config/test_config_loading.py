@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from fabric.config import ConfigError, ServiceConfig, format_duration, load_config, parse_duration
 from fabric.controller.engine import EngineSettings
 from fabric.controller.writes import WriteSettings
+from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings, Threshold
 from fabric.ufm.client import PortActionMethod
@@ -106,6 +107,11 @@ errors_count = 5
 errors_window = "4h"
 attribution_window = "15m"
 settle = "500ms"
+[escalation]
+max_resets = 1
+reset_window = "3d"
+reset_settle = "20m"
+rules = ["flap", "ber_high"]
 [guard]
 c = 0.8
 cap_fraction = 0.01
@@ -125,7 +131,9 @@ interval = "2m"
     config = load_config(path)
     assert config.policy_config() == PolicyConfig(
         dry_run=False, host_links_ticket_only=False, max_strikes=4, probation=timedelta(days=3),
-        storm_components=40, storm_window=timedelta(minutes=20), storm_quiet_period=timedelta(hours=1))
+        storm_components=40, storm_window=timedelta(minutes=20), storm_quiet_period=timedelta(hours=1),
+        resets=ResetLadder(max_resets=1, window=timedelta(days=3), settle=timedelta(minutes=20),
+                           rules=frozenset({"flap", "ber_high"})))
     assert config.rule_settings() == RuleSettings(
         flap_cycles=4, flap_window=timedelta(hours=6), burst_cycles=6, burst_window=timedelta(minutes=5),
         downtime=timedelta(seconds=10), both_ends_window=timedelta(seconds=30),
@@ -139,6 +147,15 @@ interval = "2m"
                                           job_deadline=timedelta(minutes=2))
     assert config.ufm.url == "https://ufm.example.net"
     assert config.daemon.interval == timedelta(minutes=2)
+
+
+def test_a_reset_ladder_that_cannot_be_is_refused_naming_its_key(tmp_path: Path) -> None:
+    path = write(tmp_path, '[escalation]\nmax_resets = -1\nreset_settle = "0s"\nrules = ["flap", "temperature"]\n')
+    assert problems(path) == [
+        f"{path}: escalation.max_resets: Input should be greater than or equal to 0 (got -1)",
+        f"{path}: escalation.reset_settle: must be longer than zero, got 0s",
+        f"{path}: escalation.rules: a reset cannot answer 'temperature': the rules a reset may answer are "
+        "ber_critical, ber_high, flap, high_retransmission, link_down, packet_drops, port_errors, unhealthy_port"]
 
 
 # --- the environment -----------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from fabric.controller.engine import CycleReport, Engine, EngineSettings
+from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings
 from fabric.simulator import SimClock, SimSettings, SimState, serve
@@ -24,6 +25,10 @@ from topology.guard import GuardSettings
 from topology.model import Fabric
 
 START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+TAKE_OUT_AT_ONCE = ResetLadder(max_resets=0)
+"""The rig's reset ladder unless a test gives one: its scenarios are about what follows a take-out (the writes, the
+tickets, repairs, restarts), so a finding takes its link out at once; the ladder before it is
+``test_resets_engine``'s, with the service's default (``ResetLadder()``)."""
 
 
 class ClientSleep:
@@ -91,7 +96,8 @@ def make_client(url: str, *, timeout: float = 60.0, sleep: ClientSleep | None = 
 @contextmanager
 def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "test", store_url: str | None = None,
         timeout: float = 60.0, guard: GuardSettings | None = None, rules: RuleSettings | None = None,
-        method: PortActionMethod = PortActionMethod.DISABLE, **policy: Any) -> Iterator[Rig]:
+        method: PortActionMethod = PortActionMethod.DISABLE, resets: ResetLadder = TAKE_OUT_AT_ONCE,
+        **policy: Any) -> Iterator[Rig]:
     """A simulated UFM of ``plan`` and a started engine of ``fabric`` on it, with the store at ``store_url`` (by
     default a file of its own): several rigs may share one database, one fabric each. ``timeout``: the UFM
     client's, in real seconds."""
@@ -102,7 +108,7 @@ def rig(plan: Fabric, tmp_path: Path, *, dry_run: bool = False, fabric: str = "t
     with serve(state) as server, asyncio.Runner() as runner:
         sleep = ClientSleep(server.url)
         client = make_client(server.url, timeout=timeout, sleep=sleep)
-        settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, **policy),
+        settings = EngineSettings(fabric=fabric, policy=PolicyConfig(dry_run=dry_run, resets=resets, **policy),
                                   guard=guard or GuardSettings(), rules=rules or RuleSettings(), method=method)
         engine = Engine(plan, client, store, tickets, settings, clock=state.now)
         runner.run(engine.start())

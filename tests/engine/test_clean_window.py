@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from test_telemetry_signals import INTERVAL, SPINE_CORE, T0, condition, port, sample
 
 from fabric.remediation.domain import ActionKind, Lifecycle
+from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings
@@ -32,7 +33,9 @@ def on_probation(clean_window: timedelta | None) -> tuple[Pipeline, UfmView, dat
     for key, guid in ufm.guids.items():
         plan.devices[key].guid = guid
     plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
-    policy = PolicyConfig(dry_run=False, probation=PROBATION, clean_window=clean_window)
+    # Taken out at once (no reset first): what is under test is the probation after the repair.
+    policy = PolicyConfig(dry_run=False, probation=PROBATION, clean_window=clean_window,
+                          resets=ResetLadder(max_resets=0))
     steps = Pipeline(build_view(plan, plan), policy, RuleSettings(), GuardSettings(cap_floor=20), telemetry=True)
     name = port(ufm, SPINE_CORE.a)
     at = T0

@@ -115,3 +115,23 @@ def test_a_port_action_ufm_reports_explains_the_link_events_after_it(tmp_path: P
         assert _strikes_after(r, component, 5, explanations) == []
         assert any(e.component == component and "(336, event" in e.reason for e in explanations)
         assert SignalKind.PORT_ACTION in {s.kind for s in r.engine.pipeline.mapper.map(r.runner.run(r.client.events()))}
+
+
+def test_history_starts_again_from_the_newest_write_that_gave_the_link_back_whatever_order_they_are_told_in() -> None:
+    """A restart tells the detectors of the intents' writes first and of the resets the policy counts after: an older
+    reset told last must not bring back what a newer enable left behind (a repaired link's old faults would add up
+    with a new one into a strike)."""
+    from datetime import timedelta
+
+    from test_signals_detectors import PLAN, SPINE_CORE, T0, flap
+
+    from fabric.remediation.detectors import Detectors
+    from fabric.remediation.signals import link_id
+
+    detectors = Detectors(PLAN)
+    link = link_id(SPINE_CORE.key)
+    detectors.own_action(link, T0 + timedelta(hours=2), "our enable", afresh=True)
+    detectors.own_action(link, T0 + timedelta(hours=1), "our reset", afresh=True)
+    ident = flap(detectors, T0 + timedelta(minutes=90), 2, timedelta(seconds=2), timedelta(minutes=5), 1)
+    flap(detectors, T0 + timedelta(hours=3), 1, timedelta(seconds=2), timedelta(minutes=5), ident)
+    assert detectors.evaluate(T0 + timedelta(hours=4)) == []  # one episode since the enable: no flap

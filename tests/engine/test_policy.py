@@ -7,11 +7,20 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.remediation.domain import ActionKind, ComponentId, ComponentKind, ComponentRecord, Finding, Lifecycle
+from fabric.remediation.domain import (
+    ActionKind,
+    ComponentId,
+    ComponentKind,
+    ComponentRecord,
+    Finding,
+    Lifecycle,
+)
+from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.observe import Observed, Restart, observe
 from fabric.remediation.policy import (
     LINK_CHECK,
     CycleInput,
+    Decision,
     FabricContext,
     FailedRepair,
     PolicyConfig,
@@ -35,7 +44,10 @@ CONTEXT = FabricContext(
 SWITCH_LINKS = sorted(c for c in CONTEXT.cables if c not in CONTEXT.host_links)
 HOST_LINKS = sorted(CONTEXT.host_links)
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
-LIVE = PolicyConfig(dry_run=False)
+NO_RESETS = ResetLadder(max_resets=0)
+LIVE = PolicyConfig(dry_run=False, resets=NO_RESETS)
+"""A finding takes its link out at once: the reset ladder before it is ``test_policy_resets``'s (the properties below
+run with it)."""
 
 
 def uplinks(leaf: str) -> list[ComponentId]:
@@ -152,7 +164,7 @@ def test_a_failed_repair_is_backed_out_within_the_guard_without_a_strike() -> No
 
 def test_storm_halts_with_one_ticket_and_holds_the_rest() -> None:
     guard = CapacityGuard(H100)
-    config = PolicyConfig(dry_run=False, storm_components=25)
+    config = replace(LIVE, storm_components=25)
     early = SWITCH_LINKS[1]
     state = decide(PolicyState(), CycleInput(T0, (finding(early, T0),)), guard, CONTEXT, config).state
     storm = tuple(finding(c, T0 + timedelta(seconds=i), event=i) for i, c in enumerate(SWITCH_LINKS[::40][:200]))
@@ -226,11 +238,16 @@ step = st.one_of(
     find, find, find,
     st.tuples(st.just("repair"), st.integers(0, 10_000), st.just("")),
     st.tuples(st.just("resume"), st.just(0), st.just("")),
-    st.tuples(st.just("wait"), st.integers(1, 600), st.just("")),
+    # Short waits too: a link reset is watched for 10 minutes, and a finding within them takes it out.
+    st.tuples(st.just("wait"), st.one_of(st.integers(1, 9), st.integers(1, 600)), st.just("")),
 )
 
 
 WAITING = (Lifecycle.DISABLED, Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED, Lifecycle.TICKETED)
+UNTICKETED = (Lifecycle.HEALTHY, Lifecycle.PROBATION, Lifecycle.RESET)
+"""In service with no ticket open: healthy, on probation after a repair (its ticket resolved), or watched after a
+reset (a reset opens none)."""
+UFM_WRITES = (ActionKind.DISABLE, ActionKind.ENABLE, ActionKind.RESET)
 
 
 def restart(state: PolicyState, before: CapacityGuard, log: list[tuple[str, ...]], config: PolicyConfig,
@@ -241,9 +258,11 @@ def restart(state: PolicyState, before: CapacityGuard, log: list[tuple[str, ...]
     guard = CapacityGuard(H100, limits)
     disables = tuple((at, ComponentId.parse(component)) for kind, component, _, _, at in log
                      if kind == "disable" and at >= now - RATE_WINDOW)
+    resets = tuple((at, ComponentId.parse(component)) for kind, component, _, _, at in log
+                   if kind == "reset" and at >= now - config.resets.window)
     shown = frozenset(c for c in state.components if CONTEXT.cables.get(c) in before.disabled)
-    decision = observe(kept, Observed(restart=Restart(disables, shown, converge=not config.dry_run)), guard,
-                       CONTEXT, config, now)
+    decision = observe(kept, Observed(restart=Restart(disables, shown, converge=not config.dry_run, resets=resets)),
+                       guard, CONTEXT, config, now)
     return decision.state, guard, [(a.kind.value, str(a.component), a.rule, a.reason) for a in decision.actions]
 
 
@@ -259,6 +278,7 @@ def run(steps: list[tuple[str, object, str]], config: PolicyConfig, limits: Guar
     state, now, log, states, event = PolicyState(), T0, [], [], 0
     timed: list[tuple[str, str, str, str, datetime]] = []
     open_tickets: set[ComponentId] = set()
+    reset_log: dict[ComponentId | None, list[datetime]] = {}
     resolved: set[ComponentId] = set()
     """Tickets a technician resolved; the engine reports them every cycle until the component moves on."""
     for index, (kind, arg, rule) in enumerate(steps):
@@ -301,17 +321,28 @@ def run(steps: list[tuple[str, object, str]], config: PolicyConfig, limits: Guar
             elif action.kind is ActionKind.REOPEN:
                 open_tickets.add(action.component)
                 resolved.discard(action.component)
-        needing = {c for c, r in state.components.items() if r.lifecycle not in (Lifecycle.HEALTHY,
-                                                                                 Lifecycle.PROBATION)}
+        needing = {c for c, r in state.components.items() if r.lifecycle not in UNTICKETED}
         assert needing <= open_tickets | resolved, f"no ticket for {needing - open_tickets - resolved}"
         states.append(state)
-        # Safety after every cycle:
-        assert all(guard.paths[leaf] >= guard.minimum[leaf] for leaf in guard.planned)
-        assert len(guard.disabled) <= guard.cap
-        if state.breaker.halted:
-            # A cycle that trips the breaker, or runs while it is tripped, writes nothing to UFM at all.
-            assert all(a.kind not in (ActionKind.DISABLE, ActionKind.ENABLE) for a in decision.actions)
+        _safe(guard, decision, reset_log, config)
     return log, guard, states
+
+
+def _safe(guard: CapacityGuard, decision: Decision, reset_log: dict[ComponentId | None, list[datetime]],
+          config: PolicyConfig) -> None:
+    """Safety after every cycle. ``reset_log``: the resets so far, by component."""
+    assert all(guard.paths[leaf] >= guard.minimum[leaf] for leaf in guard.planned)
+    assert len(guard.disabled) <= guard.cap
+    if decision.state.breaker.halted:
+        # A cycle that trips the breaker, or runs while it is tripped, writes nothing to UFM at all.
+        assert all(a.kind not in UFM_WRITES for a in decision.actions)
+    # No link is reset more often than the ladder allows within its window.
+    for action in decision.actions:
+        if action.kind is ActionKind.RESET:
+            log = reset_log.setdefault(action.component, [])
+            log.append(action.at)
+            counted = [t for t in log if action.at - t < config.resets.window]
+            assert len(counted) <= config.resets.max_resets, f"{action.component} reset {len(counted)} times"
 
 
 @settings(max_examples=40, deadline=None)

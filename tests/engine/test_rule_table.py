@@ -14,6 +14,7 @@ from fabric.remediation.rules import (
     FLAP,
     LINK_DOWN,
     RANKED,
+    RESETTABLE,
     RULE_BY_NAME,
     RULES,
     SEVERITY,
@@ -51,12 +52,17 @@ def test_what_is_no_rule_has_no_severity() -> None:
 
 
 @pytest.mark.parametrize(("declare", "refusal"), [
-    (lambda: Rule("hot_cage", RuleKind.IMMEDIATE, None, "cool it", SignalKind.TEMPERATURE), "needs a severity"),
-    (lambda: Rule("hot_cage", RuleKind.IMMEDIATE, 5, "  ", SignalKind.TEMPERATURE), "repair is empty"),
-    (lambda: Rule("hot_cage", RuleKind.IMMEDIATE, 5, "cool it"), "names the signal"),
-    (lambda: Rule("hot_cage", RuleKind.FLAP, 5, "cool it", SignalKind.TEMPERATURE), "no one signal"),
+    (lambda: Rule("hot_cage", RuleKind.IMMEDIATE, None, "cool it", SignalKind.TEMPERATURE, resettable=False),
+     "needs a severity"),
+    (lambda: Rule("hot_cage", RuleKind.IMMEDIATE, 5, "  ", SignalKind.TEMPERATURE, resettable=False),
+     "repair is empty"),
+    (lambda: Rule("hot_cage", RuleKind.IMMEDIATE, 5, "cool it", resettable=False), "names the signal"),
+    (lambda: Rule("hot_cage", RuleKind.FLAP, 5, "cool it", SignalKind.TEMPERATURE, resettable=False),
+     "no one signal"),
     (lambda: Rule("hot_cage", RuleKind.TICKET_ONLY, None, "cool it", SignalKind.TEMPERATURE,
-                  never_auto_restore=True), "only an immediate rule"),
+                  never_auto_restore=True, resettable=False), "only an immediate rule"),
+    (lambda: Rule("hot_cage", RuleKind.TICKET_ONLY, None, "cool it", SignalKind.TEMPERATURE, resettable=True),
+     "takes no link out"),
 ])
 def test_a_rule_missing_what_it_needs_is_refused_where_it_is_declared(declare: object, refusal: str) -> None:
     with pytest.raises(ValueError, match=refusal):
@@ -66,6 +72,20 @@ def test_a_rule_missing_what_it_needs_is_refused_where_it_is_declared(declare: o
 def test_a_rule_cannot_be_declared_without_a_severity_or_a_repair() -> None:
     with pytest.raises(TypeError):
         Rule("hot_cage", RuleKind.IMMEDIATE)  # type: ignore[call-arg]
+
+
+def test_a_rule_cannot_be_declared_without_saying_whether_a_reset_can_help() -> None:
+    with pytest.raises(TypeError, match="resettable"):
+        Rule("hot_cage", RuleKind.IMMEDIATE, 5, "cool it", SignalKind.TEMPERATURE)  # type: ignore[call-arg]
+
+
+def test_a_reset_answers_errors_drops_and_flaps_never_heat_a_failed_module_or_a_lost_lane() -> None:
+    """PDR's ladder: BER, drops and link-downs reset first; what a reset cannot cure goes out at once, and what
+    changes nothing in UFM (a ticket, a switch's fault, the breaker) resets nothing either."""
+    assert set(RESETTABLE) == {FLAP, LINK_DOWN, "ber_high", "port_errors", "ber_critical", "high_retransmission",
+                               "packet_drops", "unhealthy_port"}
+    assert not RESETTABLE & {"temperature", "module_fault", "degraded_width", "degraded_speed", SWITCH_FAULT,
+                             STORM_BREAKER, *TICKET_ONLY.values()}
 
 
 def test_a_rule_the_table_does_not_declare_ranks_below_every_declared_one() -> None:

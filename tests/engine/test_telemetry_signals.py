@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric.remediation.domain import ActionKind, Lifecycle
+from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.pipeline import Pipeline, Step
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import RuleSettings
@@ -38,7 +39,10 @@ def pipeline(*, telemetry: bool = True) -> tuple[Pipeline, UfmView]:
     for key, guid in ufm.guids.items():
         plan.devices[key].guid = guid
     plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
-    return Pipeline(build_view(plan, plan), PolicyConfig(dry_run=False), RuleSettings(), GuardSettings(cap_floor=20),
+    # A finding takes its link out at once: what is under test is how telemetry's conditions become findings (the
+    # reset ladder before a take-out is test_policy_resets's).
+    policy = PolicyConfig(dry_run=False, resets=ResetLadder(max_resets=0))
+    return Pipeline(build_view(plan, plan), policy, RuleSettings(), GuardSettings(cap_floor=20),
                     telemetry=telemetry), ufm
 
 

@@ -184,6 +184,24 @@ def test_an_enable_is_done_when_the_port_is_no_longer_disabled() -> None:
     assert judge(enable, port("Disabled"), job("Running"), NOW, SETTINGS.job_deadline, final=False).state is None
 
 
+def test_a_reset_is_done_when_its_job_succeeded_whatever_the_port_shows() -> None:
+    """A reset leaves nothing on the port to read: its job alone says it was carried out, and a job that ends
+    without success, or UFM has no more, is a reset not carried out."""
+    reset = intent(ActionKind.RESET, IntentState.PENDING, **{JOB: "17"})
+    for shown in ("Link Up", "Polling", "Disabled"):
+        done = judge(reset, port(shown), job("Completed"), NOW, SETTINGS.job_deadline, final=False)
+        assert done.state is IntentState.DONE and "the port was reset" in done.outcome
+        assert judge(reset, port(shown), job("Running"), NOW, SETTINGS.job_deadline, final=False).state is None
+    assert judge(reset, port("Link Up"), job("Aborted"), NOW, SETTINGS.job_deadline,
+                 final=False).state is IntentState.FAILED
+    assert judge(reset, port("Link Up"), UfmNotFoundError("gone"), NOW, SETTINGS.job_deadline,
+                 final=False).state is IntentState.FAILED
+    unnoted = intent(ActionKind.RESET, IntentState.PENDING)
+    assert judge(unnoted, port("Link Up"), None, NOW, SETTINGS.job_deadline, final=True).state is None
+    idle = judge(unnoted, port("Link Up"), None, NOW, SETTINGS.job_deadline, final=True, switch_idle=True)
+    assert idle.state is IntentState.ROLLED_BACK and "not counted as done" in idle.outcome
+
+
 _SEEN = st.sampled_from([job("Running"), job("Completed"), job("Completed With Errors"), job("Aborted"), None,
                          UfmNotFoundError("gone"), UfmTimeoutError("slow")])
 

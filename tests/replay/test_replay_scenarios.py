@@ -103,23 +103,50 @@ def gap(tmp_path_factory: pytest.TempPathFactory) -> Recording:
 # --- what it decides -----------------------------------------------------------------------------------------
 
 
-def test_a_flapping_link_is_disabled_and_ticketed(flap: Recording) -> None:
+FLAP_LINK = "link:pod01-leaf01/5|pod01-spine01/1"
+
+
+def test_a_flapping_link_is_reset_first(flap: Recording) -> None:
     report = run(flap)
-    link = "link:pod01-leaf01/5|pod01-spine01/1"
-    assert kinds(report)[:2] == [("disable", "flap", link), ("ticket", "flap", link)]
-    disable = report.decisions[0]
-    assert disable["link"] == {"a": "pod01-leaf01", "a_port": "Port 5", "b": "pod01-spine01", "b_port": "Port 1"}
-    assert disable["guard"]["worst_leaf"] == "pod01-leaf01"
-    assert disable["guard"]["worst_leaf_paths_after"] >= disable["guard"]["worst_leaf_minimum"]
-    assert disable["evidence"] and set(disable["evidence"]) <= set(range(1, flap.events + 1))
+    assert kinds(report)[:1] == [("reset", "flap", FLAP_LINK)]
+    reset = report.decisions[0]
+    assert reset["link"] == {"a": "pod01-leaf01", "a_port": "Port 5", "b": "pod01-spine01", "b_port": "Port 1"}
+    # A reset takes the link down while it retrains: the guard is asked as for a disable.
+    assert reset["guard"]["worst_leaf"] == "pod01-leaf01"
+    assert reset["guard"]["worst_leaf_paths_after"] >= reset["guard"]["worst_leaf_minimum"]
+    assert reset["evidence"] and set(reset["evidence"]) <= set(range(1, flap.events + 1))
     # Two 4 s downs (at 90 s and 110 s) exceed the 7 s downtime limit once the second has settled (60 s):
     # the daemon's cycle at 08:03 would act.
-    assert disable["reason"].startswith("8 s down over 2 down/up cycles within 12:00:00 (limit 0:00:07)")
-    assert datetime.fromisoformat(disable["at"]) == datetime.fromisoformat("2026-06-01T08:03:00+00:00")
+    assert reset["reason"].startswith("8 s down over 2 down/up cycles within 12:00:00 (limit 0:00:07)")
+    assert "reset 1 of 2 within 7d, watched until 2026-06-01T08:13:00+00:00" in reset["reason"]
+    assert datetime.fromisoformat(reset["at"]) == datetime.fromisoformat("2026-06-01T08:03:00+00:00")
     summary = report.summary
-    assert (summary["disabled"], summary["ticketed"], summary["deferred"], summary["halted"]) == (1, 1, 0, 0)
+    assert (summary["reset"], summary["disabled"], summary["ticketed"], summary["deferred"], summary["halted"]) == (
+        1, 0, 0, 0, 0)
     assert report.would_act and summary["dry_run"] is True
-    assert all(d["action"] in ("disable", "ticket", "record") for d in report.decisions)
+    # The recording ends within the watch: nothing else is acted on.
+    assert all(d["action"] in ("reset", "record") for d in report.decisions)
+
+
+def test_a_link_reset_in_replay_starts_its_history_again_as_in_production(tmp_path: Path) -> None:
+    """Replay carries out no reset, but the pipeline starts the link's history again at the reset it decides, as the
+    engine's writes do: one flap after it is one episode, not the sixth of a burst, and the watch ends clean."""
+    once = {"at": "6m", "fault": "flap", "link": "pod01-spine01/1", "cycles": 1, "period": "20s", "down_for": "4s"}
+    report = run(record(tmp_path, [*FLAP, once], 900))
+    acted = [(d["action"], d["rule"]) for d in report.decisions if d.get("component") == FLAP_LINK]
+    assert acted == [("reset", "flap"), ("record", "reset_watch")]
+
+
+def test_a_link_that_flaps_on_after_its_reset_is_disabled_and_ticketed(tmp_path: Path) -> None:
+    """Replay decides what production would: the reset is not carried out, but the link is watched from it (the
+    events of the next two minutes are the reset's own), and flapping on within the watch takes it out."""
+    again = {"at": "6m", "fault": "flap", "link": "pod01-spine01/1", "cycles": 5, "period": "20s", "down_for": "4s"}
+    report = run(record(tmp_path, [*FLAP, again], 900))
+    acted = [k for k in kinds(report) if k[0] != "record"]
+    assert acted == [("reset", "flap", FLAP_LINK), ("disable", "flap", FLAP_LINK), ("ticket", "flap", FLAP_LINK)]
+    disable = next(d for d in report.decisions if d["action"] == "disable")
+    assert "the fault persisted after its reset at 2026-06-01T08:03:00+00:00" in disable["reason"]
+    assert (report.summary["reset"], report.summary["disabled"], report.summary["ticketed"]) == (1, 1, 1)
 
 
 def test_a_switch_reboot_only_explains_link_downs(tmp_path: Path) -> None:
@@ -140,11 +167,11 @@ def test_the_final_step_lets_windowed_rules_fire(tmp_path: Path) -> None:
                                    "period": "10s", "down_for": "2s"}], 60)
     report = run(recording)
     last = datetime.fromisoformat(report.summary["last_event"])
-    disable = next(d for d in report.decisions if d["action"] == "disable")
-    assert datetime.fromisoformat(disable["at"]) >= last + timedelta(seconds=60)
+    reset = next(d for d in report.decisions if d["action"] == "reset")
+    assert datetime.fromisoformat(reset["at"]) >= last + timedelta(seconds=60)
     long_settle = run(recording, rules=RuleSettings(settle=timedelta(minutes=10)))
-    disable = next(d for d in long_settle.decisions if d["action"] == "disable")
-    assert datetime.fromisoformat(disable["at"]) >= last + timedelta(minutes=10), "the final step waits for it"
+    reset = next(d for d in long_settle.decisions if d["action"] == "reset")
+    assert datetime.fromisoformat(reset["at"]) >= last + timedelta(minutes=10), "the final step waits for it"
 
 
 def test_events_given_twice_decide_as_given_once(tmp_path: Path) -> None:
@@ -185,7 +212,10 @@ def test_config_rules_apply_and_replay_stays_dry(flap: Recording, tmp_path: Path
     assert report.summary["dry_run"] is True
     config.write_text("[policy]\ndry_run = false\n")
     report = run_replay(flap.snapshot, flap.files["event.log"], config=config)
-    assert report.summary["disabled"] == 1 and report.summary["dry_run"] is True
+    assert report.summary["reset"] == 1 and report.summary["dry_run"] is True
+    config.write_text("[policy]\ndry_run = false\n[escalation]\nmax_resets = 0\n")
+    report = run_replay(flap.snapshot, flap.files["event.log"], config=config)
+    assert (report.summary["reset"], report.summary["disabled"]) == (0, 1)
 
 
 def test_the_plan_as_model(flap: Recording, tmp_path: Path) -> None:
@@ -355,9 +385,9 @@ def test_json_shape(flap: Recording) -> None:
     document = json.loads(result.stdout)
     assert list(document) == ["summary", "decisions", "explained"]
     summary = document["summary"]
-    for key in ("events", "skipped_events", "signals", "findings", "disabled", "deferred", "ticketed", "halted",
-                "explained", "held", "recorded", "quarantined", "switch_faults", "folded", "would_act", "steps",
-                "interval_seconds", "input", "model", "malformed", "first_event", "last_event", "dry_run"):
+    for key in ("events", "skipped_events", "signals", "findings", "reset", "disabled", "deferred", "ticketed",
+                "halted", "explained", "held", "recorded", "quarantined", "switch_faults", "folded", "would_act",
+                "steps", "interval_seconds", "input", "model", "malformed", "first_event", "last_event", "dry_run"):
         assert key in summary, key
     assert summary["events"] == summary["signals"] + sum(summary["skipped_events"].values())
     assert summary["input"] == {"file": str(flap.files["rest-6.17.json"]), "format": "json"}
@@ -366,14 +396,14 @@ def test_json_shape(flap: Recording) -> None:
         assert datetime.fromisoformat(decision["at"]).utcoffset() == timedelta(0)
         if decision.get("component", "").startswith("link:"):
             assert set(decision["link"]) == {"a", "a_port", "b", "b_port"}
-    assert document["decisions"][0]["action"] == "disable" and document["decisions"][0]["guard"]["cap"] >= 1
+    assert document["decisions"][0]["action"] == "reset" and document["decisions"][0]["guard"]["cap"] >= 1
 
 
 def test_table_output_and_exit_codes(flap: Recording, tmp_path: Path) -> None:
     runner = CliRunner(env={"COLUMNS": "200"})
     result = runner.invoke(app, ["replay", "-a", str(flap.snapshot), "-e", str(flap.files["event.log"])])
     assert result.exit_code == 1, result.output
-    assert "disable" in result.stdout and "pod01-spine01 Port 1" in result.stdout and "would act" in result.stdout
+    assert "reset" in result.stdout and "pod01-spine01 Port 1" in result.stdout and "would act" in result.stdout
     quiet = record(tmp_path / "quiet", [{"at": "1m", "fault": "link_down", "link": "pod01-spine01/3",
                                          "duration": "3s"}], 600)
     result = runner.invoke(app, ["replay", "-a", str(quiet.snapshot), "-e", str(quiet.files["event.log"])])

@@ -240,7 +240,7 @@ def test_storm_window_and_held_figures_are_per_fabric_and_replaced_whole(db: Db,
     assert (resumed.last_held, resumed.held_count) == (None, 0)
 
 
-def test_disables_since_leaves_out_dry_runs_and_convergence_writes(store: Store) -> None:
+def test_disables_decided_since_leave_out_dry_runs_and_convergence_writes(store: Store) -> None:
     from fabric.remediation.domain import CONVERGE_RULE, Action, ActionKind
 
     def decision(kind: ActionKind, minutes: int, rule: str = "flap", dry_run: bool = False) -> Action:
@@ -248,6 +248,10 @@ def test_disables_since_leaves_out_dry_runs_and_convergence_writes(store: Store)
 
     store.record_decisions([decision(ActionKind.DISABLE, 0), decision(ActionKind.DISABLE, 10, dry_run=True),
                             decision(ActionKind.DISABLE, 20, CONVERGE_RULE), decision(ActionKind.ENABLE, 30),
-                            decision(ActionKind.DISABLE, 40), decision(ActionKind.DEFER, 50)])
-    assert store.disables_since(T0) == [(T0, LINK), (T0 + timedelta(minutes=40), LINK)]
-    assert store.disables_since(T0 + timedelta(minutes=1)) == [(T0 + timedelta(minutes=40), LINK)]
+                            decision(ActionKind.DISABLE, 40), decision(ActionKind.DEFER, 50),
+                            decision(ActionKind.RESET, 55), decision(ActionKind.RESET, 56, dry_run=True)])
+    later = T0 + timedelta(minutes=40)
+    assert store.decided_since(ActionKind.DISABLE, T0) == [(T0, LINK), (later, LINK)]
+    assert store.decided_since(ActionKind.DISABLE, T0 + timedelta(minutes=1)) == [(later, LINK)]
+    # The resets the reset ladder counts, chosen the same way.
+    assert store.decided_since(ActionKind.RESET, T0) == [(T0 + timedelta(minutes=55), LINK)]

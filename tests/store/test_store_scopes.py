@@ -58,9 +58,9 @@ def test_a_dry_runs_disables_count_only_since_its_scope_began(store: Store) -> N
     store.record_decision(Action(ActionKind.RECORD, T0 + timedelta(minutes=15), "dry_run", "began", dry_run=True))
     assert store.last_decided(ActionKind.RECORD, "dry_run") == T0 + timedelta(minutes=15)
     assert store.last_decided(ActionKind.RECORD, "other") is None
-    assert [at for at, _ in store.disables_since(T0)] == [T0 + timedelta(minutes=10)]
+    assert [at for at, _ in store.decided_since(ActionKind.DISABLE, T0)] == [T0 + timedelta(minutes=10)]
     began = T0 + timedelta(minutes=15)
-    assert [at for at, _ in store.disables_since(T0, dry_run_since=began)] == [
+    assert [at for at, _ in store.decided_since(ActionKind.DISABLE, T0, dry_run_since=began)] == [
         T0 + timedelta(minutes=10), T0 + timedelta(minutes=20)]
 
 

@@ -73,7 +73,7 @@ def test_a_sample_longer_than_announced_allowed_is_refused_over_http(server: Run
     assert "1,000 bytes allowed" in str(refused.value) and "announces" in str(refused.value)
 
 
-def test_reset_port_waits_for_the_job_and_the_link_counts_a_link_down_on_both_ends(server: RunningServer) -> None:
+def test_a_reset_job_succeeds_and_the_link_counts_a_link_down_on_both_ends(server: RunningServer) -> None:
     state = server.state
     port = state.resolve_port("pod01-spine01/1")
     peer = state.fabric.peer_of(port) or ""
@@ -82,14 +82,14 @@ def test_reset_port_waits_for_the_job_and_the_link_counts_a_link_down_on_both_en
         async with UfmClient(server.url, BasicAuth("admin", "123456"), retry=RetryPolicy(attempts=1),
                              job_poll=JobPollPolicy(interval=1.0, deadline=30.0),
                              sleep=simulated_sleep(server.url)) as ufm:
-            result = await ufm.reset_port(port)
-            assert result.action == "reset" and result.job.succeeded
+            posted = await ufm.post_port_action(port, "reset")
+            assert posted.action == "reset" and (await ufm.wait_for_job(posted.job_id or "")).succeeded
             async with TelemetryClient(server.url) as telemetry:
                 sample = rows(await telemetry.sample())
             assert (sample[port]["Link_Down_IB"], sample[peer]["Link_Down_IB"]) == ("1", "1")
             SimulatorDriver(server.url).inject(fault="action_failure", count=1, port=port, reason="no answer")
             with pytest.raises(UfmJobFailedError):
-                await ufm.reset_port(port)
+                await ufm.wait_for_job((await ufm.post_port_action(port, "reset")).job_id or "")
 
     asyncio.run(go())
 
