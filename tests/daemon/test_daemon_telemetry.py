@@ -126,3 +126,33 @@ def test_the_same_ber_on_five_ports_of_one_switch_is_one_switch_fault(tiny_plan:
         assert [(c["id"], c["rule"], c["lifecycle"]) for c in held.values()] == [
             ("switch:pod01-spine01", "switch_fault", "ticketed")], held
         assert f.disabled_ports() == []
+
+
+def test_a_ber_ramp_is_reset_once_then_isolated_and_ticketed(tiny_plan: Path, tmp_path: Path) -> None:
+    db = tmp_path / "fabric.db"
+    migrate(db)
+    port = free_port()
+    with simulator(tiny_plan) as sim:
+        config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False, max_resets=2,
+                              extra=f'[telemetry]\nenabled = true\nurl = "{sim.url}"\ninterval = "{SAMPLE_EVERY}s"\n')
+        config.write_text(config.read_text().replace('[ufm]\n', '[ufm]\nmethod = "isolate"\n'))
+        with daemon(config, port, tmp_path / "daemon.log") as running:
+            running.wait_for("a first cycle", lambda: running.cycles() >= 1)
+            f = Feed(running, sim)
+            f.samples(1)
+            f.sim.inject(fault="ber_ramp", port="core01-01/1", ber=1e-12)  # a reset does not cure it
+            f.samples(1, BER_WINDOW)
+            f.samples(2)
+            [watched] = f.components().values()
+            assert watched["lifecycle"] == "reset", watched
+            f.samples(4)  # the fault goes on after the reset: two more BER samples
+            [held] = f.components().values()
+            kinds = [d["kind"] for d in running.get(f"/components/{held['id']}").json()["decisions"]]
+            assert kinds.count("reset") == 1 and "disable" in kinds, kinds
+            assert held["lifecycle"] in {"disabled", "awaiting_repair"}, held
+            unhealthy = httpx.get(f"{sim.url}/ufmRest/app/unhealthy_ports", auth=("admin", PASSWORD), timeout=30)
+            assert len(unhealthy.json()) == 1, unhealthy.text
+            assert f.disabled_ports() == []  # isolated, not disabled: the link stays up for diagnosis
+            running.wait_for("its ticket opened", lambda: len(running.get(f"/components/{held['id']}").json()[
+                "tickets"]) == 1)
+            assert running.signal(signal.SIGTERM) == 0
