@@ -8,8 +8,8 @@ missing ports (partial) or one in which a third of the fabric crossed a threshol
 outcome is one ``SampleOutcome`` for the log, a metric and ``/status``.
 
 The window is made for the ports of the fabric as the engine last accepted it (``FabricView.watched``), and made
-again when those change (a GUID replaced, a cable added): its history starts again then, as it would for a
-replaced port.
+again only when a view lists a port it does not watch (a GUID replaced, a cable added): its history starts again
+then, as it would for a replaced port. A view that lost ports for a while (a switch rebooting) keeps it.
 """
 
 from __future__ import annotations
@@ -64,6 +64,11 @@ class TelemetryFeed:
         self._last_read: datetime | None = None
         self._window: TelemetryWindow | None = None
         self._watched: Watched | None = None
+        """What the window was made for."""
+        self._seen: Watched | None = None
+        """The last view's ports (the same object while the view is: nothing to compare)."""
+        self._ports: frozenset[str] = frozenset()
+        self._cables: frozenset[tuple[str, str]] = frozenset()
 
     async def aclose(self) -> None:
         if self._close is not None:
@@ -96,13 +101,25 @@ class TelemetryFeed:
         from fabric.telemetry.window import TelemetryWindow
 
         watched = view.watched()
-        if self._window is None or watched != self._watched:
+        if self._window is None or (watched is not self._seen and not self._covers(watched)):
             if self._window is not None:
                 log.info("UFM Telemetry: the fabric's ports changed: the counters' history starts again")
             self._window = TelemetryWindow(watched.ports, rates=watched.rates, cables=watched.cables,
                                            settings=self.settings)
             self._watched = watched
+            self._ports, self._cables = frozenset(watched.ports), frozenset(watched.cables)
+        self._seen = watched
         return self._window
+
+    def _covers(self, watched: Watched) -> bool:
+        """Whether the window already watches every port and cable of ``watched``, at the same rates: a view that
+        lost ports for a while (a switch rebooting: UFM lists its ports again once it is back) keeps the history
+        of all the others, and of those when they come back; only a port the window does not know (a GUID
+        replaced, a cable added) makes it again."""
+        kept = self._watched
+        assert kept is not None
+        return (self._ports.issuperset(watched.ports) and self._cables.issuperset(watched.cables)
+                and all(kept.rates[port] == rate for port, rate in watched.rates.items()))
 
     @staticmethod
     def _said(outcome: SampleOutcome) -> SampleOutcome:
