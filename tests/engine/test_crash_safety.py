@@ -43,6 +43,11 @@ class CrashingUfm:
             raise Crash
         return await self.inner.put_back(port, method)
 
+    async def post_port_action(self, port: str, action: str) -> Any:  # a reset's
+        if self.when == "before_ufm":
+            raise Crash
+        return await self.inner.post_port_action(port, action)
+
     async def await_jobs(self, job_ids: Sequence[str], within: float) -> Any:
         if self.when == "after_ufm":
             raise Crash
