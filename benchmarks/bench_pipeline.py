@@ -93,15 +93,11 @@ def _peak_mib() -> float:
 
 def _view() -> Any:
     from fabric.remediation.view import build_view
-    from topology.formats.ufm_render import UfmView
+    from topology.formats.ufm_render import named_as_ufm
     from topology.generate import PRESETS, fat_tree
 
     plan = fat_tree(PRESETS[PRESET])
-    ufm = UfmView(plan)
-    # What UFM reports of the plan (GUIDs, port names), joined with it as the engine does.
-    for key, guid in ufm.guids.items():
-        plan.devices[key].guid = guid
-    plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
+    named_as_ufm(plan)  # what UFM reports of the plan, joined with it as the engine does
     return build_view(plan, plan)
 
 

@@ -229,14 +229,11 @@ def engine_view() -> FabricView:
     """h100-32k's ``FabricView`` as the engine builds it from the plan and UFM's reading (its GUIDs and port names:
     ``UfmView``'s, the ones the samples carry, set on the plan, which then stands for UFM's reading too)."""
     from fabric.remediation.view import build_view
-    from topology.formats.ufm_render import UfmView
+    from topology.formats.ufm_render import named_as_ufm
     from topology.generate import PRESETS, fat_tree
 
     plan = fat_tree(PRESETS[PRESET])
-    ufm = UfmView(plan)
-    for key, guid in ufm.guids.items():
-        plan.devices[key].guid = guid
-    plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
+    named_as_ufm(plan)  # what UFM reports of the plan, joined with it as the engine does
     return build_view(plan, plan)
 
 

@@ -16,7 +16,7 @@ from fabric.remediation.signals import link_id
 from fabric.remediation.view import build_view
 from fabric.telemetry.records import ConditionKind
 from fabric.telemetry.settings import TelemetrySettings
-from topology.formats.ufm_render import UfmView
+from topology.formats.ufm_render import UfmView, named_as_ufm
 from topology.generate import PRESETS, fat_tree
 from topology.guard import GuardSettings
 
@@ -29,10 +29,7 @@ def on_probation(clean_window: timedelta | None) -> tuple[Pipeline, UfmView, dat
     """A pipeline reading telemetry whose spine-core cable was taken out for BER and is now back on probation; the
     time it went on probation."""
     plan = fat_tree(PRESETS["tiny"])
-    ufm = UfmView(plan)
-    for key, guid in ufm.guids.items():
-        plan.devices[key].guid = guid
-    plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
+    ufm = named_as_ufm(plan)
     # Taken out at once (no reset first): what is under test is the probation after the repair.
     policy = PolicyConfig(dry_run=False, probation=PROBATION, clean_window=clean_window,
                           resets=ResetLadder(max_resets=0))

@@ -16,7 +16,7 @@ from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
 from fabric.remediation.signals import link_id
 from fabric.remediation.view import build_view, fabric_context
 from fabric.ufm.models import Event
-from topology.formats.ufm_render import UfmView
+from topology.formats.ufm_render import UfmView, named_as_ufm
 from topology.generate import PRESETS, fat_tree
 from topology.guard import GuardSettings
 from topology.model import Cable, Fabric
@@ -193,10 +193,7 @@ def test_a_restart_restoring_the_recorded_findings_correlates_as_an_uninterrupte
 
 def pipeline(state: PolicyState | None = None, **policy: object) -> tuple[Pipeline, UfmView]:
     plan = fat_tree(PRESETS["tiny"])
-    ufm = UfmView(plan)
-    for key, guid in ufm.guids.items():
-        plan.devices[key].guid = guid
-    plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
+    ufm = named_as_ufm(plan)
     return Pipeline(build_view(plan, plan), PolicyConfig(**policy), RuleSettings(),  # type: ignore[arg-type]
                     GuardSettings(cap_floor=20), state=state), ufm
 

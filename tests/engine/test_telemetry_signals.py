@@ -22,7 +22,7 @@ from fabric.remediation.signals import link_id
 from fabric.remediation.view import build_view
 from fabric.telemetry.records import ConditionKind, SampleVerdict, TelemetryCondition, Verdict
 from fabric.ufm.models import Event
-from topology.formats.ufm_render import UfmView
+from topology.formats.ufm_render import UfmView, named_as_ufm
 from topology.generate import PRESETS, fat_tree
 from topology.guard import GuardSettings
 from topology.model import Cable, End
@@ -35,10 +35,7 @@ DECIDED_AFTER = timedelta(seconds=90)
 
 def pipeline(*, telemetry: bool = True) -> tuple[Pipeline, UfmView]:
     plan = fat_tree(PRESETS["tiny"])
-    ufm = UfmView(plan)
-    for key, guid in ufm.guids.items():
-        plan.devices[key].guid = guid
-    plan.port_names.update({ref.name: end for end, ref in ufm.ports.items()})
+    ufm = named_as_ufm(plan)
     # A finding takes its link out at once: what is under test is how telemetry's conditions become findings (the
     # reset ladder before a take-out is test_policy_resets's).
     policy = PolicyConfig(dry_run=False, resets=ResetLadder(max_resets=0))
@@ -202,10 +199,12 @@ def feed(steps: Pipeline, ufm: UfmView, faults: list[list[tuple[int, str]]], sou
             cable = SWITCH_CABLES[index]
             name = port(ufm, cable.a)
             if source != "telemetry":
+                # Within the sample's interval, each finding of the events 2 minutes before the sample's: the
+                # correlation's window holds the same findings together whichever source saw them.
                 seen = at - timedelta(minutes=2)
                 if kind == "flap":
-                    events += [link_event(ident + 1, 329, seen, ufm, cable),
-                               link_event(ident + 2, 328, seen + timedelta(seconds=1), ufm, cable)]
+                    events += [link_event(ident + 1, 329, seen - timedelta(seconds=1), ufm, cable),
+                               link_event(ident + 2, 328, seen, ufm, cable)]
                 else:
                     events.append(port_event(ident + 1, 918 if kind == "ber" else 919, seen, name))
                 ident += 2

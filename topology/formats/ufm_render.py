@@ -141,6 +141,17 @@ class UfmView:
         return self.hosts[device.host_name].index(device)
 
 
+def named_as_ufm(fabric: Fabric) -> UfmView:
+    """Set on ``fabric`` the GUIDs and port names UFM shows of it (``UfmView``), so that the plan stands for UFM's
+    reading of itself (tests and benchmarks join it with itself as the engine joins the plan with UFM's reading);
+    the view, for the names it gave."""
+    view = UfmView(fabric)
+    for key, guid in view.guids.items():
+        fabric.devices[key].guid = guid
+    fabric.port_names.update({ref.name: end for end, ref in view.ports.items()})
+    return view
+
+
 def render_systems(view: UfmView) -> list[dict[str, Any]]:
     ports_of: dict[str, list[str]] = defaultdict(list)
     for ref in sorted(view.ports.values(), key=lambda r: (r.system_guid, r.guid, r.number)):
