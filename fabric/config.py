@@ -245,6 +245,8 @@ class _FixedRules(_Section):
     own_action_window: Duration = timedelta(minutes=2)
     switch_fault_cables: int = Field(4, ge=2, description="One cable is the cable's fault, not the switch's.")
     switch_fault_window: PositiveDuration = timedelta(minutes=5)
+    immediate_settle: Duration = Field(timedelta(seconds=60), le=timedelta(minutes=5),
+                                       description="At most 5m: a faulty cable waits this long to be taken out.")
 
     def build(self) -> RuleSettings:
         fixed = {name: getattr(self, name) for name in _FixedRules.model_fields}

@@ -93,6 +93,8 @@ class CycleReport:
     """Switch faults found this cycle (many cables of one switch at once: one switch ticket, no cable disabled)."""
     folded: int = 0
     """Cable findings folded into a switch fault this cycle."""
+    settling: int = 0
+    """Cable findings held back this cycle for ``[rules] immediate_settle``, to be acted on in a later one."""
     repairs_backed_out: int = 0
     """Re-enabled links UFM did not show up at their planned width and speed in time: backed out this cycle."""
     deliveries: int = 0

@@ -262,8 +262,9 @@ class Engine:
         """The recorded findings a new pipeline's correlation looks back over: no finding can come from events
         older than the detectors' history, nor be correlated with one more than a switch-fault window before it."""
         rules = self.settings.rules
-        pipeline.remember(self.store.findings(since=now - rules.history - rules.switch_fault_window,
-                                              as_recorded=True))
+        since = now - rules.history - rules.switch_fault_window
+        pipeline.remember(self.store.findings(since=since, as_recorded=True),
+                          [d.action for d in self.store.decisions(since=since)])
 
     def _own_action(self, component: ComponentId, kind: ActionKind) -> None:
         # Writes settled during start-up, before the pipeline exists, are read back from the intents log once
@@ -396,7 +397,7 @@ class Engine:
         report.repeated_events = step.repeated
         decision = step.decision
         report.findings, report.actions = step.findings, [*report.actions, *decision.actions]
-        report.switch_faults, report.folded = step.switch_faults, step.folded
+        report.switch_faults, report.folded, report.settling = step.switch_faults, step.folded, step.settling
         report.explained = step.explained
         if step.explained:
             first = step.explained[0]

@@ -53,6 +53,10 @@ class Folded:
     switch: ComponentId
     reason: str
 
+    def record(self, now: datetime, dry_run: bool) -> Action:
+        """The ``record`` decision saying into which switch fault the finding went."""
+        return Action(ActionKind.RECORD, now, self.finding.rule, self.reason, self.finding.component, dry_run=dry_run)
+
 
 @dataclass(frozen=True, slots=True)
 class Correlated:
@@ -62,11 +66,6 @@ class Correlated:
     """What the policy decides on: the folded cable findings left out."""
     folded: tuple[Folded, ...]
     switch_faults: tuple[Finding, ...]
-
-    def records(self, now: datetime, dry_run: bool) -> list[Action]:
-        """One ``record`` decision per folded cable finding, saying into which switch fault it went."""
-        return [Action(ActionKind.RECORD, now, f.finding.rule, f.reason, f.finding.component, dry_run=dry_run)
-                for f in self.folded]
 
 
 class Correlator:
@@ -125,7 +124,7 @@ class Correlator:
                 touched[switch] = None
         faults = self._faults(list(touched), {f.component for f, _ in arriving.values()}, oldest)
         self._forget(oldest)
-        open_faults = {s for s in touched if _open_fault(state, s)}
+        open_faults = {s for s in touched if open_switch_fault(state, s)}
         if not faults and not open_faults:
             return self.unchanged(findings)
         # A switch with an open ticket is not raised again (the policy could only record it): the folded
@@ -270,14 +269,15 @@ def _ticketed(state: PolicyState, switch: str) -> ComponentRecord | None:
     return record if record is not None and record.lifecycle in OPEN_TICKET else None
 
 
-def _open_fault(state: PolicyState, switch: str) -> bool:
+def open_switch_fault(state: PolicyState, switch: str) -> bool:
+    """Whether ``switch`` has an open ``switch_fault`` (its cables' new findings are folded into it)."""
     record = _ticketed(state, switch)
     return record is not None and record.rule == SWITCH_FAULT
 
 
 def faulty_switches(state: PolicyState) -> list[ComponentId]:
     """Switches with an open ``switch_fault``, sorted: what host health reads (with ``hosts_behind``)."""
-    return sorted(c for c in state.components if c.kind is ComponentKind.SWITCH and _open_fault(state, c.name))
+    return sorted(c for c in state.components if c.kind is ComponentKind.SWITCH and open_switch_fault(state, c.name))
 
 
 def hosts_behind(plan: Fabric, switch: str) -> list[str]:

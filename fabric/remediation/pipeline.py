@@ -19,7 +19,7 @@ from datetime import datetime
 
 from fabric.remediation.correlate import Correlator
 from fabric.remediation.detectors import Detectors, Explained
-from fabric.remediation.domain import ActionKind, ComponentId, Finding
+from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding
 from fabric.remediation.identity import SeenEvents
 from fabric.remediation.muting import Muter
 from fabric.remediation.observe import Observed, observe
@@ -34,6 +34,7 @@ from fabric.remediation.policy import (
 )
 from fabric.remediation.rules import RuleSettings
 from fabric.remediation.sampled import TelemetrySignals
+from fabric.remediation.settling import Settling
 from fabric.remediation.sightings import Sightings
 from fabric.remediation.signals import EventLike, Signal, SignalMapper
 from fabric.remediation.view import FabricView
@@ -56,6 +57,8 @@ class Step:
     """Cable findings folded into a switch fault: recorded, not decided on."""
     explained: list[Explained] = field(default_factory=list)
     """Link-downs not counted this step, and why (a reboot, our own port action...)."""
+    settling: int = 0
+    """Cable findings held back this step for ``immediate_settle`` (``fabric.remediation.settling``)."""
 
 
 class Pipeline:
@@ -71,6 +74,8 @@ class Pipeline:
             self._guard.carry_over(succeeding._guard)
         self.detectors = Detectors(view.plan, rules, muter)
         self.correlator = Correlator(view.plan, view.context.cables, rules)
+        self.settling: Settling = Settling(rules.immediate_settle, self.correlator,
+                                 succeeding=None if succeeding is None else succeeding.settling)
         self._mapper = SignalMapper(view.resolver)
         self._seen = SeenEvents(rules.history, self._mapper.kinds)
         self._state = state or PolicyState()
@@ -125,12 +130,14 @@ class Pipeline:
             if resets:
                 self.own_action(component, resets[-1], ActionKind.RESET)
 
-    def remember(self, findings: Sequence[Finding]) -> None:
+    def remember(self, findings: Sequence[Finding], decided: Sequence[Action] = ()) -> None:
         """After a restart: the findings recorded before it, in the order recorded, for the stages that look back over
-        findings (the switch-fault correlation), as ``warm`` gives the detectors their events. While automation
-        is halted the correlation sees nothing (``step``), so the findings of a halt still on are left out."""
+        findings (the switch-fault correlation, the findings held to settle), as ``warm`` gives the detectors their
+        events; ``decided``: the decisions recorded over the same time, in time order. While automation is halted
+        the correlation sees nothing (``step``), so the findings of a halt still on are left out."""
         halted = self._state.breaker.since if self._state.breaker.halted else None
         self.correlator.restore(f for f in findings if halted is None or f.at < halted)
+        self.settling.restore(findings, decided, self._state)
 
     def warm(self, history: Sequence[EventLike], now: datetime) -> None:
         """Fill the detectors' windows with past events without deciding anything on them."""
@@ -157,22 +164,26 @@ class Pipeline:
             findings = self._sightings.name_sources(findings)
         if self._state.breaker.halted and not resume:
             # While automation is halted nothing is decided (findings are held as they come), so nothing needs
-            # folding: the correlation sees what comes once it resumes.
+            # folding or settling: the correlation sees what comes once it resumes.
             correlated = Correlator.unchanged(findings)
+            settled = self.settling.halted(correlated.decide)
         else:
             correlated = self.correlator.correlate(findings, self._state)
-        decision = decide(self._state, CycleInput(now, correlated.decide, tuple(repaired), resume, tuple(cleared),
+            settled = self.settling.step(correlated, self._state, now, dry_run=self.policy.dry_run)
+        decision = decide(self._state, CycleInput(now, settled.decide, tuple(repaired), resume, tuple(cleared),
                                                   tuple(failed_repairs), self._judged, tuple(undone_resets),
-                                                  resets_unsettled),
+                                                  resets_unsettled, settled.held),
                           self._guard, self.view.context, self.policy)
         for action in decision.actions:
             if action.kind is ActionKind.RESET and action.component is not None:
                 self.own_action(action.component, action.at, ActionKind.RESET)
-        if correlated.folded:
-            decision = replace(decision, actions=(*decision.actions, *correlated.records(now, self.policy.dry_run)))
+        records = [*(f.record(now, self.policy.dry_run) for f in correlated.folded), *settled.records]
+        if records:
+            decision = replace(decision, actions=(*decision.actions, *records))
         self._state = decision.state
         return Step(list(correlated.findings), decision, repeated, len(correlated.switch_faults),
-                    len(correlated.folded), [*explained, *self.detectors.take_explained()])
+                    len(correlated.folded) + len(settled.folded), [*explained, *self.detectors.take_explained()],
+                    settling=len(settled.held))
 
     def _signals(self, events: Sequence[EventLike], samples: Sequence[SampleVerdict]) -> tuple[list[Signal],
                                                                                                 list[Explained]]:

@@ -155,6 +155,9 @@ class CycleInput:
     taken out, as they would have been without the ladder."""
     resets_unsettled: frozenset[ComponentId] = frozenset()
     """Components whose reset UFM has not carried out yet (its job runs): their watch cannot end before it has."""
+    settling: tuple[Finding, ...] = ()
+    """Findings held back this cycle for a minute (``fabric.remediation.settling``): decided on later, counted
+    toward a storm now, as they come."""
 
 
 LINK_CHECK = "link_check"
@@ -337,7 +340,7 @@ def _foresee_storm(cycle: Cycle, cycle_input: CycleInput) -> None:
     if cycle.breaker.halted:
         return
     repaired = set(cycle_input.repaired)  # back on probation this cycle, where a finding counts toward a storm
-    for finding in cycle_input.findings:
+    for finding in (*cycle_input.findings, *cycle_input.settling):
         if finding.component in repaired or _holdable(cycle, finding.component):
             cycle.note_recent(finding.component, finding.at)
     _trip_if_storm(cycle)
@@ -367,7 +370,12 @@ def _trip_if_storm(cycle: Cycle) -> bool:
 
 def _holdable(cycle: Cycle, component: ComponentId) -> bool:
     """A finding on this component counts toward a storm and is held while halted (healthy or on probation)."""
-    record = cycle.get(component)
+    return may_take_out(cycle.get(component))
+
+
+def may_take_out(record: ComponentRecord | None) -> bool:
+    """Whether a finding on a component with this record is acted on (reset, taken out, deferred), rather than
+    recorded: it is in service, healthy, on probation or watched after a reset."""
     return record is None or record.lifecycle in _STORM_COUNTED
 
 

@@ -248,6 +248,9 @@ class RuleSettings:
     switch_fault_window: timedelta = timedelta(minutes=5)
     """UFM raises a port's threshold events once per alarm period (300 s): a failing switch shows on its cables
     within one period."""
+    immediate_settle: timedelta = timedelta(seconds=60)
+    """An immediate or counted rule's finding on a switch-to-switch cable waits this long before it is acted on, so
+    that a failing switch's other cables reach the correlation first (``fabric.remediation.settling``); 0: never."""
     counted: Mapping[str, Threshold] = field(default_factory=_default_thresholds)
     """Per counted rule (``COUNTED_RULES``), its count and window; rules not named keep their defaults."""
 

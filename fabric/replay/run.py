@@ -169,7 +169,7 @@ def _boundary(when: datetime, interval: timedelta) -> datetime:
 def _idle(pipeline: Pipeline, policy: PolicyConfig) -> bool:
     """True when a step without events can change nothing: ``decide`` would return no action, same state."""
     detectors = pipeline.detectors
-    if detectors.pending or detectors.dirty:
+    if detectors.pending or detectors.dirty or pipeline.settling.waiting:
         return False
     state = pipeline.state
     if state.breaker.halted and policy.storm_quiet_period is not None:
@@ -195,6 +195,8 @@ def _wake(pipeline: Pipeline, policy: PolicyConfig, now: datetime) -> datetime |
         times.append(due.probation_ends)
     if due.watches_began is not None and not breaker.halted:
         times.append(due.watches_began + policy.resets.settle)
+    if (settled := pipeline.settling.due()) is not None:
+        times.append(settled)
     return min(times, default=None)
 
 

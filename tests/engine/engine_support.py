@@ -62,6 +62,18 @@ class Rig(SimulatorDriver):
     def cycle(self) -> CycleReport:
         return self.runner.run(self.engine.cycle())
 
+    def critical_ber(self, port: str) -> CycleReport:
+        """A critical BER on ``port``'s cable, seen by a cycle 30 s later, and the report of the cycle that acts on it:
+        the same one for a host's link, ``immediate_settle`` later for a cable between two switches (it is held
+        for the correlation to see the switch's other cables first, ``fabric.remediation.settling``)."""
+        self.inject(fault="ber", port=port, escalate_after=0)
+        self.advance(30)
+        report = self.cycle()
+        if report.settling:
+            self.advance(self.engine.settings.rules.immediate_settle.total_seconds())
+            report = self.cycle()
+        return report
+
     def port_state(self, name: str) -> str:
         response = httpx.get(f"{self.url}/ufmRest/resources/ports/{name}", auth=("admin", "123456"), timeout=30)
         return str(response.json()[0]["physical_state"])

@@ -33,7 +33,9 @@ def on_probation(clean_window: timedelta | None) -> tuple[Pipeline, UfmView, dat
     # Taken out at once (no reset first): what is under test is the probation after the repair.
     policy = PolicyConfig(dry_run=False, probation=PROBATION, clean_window=clean_window,
                           resets=ResetLadder(max_resets=0))
-    steps = Pipeline(build_view(plan, plan), policy, RuleSettings(), GuardSettings(cap_floor=20), telemetry=True)
+    # Nor held to settle: the spine-core cable's finding is acted on in the step that finds it.
+    steps = Pipeline(build_view(plan, plan), policy, RuleSettings(immediate_settle=timedelta(0)),
+                     GuardSettings(cap_floor=20), telemetry=True)
     name = port(ufm, SPINE_CORE.a)
     at = T0
     for _ in range(2):

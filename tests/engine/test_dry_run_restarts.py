@@ -34,9 +34,7 @@ HOSTS = ["pod01-node01 mlx5_0", "pod01-node02 mlx5_1", "pod02-node01 mlx5_0", "p
 
 def _ber(r: Rig, port: str) -> list[tuple[ActionKind, ComponentId | None]]:
     """A critical BER on ``port``'s cable, and the UFM-side decisions of the cycle that sees it."""
-    r.inject(fault="ber", port=port, escalate_after=0)
-    r.advance(30)
-    report = r.cycle()
+    report = r.critical_ber(port)
     return [(a.kind, a.component) for a in report.actions if a.kind in (ActionKind.DISABLE, ActionKind.DEFER)]
 
 
