@@ -163,6 +163,18 @@ _AS_TEXT = PlainSerializer(format_duration, return_type=str)
 Duration = Annotated[timedelta, BeforeValidator(parse_duration), _AS_TEXT]
 """A duration of zero or more."""
 PositiveDuration = Annotated[timedelta, BeforeValidator(_positive), BeforeValidator(parse_duration), _AS_TEXT]
+_LONGEST_SETTLE = timedelta(minutes=5)
+
+
+def _settle(value: timedelta) -> timedelta:
+    """A faulty cable waits this long to be taken out: longer than a switch-fault window would only delay it."""
+    if value > _LONGEST_SETTLE:
+        raise ValueError(f"at most {format_duration(_LONGEST_SETTLE)} (a faulty cable waits this long to be taken "
+                         f"out), got {format_duration(value)}")
+    return value
+
+
+SettleDuration = Annotated[timedelta, BeforeValidator(_settle), BeforeValidator(parse_duration), _AS_TEXT]
 QuietPeriod = Annotated[timedelta | None, BeforeValidator(_quiet_period),
                         PlainSerializer(_quiet_text, return_type=str)]
 """``"never"`` (wait for ``fabricctl resume``) or a duration longer than zero."""
@@ -245,8 +257,7 @@ class _FixedRules(_Section):
     own_action_window: Duration = timedelta(minutes=2)
     switch_fault_cables: int = Field(4, ge=2, description="One cable is the cable's fault, not the switch's.")
     switch_fault_window: PositiveDuration = timedelta(minutes=5)
-    immediate_settle: Duration = Field(timedelta(seconds=60), le=timedelta(minutes=5),
-                                       description="At most 5m: a faulty cable waits this long to be taken out.")
+    immediate_settle: SettleDuration = timedelta(seconds=60)
 
     def build(self) -> RuleSettings:
         fixed = {name: getattr(self, name) for name in _FixedRules.model_fields}

@@ -249,6 +249,8 @@ def test_the_example_message_of_the_brief(tmp_path: Path) -> None:
     ('[rules]\nboot_time = "-10m"\n', "rules.boot_time: a duration cannot be negative: '-10m'"),
     ("[rules]\nswitch_fault_cables = 1\n", "rules.switch_fault_cables: Input should be greater than or equal to 2"),
     ('[rules]\nswitch_fault_window = "0s"\n', "rules.switch_fault_window: must be longer than zero, got 0s"),
+    ('[rules]\nimmediate_settle = "6m"\n', "rules.immediate_settle: at most 5m (a faulty cable waits this long to "
+                                         "be taken out), got 6m"),
     ('[policy]\nstorm_quiet_period = "0s"\n', "policy.storm_quiet_period: must be longer than zero, got 0s"),
     ('[policy]\ndry_run = "sometimes"\n', "policy.dry_run: Input should be a valid boolean"),
     ('[ufm]\nauth = "kerberos"\n', "ufm.auth: Input should be 'basic', 'token' or 'session'"),
