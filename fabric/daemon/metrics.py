@@ -60,6 +60,7 @@ class DaemonMetrics:
                 ("views_refused", "Readings of UFM's topology refused as ones that cannot be true."),
                 ("switch_faults", "Switch faults found."),
                 ("folded", "Cable findings folded into a switch fault."),
+                ("settling", "Findings on switch-to-switch cables held back for [rules] immediate_settle."),
                 ("repairs_backed_out", "Re-enabled links that did not come up as planned, disabled again."),
                 ("deliveries", "Stored ticket webhook deliveries the engine processed."),
             )}

@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REPORT_COUNTS = ("events", "repeated_events", "views_refused", "executed", "writes_pending", "writes_backing_off",
-                 "writes_given_up", "ports_out_unheld", "switch_faults", "folded", "repairs_backed_out", "deliveries")
+                 "writes_given_up", "ports_out_unheld", "switch_faults", "folded", "settling", "repairs_backed_out",
+                 "deliveries")
 RELOADED = ("rules", "escalation", "policy", "guard", "plausibility")
 """The sections a reload applies (the engine's pipeline is built from them); a change to any other, or to
 ``policy.dry_run``, takes a restart."""
