@@ -11,12 +11,12 @@ with a switch at both ends (a host's link has one switch: a switch fault never f
 automation take it out (``policy.may_take_out``). Flaps and link-downs are not held: they wait for their own
 evidence already (``RuleSettings.settle``, ``boot_time``).
 
-A finding held is recorded at once with a ``record`` decision saying until when and why (an operator sees why
-nothing happened yet). When one of the cable's switches has a switch fault raised meanwhile, or open, the held
-finding is folded into it, as the correlation folds those that arrive with the fault. A restart (a deploy in the
-middle of the minute) takes the holds back from the decision log: a cable whose newest decision is its hold
-waits again, or is acted on at once if its minute is over (``restore``). While the storm breaker is halted nothing
-is held: the policy holds every finding itself.
+Every finding held is recorded at once with a ``record`` decision saying until when and why (an operator sees why
+nothing happened yet); a cable's later findings wait with its first. When one of the cable's switches has a switch
+fault raised meanwhile, or open, the held findings are folded into it, as the correlation folds those that arrive
+with the fault. A restart (a deploy in the middle of the minute) takes the holds back from the decision log: the
+findings of a cable whose newest decisions are holds wait again, or are acted on at once if the minute is over
+(``restore``). While the storm breaker is halted nothing is held: the policy holds every finding itself.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ SETTLED_KINDS = frozenset({RuleKind.COUNTED, RuleKind.IMMEDIATE})
 """The kinds of rule whose findings on switch-to-switch cables wait: one event (or a pair) is enough to act on."""
 SETTLING = "settling until "
 """How a hold's ``record`` decision starts: what ``restore`` looks for in the decision log."""
+_HELD = "; held: "
+"""Where a hold's reason gives the held finding's (``restore`` matches it with the finding recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +76,16 @@ class Settling:
         passing: list[Finding] = []
         for finding in correlated.decide:
             waiting = self.waiting.get(finding.component)
-            if waiting is not None:
+            if waiting is not None:  # it waits with the cable's first
                 waiting.append(finding)
-            elif self.waits(finding, state):
-                self.waiting[finding.component] = [finding]
+            elif finding.at + self.settle > now and self.waits(finding, state):  # (one found late has waited)
+                self.waiting[finding.component] = waiting = [finding]
                 held.append(finding)
-                records.append(self._hold(finding, now, dry_run))
             else:
                 passing.append(finding)
+                continue
+            if (until := waiting[0].at + self.settle) > now:  # else it is decided on with the first, now
+                records.append(self._hold(finding, until, now, dry_run))
         raised = {f.component.name for f in correlated.switch_faults if f.rule == SWITCH_FAULT}
         folded: list[Folded] = []
         released: list[Finding] = []
@@ -109,23 +113,33 @@ class Settling:
         return Settled((*released, *findings), (), (), ())
 
     def restore(self, findings: Iterable[Finding], decided: Sequence[Action], state: PolicyState) -> None:
-        """After a restart: the cables whose newest decision (of ``decided``, in time order) is a hold wait again,
-        each with the findings recorded on it up to that decision (of ``findings``, in the order recorded)."""
-        last: dict[ComponentId, Action] = {}
+        """After a restart: the cables whose newest decisions (of ``decided``, in time order) are holds wait again,
+        each with the findings those holds name (of ``findings``, in the order recorded)."""
+        holds: dict[ComponentId, list[Action]] = {}
         for action in decided:
-            if action.component is not None:
-                last[action.component] = action
-        holds = {c: a for c, a in last.items() if a.kind is ActionKind.RECORD and a.reason.startswith(SETTLING)
-                 and may_take_out(state.components.get(c))}
+            if action.component is None:
+                continue
+            if action.kind is ActionKind.RECORD and action.reason.startswith(SETTLING):
+                holds.setdefault(action.component, []).append(action)
+            else:  # decided on (or folded): what was held before it waits no more
+                holds.pop(action.component, None)
+        recorded: dict[tuple[ComponentId, str, str], list[Finding]] = {}
         for finding in findings:
-            hold = holds.get(finding.component)
-            if hold is not None and finding.at <= hold.at and finding.rule == hold.rule:
-                # The newest before its hold is the one held (older ones were decided on before it).
-                self.waiting[finding.component] = [finding]
+            if finding.component in holds:
+                recorded.setdefault((finding.component, finding.rule, finding.reason), []).append(finding)
+        for cable, actions in holds.items():
+            if not may_take_out(state.components.get(cable)):
+                continue
+            for hold in actions:
+                # The newest finding it names from before it (an older one alike was decided on before it).
+                alike = recorded.get((cable, hold.rule, hold.reason.partition(_HELD)[2]), [])
+                found = [f for f in alike if f.at <= hold.at]
+                if found:
+                    self.waiting.setdefault(cable, []).append(found[-1])
+                    alike.remove(found[-1])
 
-    def _hold(self, finding: Finding, now: datetime, dry_run: bool) -> Action:
+    def _hold(self, finding: Finding, until: datetime, now: datetime, dry_run: bool) -> Action:
         a, b = self._switches_of(finding.component)
-        until = finding.at + self.settle
         return Action(ActionKind.RECORD, now, finding.rule,
                       f"{SETTLING}{until:%H:%M:%S}: a switch fault of {a} or {b} would show on their other cables "
-                      f"meanwhile: {finding.reason}", finding.component, dry_run=dry_run)
+                      f"meanwhile{_HELD}{finding.reason}", finding.component, dry_run=dry_run)

@@ -162,9 +162,14 @@ def over_the_cap(jobs: Iterable[tuple[datetime, str, str, str]], cap: int) -> li
 
 
 def putting_back(intents: Iterable[IntentRecord]) -> frozenset[ComponentId]:
-    """The components whose put-back (enable) is pending."""
-    return frozenset(i.component for i in intents
-                     if i.state is IntentState.PENDING and i.kind is ActionKind.ENABLE and i.component is not None)
+    """The components whose put-back (enable) is in flight: its newest intent pending, or failed (UFM's job did not
+    finish by its deadline: the write backs off and is sent again, ``fabric_writes_backing_off`` counts it)."""
+    newest: dict[ComponentId, IntentRecord] = {}
+    for intent in sorted(intents, key=lambda i: i.id):
+        if intent.component is not None and intent.kind in (ActionKind.ENABLE, ActionKind.DISABLE):
+            newest[intent.component] = intent
+    return frozenset(c for c, i in newest.items() if i.kind is ActionKind.ENABLE and i.state in (
+        IntentState.PENDING, IntentState.FAILED))
 
 
 def pending_intents(intents: Iterable[IntentRecord]) -> list[str]:
