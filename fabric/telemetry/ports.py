@@ -5,11 +5,11 @@ window's arrays have one slot per planned port whatever a sample holds: a row of
 and ignored, and a feed that lists junk ports cannot grow the window's memory. A sample's rows are placed by
 their (GUID, port number) as integers, sorted and searched in arrays: no text is compared per row.
 
-Names are read the same way, a column at a time: h100-32k watches 196,608 ports and names each end of 98,304
-cables, and reading each name into a ``PortEnd`` took about a second when a window was made (the first poll after
-a start, or once the fabric's ports change; ``benchmarks/bench_telemetry.py``). Names already in UFM's form, as
-the engine's view gives them, are read as one array of characters; only others (``0x``, upper case, spaces, a
-leading zero) go through ``PortEnd.parse``, which also words the refusal of a name that is no port name.
+The watched names are read the same way, a column at a time: h100-32k watches 196,608 ports, and reading each
+name into a ``PortEnd`` took most of the window's making (the first poll after a start, or once the fabric's
+ports change; ``benchmarks/bench_telemetry.py``). Names already in UFM's form, as the engine's view gives them,
+are read as one array of code points; only others (``0x``, upper case, spaces, a leading zero) go through
+``PortEnd.parse``, which also words the refusal of a name that is no port name. No ``PortEnd`` is kept per port.
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ class PortIndex:
     def pairs(self, cables: Iterable[tuple[str, str]]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
         """The slots of both ends of each cable, as two arrays."""
         listed = list(cables)
-        a_ends, b_ends = self.find([a for a, _ in listed]), self.find([b for _, b in listed])
+        ends = self.find([a for a, _ in listed] + [b for _, b in listed])
+        a_ends, b_ends = ends[:len(listed)], ends[len(listed):]
         unknown = np.flatnonzero((a_ends == _UNKNOWN) | (b_ends == _UNKNOWN))
         if len(unknown):
             a, b = listed[int(unknown[0])]
@@ -116,7 +117,21 @@ class PortIndex:
 
     def find(self, names: Sequence[str]) -> npt.NDArray[np.intp]:
         """The slot of each port named (UFM's form or any ``PortEnd`` reads), ``-1`` for a port not watched or a
-        name that is no port name."""
+        name that is no port name.
+
+        A name as the index holds it is looked up in a dict of them made for the call (a cable's ends and the
+        rates' keys are the very strings of the watched ports, whose hashes the strings keep: about twice as
+        fast as reading them again on h100-32k); the rest are read as the index reads them."""
+        slot_of = dict(zip(self.names, range(len(self.names)), strict=True))
+        slots = np.array([slot_of.get(name, _UNKNOWN) for name in names], dtype=np.intp)
+        rest = np.flatnonzero(slots == _UNKNOWN)
+        if len(rest):
+            slots[rest] = self._read_and_find([names[row] for row in rest.tolist()])
+        return slots
+
+    def _read_and_find(self, names: Sequence[str]) -> npt.NDArray[np.intp]:
+        """``find`` of names not as the index holds them: read a column at a time, ``PortEnd.parse`` for the
+        rest."""
         guids, numbers, in_form = _read_names(names)
         for row in np.flatnonzero(~in_form).tolist():
             try:
