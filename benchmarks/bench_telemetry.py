@@ -19,13 +19,18 @@ drops, a few link-downs and hot modules; rows timestamped over 3 s) with pyarrow
   ``view.watched()``, the ``FabricView`` of h100-32k as the engine builds it (``build_view``, UFM's GUIDs and port
   names, ``UfmView``'s, set on the plan). The measuring child runs as the daemon does: the collector's policy
   applied once the view is built, freed memory given back after each poll (``fabric.daemon.gcpolicy``). Each
-  poll is split into fetch, parse, judge, ``watched()`` and the rest (the first poll's window made, the watched
-  ports compared with the last poll's) by timers wrapped around those functions in that child. Timed: ``ROUNDS``
+  poll is split into fetch, parse, judge, ``watched()``, the window made (a first poll's) and the rest (the
+  watched ports compared with the last poll's) by timers wrapped around those functions in that child. Timed: ``ROUNDS``
   polls after the first; memory: the 125-minute window and 10 minutes more at 300 s, ``VmRSS`` after each poll.
+- **the first poll through the feed**: the poll that makes the window (after the daemon starts, or once the
+  fabric's ports change), reported apart from the steady polls: the timing child's first poll and
+  ``FIRST_ROUNDS - 1`` more after its steady polls, each by a new ``TelemetryFeed`` on a new ``FabricView`` of the
+  same fabric (``watched()`` not yet worked out), as after a restart, without the imports.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import resource
@@ -48,6 +53,7 @@ TARGET_S = 2.0
 MEMORY_TARGET_MIB = 100.0
 WINDOW_S = 125 * 60
 ROUNDS = 7
+FIRST_ROUNDS = 5
 INTERVAL_S = 300
 T0_US = 1_764_547_200_000_000
 _COLUMNS = ("timestamp", "source_id", "tag", "Node_GUID", "port_guid", "Port_Number", "Symbol_Errors",
@@ -275,18 +281,19 @@ class Phases:
         return found | {"other": total - sum(found.values()), "total": total}
 
 
-def child_polls(samples: int) -> dict[str, Any]:
-    """Poll ``samples`` samples through ``TelemetryFeed`` from the server announced on the standard input."""
+def child_polls(samples: int, firsts: int) -> dict[str, Any]:
+    """Poll ``samples`` samples through ``TelemetryFeed``, then ``firsts - 1`` first polls, from the server
+    announced on the standard input."""
     import asyncio
 
     from fabric.daemon.gcpolicy import apply_gc_policy
 
     view = engine_view()
     apply_gc_policy()
-    return asyncio.run(_polls(view, samples, sys.stdin))
+    return asyncio.run(_polls(view, samples, firsts, sys.stdin))
 
 
-async def _polls(view: FabricView, samples: int, announcements: IO[str]) -> dict[str, Any]:
+async def _polls(view: FabricView, samples: int, firsts: int, announcements: IO[str]) -> dict[str, Any]:
     import fabric.telemetry.parse
     from fabric.controller.telemetry import TelemetryFeed
     from fabric.daemon.gcpolicy import release_freed_memory
@@ -298,35 +305,50 @@ async def _polls(view: FabricView, samples: int, announcements: IO[str]) -> dict
     phases = Phases()
     phases.wrap(fabric.telemetry.parse, "parse_sample", "parse")
     phases.wrap(TelemetryWindow, "observe", "judge")
+    phases.wrap(TelemetryWindow, "__init__", "window")
     phases.wrap(FabricView, "watched", "watched")
     port = int(announcements.readline().split()[1])
     client = TelemetryClient(f"http://127.0.0.1:{port}")
-    feed = TelemetryFeed(phases.fetch(client.sample), TelemetrySettings(), client.url + client.path,
-                         interval=timedelta(seconds=INTERVAL_S), close=client.aclose)
-    report: dict[str, Any] = {"ports": len(view.ufm_ports), "polls": [], "outcomes": [], "conditions": [],
-                              "rss_mib": [], "view_mib": _rss_mib()}
-    for step in range(samples):
+
+    def new_feed() -> TelemetryFeed:
+        return TelemetryFeed(phases.fetch(client.sample), TelemetrySettings(), client.url + client.path,
+                             interval=timedelta(seconds=INTERVAL_S))
+
+    async def timed_poll(feed: TelemetryFeed, polled: FabricView, step: int) -> dict[str, float]:
         if announcements.readline().strip() != "ready":
             raise RuntimeError("the telemetry server stopped before its last sample")
         now = datetime.fromtimestamp(T0_US / 1e6 + step * INTERVAL_S, UTC)
         started = time.perf_counter()
-        outcome, _ = await feed.poll(view, now)
-        report["polls"].append(phases.split(time.perf_counter() - started))
+        outcome, _ = await feed.poll(polled, now)
+        split = phases.split(time.perf_counter() - started)
         report["outcomes"].append(outcome.outcome)
         report["conditions"].append(outcome.conditions)
         release_freed_memory()
+        return split
+
+    report: dict[str, Any] = {"ports": len(view.ufm_ports), "polls": [], "outcomes": [], "conditions": [],
+                              "rss_mib": [], "view_mib": _rss_mib()}
+    feed = new_feed()
+    for step in range(samples):
+        report["polls"].append(await timed_poll(feed, view, step))
         report["rss_mib"].append(_rss_mib())
-    await feed.aclose()
     rss = report["rss_mib"]
-    return report | {"growth_mib": max(rss) - rss[0], "peak_mib": max(rss),
-                     "hwm_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    report |= {"growth_mib": max(rss) - rss[0], "peak_mib": max(rss),
+               "hwm_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    del feed  # its window goes before the next is made, as when the daemon restarts
+    report["firsts"] = report["polls"][:1]
+    for step in range(samples, samples + firsts - 1):  # a fabric built anew: watched() not worked out yet
+        report["firsts"].append(await timed_poll(new_feed(), dataclasses.replace(view), step))
+    await client.aclose()
+    return report
 
 
-def _through_feed(ports: Path, samples: int) -> dict[str, Any]:
-    """``samples`` polls by one child of samples served by another."""
+def _through_feed(ports: Path, samples: int, firsts: int = 1) -> dict[str, Any]:
+    """``samples`` polls by one child, then ``firsts - 1`` first polls, of samples served by another."""
     command = [sys.executable, "-m", "benchmarks.bench_telemetry", "--child"]
-    with subprocess.Popen([*command, "serve", str(ports), str(samples)], stdout=subprocess.PIPE) as server:
-        measured = subprocess.run([*command, "polls", str(ports), str(samples)], stdin=server.stdout,
+    served = str(samples + firsts - 1)
+    with subprocess.Popen([*command, "serve", str(ports), served], stdout=subprocess.PIPE) as server:
+        measured = subprocess.run([*command, "polls", str(ports), str(samples), str(firsts)], stdin=server.stdout,
                                   capture_output=True, text=True, check=False)
         if measured.returncode:
             server.kill()
@@ -385,18 +407,23 @@ def run(workdir: Path, rounds: int = ROUNDS) -> list[Measurement]:
 
 def _phase_medians(polls: list[dict[str, float]]) -> str:
     return ", ".join(f"{name} {statistics.median(poll.get(name, 0.0) for poll in polls):.3f}"
-                     for name in ("fetch", "parse", "judge", "watched", "other"))
+                     for name in ("fetch", "parse", "judge", "watched", "window", "other"))
 
 
 def _feed_measurements(ports: Path, rounds: int) -> list[Measurement]:
-    timed = _through_feed(ports, rounds + 1)
-    first, polls = timed["polls"][0], timed["polls"][1:]
+    timed = _through_feed(ports, rounds + 1, FIRST_ROUNDS)
+    firsts, polls = timed["firsts"], timed["polls"][1:]
     found = [Measurement(
         f"telemetry: one {PRESET} sample through TelemetryFeed.poll (loopback HTTP fetch, parse, judge)",
         [poll["total"] for poll in polls], timed["hwm_mib"], TARGET_S,
-        note=f"medians (s): {_phase_medians(polls)}; the first poll {first['total']:.3f} s ({_phase_medians([first])})"
-             f"; {', '.join(sorted(set(timed['outcomes'])))}, {statistics.median(timed['conditions'][1:]):.0f} "
-             "conditions a sample", output=json.dumps(timed))]
+        note=f"steady polls, medians (s): {_phase_medians(polls)}; "
+             f"{', '.join(sorted(set(timed['outcomes'])))}, {statistics.median(timed['conditions'][1:]):.0f} "
+             "conditions a sample", output=json.dumps(timed)),
+        Measurement(
+        f"telemetry: the first {PRESET} poll through TelemetryFeed.poll (the window made, watched() worked out)",
+        [poll["total"] for poll in firsts], timed["hwm_mib"], TARGET_S,
+        note=f"medians (s): {_phase_medians(firsts)}; steady polls {statistics.median(p['total'] for p in polls):.3f}"
+             f" s; a new feed on a new view of the same fabric each", output=json.dumps(timed))]
     started = time.perf_counter()
     memory = _through_feed(ports, (WINDOW_S + 600) // INTERVAL_S + 1)
     found.append(Measurement(
@@ -417,7 +444,7 @@ def main(argv: list[str]) -> int:
         elif mode == "serve":
             child_serve(ports, value)
         elif mode == "polls":
-            print(json.dumps(child_polls(value)))
+            print(json.dumps(child_polls(value, int(argv[4]))))
         else:
             print(json.dumps(child_time(ports, value) if mode == "time" else child_memory(ports)))
         return 0

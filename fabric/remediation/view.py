@@ -69,13 +69,16 @@ class FabricView:
     def _ports_watched(self) -> Watched:
         rates: dict[str, float] = {}
         cables: list[tuple[str, str]] = []
-        for cable in self.plan.cables:
-            names = [self.ufm_ports.get(end) for end in (cable.a, cable.b)]
-            for name in names:
-                if name is not None:
-                    rates[name] = (cable.speed_gbps or 0.0) * 1e9
-            if names[0] is not None and names[1] is not None:
-                cables.append((names[0], names[1]))
+        named = self.ufm_ports.get
+        for cable in self.plan.cables:  # 98,304 on h100-32k, walked in the first poll: no list made per cable
+            a, b = named(cable.a), named(cable.b)
+            rate = (cable.speed_gbps or 0.0) * 1e9
+            if a is not None:
+                rates[a] = rate
+            if b is not None:
+                rates[b] = rate
+                if a is not None:
+                    cables.append((a, b))
         return Watched(tuple(rates), MappingProxyType(rates), tuple(cables))
 
     def cable_at_port(self, port: str) -> CableKey | None:
