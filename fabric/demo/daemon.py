@@ -68,12 +68,19 @@ plan = {json.dumps(str(plan))}
 dry_run = false
 
 [escalation]
-# Flaps are reset first: one cable's reset cures it, the other flaps on and is taken out. The other faults of the
-# story go out at once, to tell the capacity guard's and the repair's stories.
-rules = ["flap"]
+# Flaps and a lasting BER are reset first: one flapping cable's reset cures it, the other flaps on and is taken out;
+# the BER UFM Telemetry sees outlasts its reset. The other faults of the story go out at once, to tell the capacity
+# guard's and the repair's stories.
+rules = ["flap", "ber_high"]
 
 [ufm]
 url = {json.dumps(ufm_url)}
+
+[telemetry]
+# The simulator serves UFM Telemetry's CSV beside its REST API; read as often as the daemon allows.
+enabled = true
+url = {json.dumps(ufm_url)}
+interval = "60s"
 
 [store]
 url = {json.dumps(f"sqlite:///{database}")}

@@ -182,7 +182,7 @@ def test_a_restart_restoring_the_recorded_findings_correlates_as_an_uninterrupte
     before = correlator(TINY)
     recorded = [f for cycle in found[:restart] for f in before.correlate(cycle, PolicyState()).findings]
     after = correlator(TINY)
-    after.restore(recorded)
+    after.restore(recorded, PolicyState())
     for cycle, wanted in zip(found[restart:], expected[restart:], strict=True):
         got = after.correlate(cycle, PolicyState())
         assert (got.switch_faults, got.folded) == (wanted.switch_faults, wanted.folded)
