@@ -2,9 +2,9 @@
 
 It runs live (``dry_run = false``) against the demo's simulated UFM on loopback, on the simulator's clock
 (``--clock simulator``), with SQLite and local tickets in the demo's directory, the simulator's UFM Telemetry read
-every simulated minute and a cycle every half second of real time; its log (JSON lines) goes to a file. The webhook secret is made up for the run and handed over in
-the environment, as an operator's service manager would; the caller's own ``FABRIC_*`` variables are left out,
-so the demo needs and takes no configuration.
+every simulated minute and a cycle every half second of real time; its log (JSON lines) goes to a file. The
+webhook secret is made up for the run and handed over in the environment, as an operator's service manager would;
+the caller's own ``FABRIC_*`` variables are left out, so the demo needs and takes no configuration.
 """
 
 from __future__ import annotations
