@@ -14,7 +14,8 @@ def test_demo_tells_the_whole_story_through_the_daemon(tmp_path: Path, capsys: p
     # everything the timeline promises: 9 BER cables disabled and 2 deferred, a repair through a signed webhook
     # that passes its probation, another that fails again (strike 2), the reboots and the blip left alone, only
     # the host whose link is down unhealthy, and a clean exit on SIGTERM (see fabric/demo/loop.py); two flapping
-    # cables reset first, one cured by it, the other taken out when it flaps on.
+    # cables reset first, one cured by it, the other taken out when it flaps on; a BER ramp only UFM Telemetry's
+    # counters show (no UFM event) reset once, then taken out and ticketed when it goes on.
     assert run_demo(tmp_path, seed=7) == 0
     out = capsys.readouterr().out
     timeline = out[out.index("time     component"):out.index("Components by state")]
@@ -23,6 +24,9 @@ def test_demo_tells_the_whole_story_through_the_daemon(tmp_path: Path, capsys: p
                  "re-enabled", "confirmed up", "strike 2", "healthy      clean soak", "left alone",
                  "reset        flap: ", "UFM: reset", "healthy      no fault within 10m of its reset"):
         assert said in timeline, said
+    sampled = [line[26:38].strip() for line in timeline.splitlines() if line[9:25] == "pod09-leaf02/37 "]
+    assert sampled == ["injected", "finding", "reset", "UFM: reset", "finding", "disabled+tkt", "UFM: down"], sampled
+    assert "pod09-leaf02/37  finding      ber_high, seen by UFM Telemetry: " in timeline
     assert "GET /api/v1/hosts/pod02-node01/health: healthy=false" in out
     assert "NOT AS PROMISED" not in out
     assert (tmp_path / "plan.csv").exists() and (tmp_path / "fabric-remediation.db").exists()

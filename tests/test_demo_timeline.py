@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from fabric.demo.timeline import WIDTH, Entry, decision_entries, render, short
+from fabric.demo.timeline import WIDTH, Entry, decision_entries, followed_entries, render, short
 
 AT = datetime(2026, 1, 15, 3, 20, 6, tzinfo=UTC)
 GUARD = {"c": 0.75, "disabled": 10, "cap": 40, "disables_last_hour": 10, "hourly_limit": 20, "affected_leaves": 1,
@@ -51,3 +51,24 @@ def test_a_deferral_reads_the_guards_verdict_and_its_ticket_joins_its_line() -> 
 def test_a_cable_is_named_by_its_first_end() -> None:
     assert short(LINK) == "pod03-leaf05/41"
     assert short("switch:pod07-spine02") == "pod07-spine02" and short(None) == "the fabric"
+
+
+def followed(reason: str, evidence: list[int]) -> list[Entry]:
+    """The timeline's entries of a cable reset for a finding with ``reason`` and ``evidence``."""
+    detail = {"id": LINK, "decisions": [decision("reset", f"{reason}; reset 1 of 2 within 7d", rule="ber_high")],
+              "findings": [{"rule": "ber_high", "at": AT.isoformat(), "reason": reason, "evidence": evidence}],
+              "intents": []}
+    return followed_entries(detail, lambda event: (AT, f"{event} an event"))
+
+
+def test_a_finding_only_ufm_telemetry_saw_says_so_first_and_has_no_ufm_event_line() -> None:
+    [finding] = followed("2 ber_high events within 2:05:00 (threshold 2) (seen by UFM Telemetry)", [])
+    assert finding.what == "finding"
+    assert finding.why == "ber_high, seen by UFM Telemetry: 2 ber_high events within 2:05:00 (threshold 2)"
+    assert finding.details[1] == "evidence: UFM Telemetry's counters, no UFM event"
+    assert render(finding, verbose=False) == [
+        "03:20:06 pod03-leaf05/41  finding      ber_high, seen by UFM Telemetry: 2 ber_h…"]
+    event, both = followed("2 ber_high events within 2:05:00 (threshold 2) (seen by UFM events and UFM Telemetry)",
+                           [7])
+    assert (event.what, event.why) == ("UFM event", "7 an event")
+    assert both.why.startswith("ber_high, seen by UFM events and UFM Telemetry: 2 ber_high")

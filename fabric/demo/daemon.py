@@ -1,10 +1,10 @@
 """The real ``fabricctl run`` as a subprocess for the demo: its configuration, its start, its HTTP API, its stop.
 
 It runs live (``dry_run = false``) against the demo's simulated UFM on loopback, on the simulator's clock
-(``--clock simulator``), with SQLite and local tickets in the demo's directory and a cycle every half second of
-real time; its log (JSON lines) goes to a file. The webhook secret is made up for the run and handed over in
-the environment, as an operator's service manager would; the caller's own ``FABRIC_*`` variables are left out,
-so the demo needs and takes no configuration.
+(``--clock simulator``), with SQLite and local tickets in the demo's directory, the simulator's UFM Telemetry read
+every simulated minute and a cycle every half second of real time; its log (JSON lines) goes to a file. The
+webhook secret is made up for the run and handed over in the environment, as an operator's service manager would;
+the caller's own ``FABRIC_*`` variables are left out, so the demo needs and takes no configuration.
 """
 
 from __future__ import annotations
@@ -68,12 +68,19 @@ plan = {json.dumps(str(plan))}
 dry_run = false
 
 [escalation]
-# Flaps are reset first: one cable's reset cures it, the other flaps on and is taken out. The other faults of the
-# story go out at once, to tell the capacity guard's and the repair's stories.
-rules = ["flap"]
+# Flaps and a lasting BER are reset first: one flapping cable's reset cures it, the other flaps on and is taken out;
+# the BER UFM Telemetry sees outlasts its reset. The other faults of the story go out at once, to tell the capacity
+# guard's and the repair's stories.
+rules = ["flap", "ber_high"]
 
 [ufm]
 url = {json.dumps(ufm_url)}
+
+[telemetry]
+# The simulator serves UFM Telemetry's CSV beside its REST API; read as often as the daemon allows.
+enabled = true
+url = {json.dumps(ufm_url)}
+interval = "60s"
 
 [store]
 url = {json.dumps(f"sqlite:///{database}")}

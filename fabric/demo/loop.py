@@ -3,9 +3,10 @@
 The simulator serves the h100-4k fabric on loopback; ``fabricctl run`` runs as a subprocess on its clock
 (``fabric.demo.daemon``). The demo injects the scenario's faults, moves simulated time in steps and waits each
 time for a cycle of the daemon that saw it (two flapping cables are reset first: one is cured, the other flaps on
-and is taken out), resolves two tickets in the ticket system and tells the daemon with signed Jira webhooks, then
-fails one of the repaired links again during its probation. Everything it prints
-about the daemon it read from the daemon's HTTP API; at the end it stops the daemon with SIGTERM.
+and is taken out; a cable whose BER ramps up in UFM Telemetry's counters, with no UFM event, is reset once and
+taken out when its BER goes on), resolves two tickets in the ticket system and tells the daemon with signed Jira
+webhooks, then fails one of the repaired links again during its probation. Everything it prints about the daemon
+it read from the daemon's HTTP API; at the end it stops the daemon with SIGTERM.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from fabric.remediation.policy import RESET_WATCH
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver
 from fabric.simulator.jira import JiraAuth, JiraState, RunningJira, WebhookTarget, send_webhooks, serve_jira
+from fabric.telemetry.settings import TelemetrySettings
 from tickets.base import DEDUP_PREFIX
 from topology.model import Device, Fabric
 from topology.printable import visible
@@ -46,13 +48,21 @@ CURED = "link:core03-01/1|pod01-spine03/33"
 BER_LEAF = "pod03-leaf05"
 BER_PORTS = range(33, 43)
 """Ten of the leaf's 32 uplinks: the guard (every leaf keeps 75% of its paths to the core) lets eight go."""
+BER_EVERY = 3
+"""Minutes between two of the leaf's cables going bad: four within the switch-fault window (5 min) would be the
+leaf's fault. Each is out within a step of the story, and UFM Telemetry finds its BER until then."""
 REPAIRED_BER = "link:pod03-leaf05/33|pod03-spine01/17"
+SAMPLED_PORT = "pod09-leaf02/37"
+SAMPLED = "link:pod09-leaf02/37|pod09-spine02/5"
+"""Its BER ramps up in UFM Telemetry's counters only (no UFM event): reset once, the BER goes on, taken out."""
 HOT_PORT = "core04-02/24"
 HOST_LINK_PORT = "pod02-leaf03/1"
 AFFECTED_HOST = "pod02-node01"
 REBOOTED_HOSTS = tuple(f"pod04-node{n:02d}" for n in range(1, 33)) + tuple(f"pod05-node{n:02d}" for n in range(1, 9))
 MAX_STRIKES = PolicySection().max_strikes
 """The daemon runs with the default."""
+CLEAN_AFTER = TelemetrySettings().clean_after.total_seconds()
+"""How long after its repair a BER-faulty link's BER is judged over windows of its own (the daemon's default)."""
 REBOOTED_GROUP = "40 hosts"
 REBOOTED_SWITCH = "pod07-spine02"
 BLIP_PORT = "pod11-leaf02/40"
@@ -106,9 +116,12 @@ def _inject_scenario(story: Story) -> None:
     story.note(FLAPPING, "injected", "the cable flaps: 5 down/up, 20 s apart")
     story.inject(fault="flap", link=CURED_PORT, cycles=5, period="20s")
     story.note(CURED, "injected", "the cable flaps: 5 down/up, 20 s apart")
-    for n, port in enumerate(BER_PORTS):
-        story.inject(fault="ber", port=f"{BER_LEAF}/{port}", escalate_after="30s", at=f"{2 * n}m")
-    story.note(f"switch:{BER_LEAF}", "injected", "BER on uplinks 33-42, one every 2 min")
+    for n, port in enumerate(BER_PORTS):  # critical at once: out (or deferred) without a reset first
+        story.inject(fault="ber", port=f"{BER_LEAF}/{port}", escalate_after="0s",
+                     at=f"{BER_EVERY * n}m")
+    story.note(f"switch:{BER_LEAF}", "injected", f"BER on uplinks 33-42, one every {BER_EVERY} min")
+    story.inject(fault="ber_ramp", port=SAMPLED_PORT, ber=1e-12, over="10m")
+    story.note(SAMPLED, "injected", "BER ramps to 1e-12 (counters, no event)")
     story.inject(fault="hot_module", port=HOT_PORT, temperature=88)
     story.note(f"port:{HOT_PORT}", "injected", "the module runs hot: 88C (max 70C)")
     story.inject(fault="link_down", link=HOST_LINK_PORT)
@@ -204,13 +217,20 @@ def _table(say: Callable[[str], None], components: dict[str, dict[str, Any]]) ->
 
 def _story(story: Story) -> None:
     _inject_scenario(story)
-    story.advance(4 * 60)  # both flapping cables reset; the first BER cables, the hot module
+    story.advance(BER_EVERY * 60)  # both flapping cables reset; the first BER cable, the hot module
     # Past the reset's own-action window (its link's retrain is no fault), within its watch.
     story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="3m")
     story.note(FLAPPING, "injected", "flaps on after its reset", after=180)
-    story.advance(8 * 60)  # it flapped on: taken out, ticketed; more BER cables; the reboots; the host link's ticket
-    story.advance(8 * 60)  # the last BER cables: the guard defers two; the other reset cable's watch ended clean
+    # A step for each of the leaf's cables going bad: each is out (after its settle) a step later, before the
+    # third after it, as a daemon cycling every few seconds has them. Meanwhile the other cable flaps on: taken
+    # out; the reboots; the host link's ticket; from 03:12 the telemetry samples span the 12-minute BER window: the
+    # ramping cable is counted twice, reset, counted on within its watch and taken out; the cured cable's watch
+    # ends; the last BER cables: the guard defers two.
+    for _ in BER_PORTS[1:]:
+        story.advance(BER_EVERY * 60)
     sent = _repair(story, (FLAPPING, REPAIRED_BER))
+    # The simulator keeps a port's BER until told otherwise: the new optics count no symbol errors.
+    story.inject(fault="ber_ramp", port=short(REPAIRED_BER), ber=0.0)
     story.advance(30)  # the deliveries: both links re-enabled on probation; a deferred cable can go now
     story.advance(30)  # UFM shows both up at their planned width and speed
     processed = story.daemon.metric("fabric_deliveries_total")
@@ -220,7 +240,9 @@ def _story(story: Story) -> None:
     story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="2m")
     story.note(FLAPPING, "injected", "flaps again, on probation", after=120)
     story.advance(6 * 60)  # a second strike: disabled again, its ticket reopened
-    story.advance(2 * 60 * 60)  # the other repaired link soaks clean: healthy
+    # The other repaired link soaks clean (2 h), and a telemetry sample judges its BER over windows wholly after its
+    # repair: healthy.
+    story.advance(CLEAN_AFTER)
 
 
 def _check(story: Story, components: dict[str, dict[str, Any]], decisions: list[dict[str, Any]]) -> None:
@@ -239,6 +261,14 @@ def _check(story: Story, components: dict[str, dict[str, Any]], decisions: list[
                   "its ticket reopened")
     story.promise(components.get(REPAIRED_BER, {}).get("lifecycle") == "healthy",
                   "the other repaired cable healthy after its probation")
+    sampled = [d for d in decisions if d["component"] == SAMPLED and d["kind"] != "record"]  # its settle noted
+    story.promise([d["kind"] for d in sampled][:3] == ["reset", "disable", "ticket"]
+                  and all(d["rule"] == "ber_high" and "(seen by UFM Telemetry)" in d["reason"] for d in sampled[:3]),
+                  f"the BER only UFM Telemetry saw reset once, then taken out and ticketed (decided "
+                  f"{[(d['kind'], d['rule']) for d in sampled[:3]]})")
+    unreported = all(not f["evidence"] for f in story.component(SAMPLED)["findings"])
+    story.promise(unreported and components.get(SAMPLED, {}).get("lifecycle") == "awaiting_repair",
+                  "the cable with the BER ramp out, awaiting repair, and no UFM event behind it")
     hot = [c for c, r in components.items() if HOT_PORT in c and r["lifecycle"] == "awaiting_repair"]
     story.promise(len(hot) == 1, "the hot module's cable disabled")
 
@@ -278,7 +308,8 @@ def _tell(story: Story, plan: Fabric) -> Outcome:
     _story(story)
     decisions: list[dict[str, Any]] = daemon.get("/decisions", limit=10_000)
     components = {c["id"]: c for c in daemon.get("/components", limit=1000)["items"]}
-    followed = [e for c in (FLAPPING, CURED, REPAIRED_BER) for e in followed_entries(story.component(c), story.event)]
+    followed = [e for c in (FLAPPING, CURED, SAMPLED, REPAIRED_BER)
+                for e in followed_entries(story.component(c), story.event)]
     health = daemon.get(f"/hosts/{AFFECTED_HOST}/health")
     unhealthy = [h["host"] for h in daemon.get("/hosts", healthy="false")]
     _check(story, components, decisions)

@@ -37,6 +37,8 @@ _ACTED_ON = frozenset({"disable", "defer", "ticket", "reopen", "quarantine", "re
 
 
 _REPORTED_BY = re.compile(r" reported by [^:]+: ")
+_SEEN_BY = re.compile(r"(.*) \(seen by ([^()]+)\)$")
+"""A finding's reason that names the sources that saw its fault (``fabric.remediation.sightings``)."""
 _ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
 
 
@@ -149,9 +151,18 @@ def decision_entries(decisions: Iterable[Mapping[str, Any]], *, verbose: bool) -
     return entries
 
 
+def finding_why(rule: str, reason: str) -> str:
+    """A finding's why: its rule and, first, who saw its fault when its reason says so (UFM Telemetry, with or
+    without UFM's events), else its reason whole."""
+    reason = plain(reason)
+    seen = _SEEN_BY.fullmatch(reason)
+    return f"{rule}: {reason}" if seen is None else f"{rule}, seen by {seen[2]}: {seen[1]}"
+
+
 def followed_entries(detail: Mapping[str, Any], event: Callable[[int], tuple[datetime, str] | None]) -> list[Entry]:
     """For a component followed closely: the findings it was acted on for, each after the first UFM event behind
-    it (``event`` reads it from UFM), and its UFM writes (when UFM confirmed them)."""
+    it (``event`` reads it from UFM; a fault only UFM Telemetry saw has none), and its UFM writes (when UFM
+    confirmed them)."""
     name = short(detail["id"])
     acted = [str(d["reason"]) for d in detail["decisions"] if d["kind"] in _ACTED_ON]
     entries = []
@@ -163,9 +174,10 @@ def followed_entries(detail: Mapping[str, Any], event: Callable[[int], tuple[dat
         if first is not None:
             entries.append(Entry(first[0], name, "UFM event", f"{first[1]} (and {len(evidence) - 1} more)"
                                  if len(evidence) > 1 else first[1]))
-        entries.append(Entry(_when(finding["at"]), name, "finding", f"{finding['rule']}: {plain(finding['reason'])}",
+        entries.append(Entry(_when(finding["at"]), name, "finding", finding_why(finding["rule"], finding["reason"]),
                              (f"{detail['id']}: {plain(finding['reason'])}",
-                              f"evidence: UFM events {', '.join(map(str, evidence))}")))
+                              f"evidence: UFM events {', '.join(map(str, evidence))}" if evidence
+                              else "evidence: UFM Telemetry's counters, no UFM event")))
     for intent in detail["intents"]:
         if intent["kind"] in _WRITES and intent["finished_at"] is not None:
             entries.append(Entry(_when(intent["finished_at"]), name, _WRITES[intent["kind"]],

@@ -10,7 +10,9 @@ A cable has two ends: each switch counts its own cables, and a cable counts towa
 switches with the most failing cables first (the spine whose 32 uplinks fail is faulty, not the 8 cores that each
 see 4 of them, nor the leaf whose 4 uplinks to a faulty spine fail with it). While a switch's ``switch_fault``
 is open (its record is ticketed or quarantined by that rule), every new finding on its cables is folded into it
-too. Cables taken out before their switch reached the threshold stay out.
+too. Cables taken out before their switch reached the threshold stay out, and a finding on a cable already held
+out of service when it was found (UFM Telemetry judging a BER over a window the cable went out in, say) counts
+toward no switch fault: it says nothing new about the switch, and would make one of cables taken out one by one.
 
 The window slides over the findings' times (not the cycles'): UFM raises a port's threshold events once per
 alarm period (300 s), so a failing switch shows on its cables within one period; and four unrelated cable faults
@@ -27,6 +29,7 @@ from datetime import datetime
 from operator import attrgetter
 
 from fabric.remediation.domain import (
+    OUT_OF_SERVICE,
     Action,
     ActionKind,
     ComponentId,
@@ -82,14 +85,16 @@ class Correlator:
         self.raised: dict[str, datetime] = {}
         """When each switch's fault was last raised (its newest finding then)."""
 
-    def restore(self, recorded: Iterable[Finding]) -> None:
+    def restore(self, recorded: Iterable[Finding], state: PolicyState) -> None:
         """After a restart: the findings recorded before it (in the order recorded) back in the window, as
-        ``correlate`` had them: each cable finding under its switches, each switch fault as raised. Without them a
-        switch whose cables failed across a restart (a deploy) got a disable per cable instead of one switch
-        ticket."""
+        ``correlate`` had them: each cable finding under its switches (but those on a cable ``state`` holds out
+        since before them), each switch fault as raised. Without them a switch whose cables failed across a
+        restart (a deploy) got a disable per cable instead of one switch ticket."""
         for finding in recorded:
             if finding.rule == SWITCH_FAULT and finding.component.kind is ComponentKind.SWITCH:
                 self.raised[finding.component.name] = finding.at
+                continue
+            if _held_out_before(state, finding):
                 continue
             for switch in self.switches_of(finding.component):
                 self.recent.setdefault(switch, deque()).append(finding)
@@ -113,7 +118,8 @@ class Correlator:
     def correlate(self, findings: Sequence[Finding], state: PolicyState) -> Correlated:
         switches_of = self._switches.get
         arriving = {i: (f, switches) for i, f in enumerate(findings)
-                    if (switches := switches_of(f.component) or self.switches_of(f.component))}
+                    if (switches := switches_of(f.component) or self.switches_of(f.component))
+                    and not _held_out_before(state, f)}
         if not arriving:
             return self.unchanged(findings)
         oldest = min(f.at for f, _ in arriving.values()) - self.window
@@ -261,6 +267,13 @@ def _merge(findings: Sequence[Finding], folded: dict[int, Folded], raised: dict[
             decide.append(switch)
             placed.append(switch)
     return Correlated(tuple(recorded), tuple(decide), tuple(folded.values()), tuple(placed))
+
+
+def _held_out_before(state: PolicyState, finding: Finding) -> bool:
+    """Whether ``finding``'s component was out of service (disabled, awaiting repair, quarantined) already before
+    it was found."""
+    record = state.components.get(finding.component)
+    return record is not None and record.lifecycle in OUT_OF_SERVICE and record.since < finding.at
 
 
 def _ticketed(state: PolicyState, switch: str) -> ComponentRecord | None:

@@ -136,7 +136,7 @@ class Pipeline:
         events; ``decided``: the decisions recorded over the same time, in time order. While automation is halted
         the correlation sees nothing (``step``), so the findings of a halt still on are left out."""
         halted = self._state.breaker.since if self._state.breaker.halted else None
-        self.correlator.restore(f for f in findings if halted is None or f.at < halted)
+        self.correlator.restore((f for f in findings if halted is None or f.at < halted), self._state)
         self.settling.restore(findings, decided, self._state)
 
     def warm(self, history: Sequence[EventLike], now: datetime) -> None:

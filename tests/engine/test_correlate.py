@@ -123,6 +123,33 @@ def test_a_finding_on_a_cable_of_a_switch_whose_fault_is_open_is_folded() -> Non
     assert faulty_switches(repaired) == []
 
 
+def held_out(cables: list[Cable], since: datetime) -> PolicyState:
+    return PolicyState({link_id(c.key): ComponentRecord(Lifecycle.AWAITING_REPAIR, since, "ber_critical", "BER")
+                        for c in cables})
+
+
+def test_a_finding_on_a_cable_out_since_before_it_counts_toward_no_switch_fault() -> None:
+    """UFM Telemetry judges a BER over a window a cable went out in, so a cable taken out goes on being found for a
+    while: three such with one new cable are not the switch's fault; a finding from before its cable went out is."""
+    cables = cables_of(TINY, "pod01-spine01")[:4]
+    found = [ber(c, T0 + timedelta(minutes=2), n) for n, c in enumerate(cables)]
+    out_before = correlator(TINY).correlate(found, held_out(cables[:3], T0))
+    assert out_before.switch_faults == () and out_before.decide == tuple(found)
+    out_after = correlator(TINY).correlate(found, held_out(cables[:3], T0 + timedelta(minutes=3)))
+    assert [f.component.name for f in out_after.switch_faults] == ["pod01-spine01"]
+
+
+def test_after_a_restart_a_recorded_finding_on_a_cable_out_since_before_it_counts_toward_no_switch_fault() -> None:
+    cables = cables_of(TINY, "pod01-spine01")[:4]
+    recorded = [ber(c, T0 + timedelta(minutes=2), n) for n, c in enumerate(cables[:3])]
+    fourth = ber(cables[3], T0 + timedelta(minutes=3), 9)
+    for since, faults in ((T0, 0), (T0 + timedelta(minutes=3), 1)):
+        state = held_out(cables[:3], since)
+        restored = correlator(TINY)
+        restored.restore(recorded, state)
+        assert len(restored.correlate([fourth], state).switch_faults) == faults, since
+
+
 def test_a_switch_fault_is_raised_once_a_window() -> None:
     """Not yet ticketed (a dry run, a held finding): the next cable within the window joins the fault raised."""
     cables = cables_of(TINY, "pod01-spine01")
@@ -182,7 +209,7 @@ def test_a_restart_restoring_the_recorded_findings_correlates_as_an_uninterrupte
     before = correlator(TINY)
     recorded = [f for cycle in found[:restart] for f in before.correlate(cycle, PolicyState()).findings]
     after = correlator(TINY)
-    after.restore(recorded)
+    after.restore(recorded, PolicyState())
     for cycle, wanted in zip(found[restart:], expected[restart:], strict=True):
         got = after.correlate(cycle, PolicyState())
         assert (got.switch_faults, got.folded) == (wanted.switch_faults, wanted.folded)
