@@ -265,7 +265,8 @@ def test_same_input_same_output_in_process(combined: Recording) -> None:
     first, second = run(combined, policy=TINY_STORM), run(combined, policy=TINY_STORM)
     assert first.to_dict() == second.to_dict()
     assert first.summary["halted"] == 1, "the storm in combined.toml trips the breaker"
-    assert first.summary["switch_faults"] >= 7 and first.summary["folded"] > 0  # (held while halted: raised again)
+    # (held while halted: raised again; findings on cables out since before them count toward none)
+    assert first.summary["switch_faults"] >= 6 and first.summary["folded"] > 0
 
 
 def test_same_input_same_output_across_processes(combined: Recording) -> None:
