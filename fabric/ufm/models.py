@@ -361,7 +361,7 @@ class DumpReader:
             required_here = info.is_required()
             self._defaults[name] = None if required_here else info.get_default(call_default_factory=True)
             if required_here:
-                required.append(name)
+                required.append(name)  # a string where one is required: see below
             validators = {item.func for item in info.metadata if isinstance(item, BeforeValidator)}
             if _str_list in validators:
                 lists.append(name)
@@ -375,17 +375,20 @@ class DumpReader:
                 others.append(name)
             else:
                 raise TypeError(f"{model.__name__}.{name}: a field DumpReader has no check for")
-        self._required = frozenset(required)
+            if required_here and name not in strs:
+                raise TypeError(f"{model.__name__}.{name}: a required field that is not a string")
+        self._required = tuple(required)
         self._strs, self._na_strs, self._ints = tuple(strs), tuple(na_strs), tuple(ints)
         self._lists, self._others = tuple(lists), tuple(others)
 
     def kept(self, item: object) -> bool:
         """Validation would keep ``item`` as it is."""
-        if type(item) is not dict or not self._required <= item.keys():
+        if type(item) is not dict:
             return False
         get = item.get
         # Passes in C over each kind of field's values, not a loop of the interpreter's.
-        if not set(map(type, map(get, self._strs))) <= _STR_OR_NONE \
+        if not set(map(type, map(get, self._required))) <= _STR \
+                or not set(map(type, map(get, self._strs))) <= _STR_OR_NONE \
                 or not set(map(type, map(get, self._ints))) <= _INT_OR_NONE:
             return False
         na_strs = tuple(map(get, self._na_strs))
