@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NamedTuple
+from typing import TYPE_CHECKING, Annotated, NamedTuple, TypeVar
 
 import typer
 
@@ -14,7 +15,9 @@ from topology.redact import redacted_url
 
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
-    from fabric.ufm.snapshot import UfmSnapshot
+    from fabric.ufm.spooled import SpooledList
+
+T = TypeVar("T")
 
 UfmUrl = Annotated[str | None, typer.Option("--ufm", envvar="FABRIC_UFM_URL", help="Base URL of a live UFM.")]
 UfmAuthOption = Annotated[str, typer.Option("--ufm-auth", help="basic (/ufmRest), token (/ufmRestV3) or session "
@@ -51,17 +54,19 @@ def ufm_target(url: str, auth: str, user: str, secret_file: Path | None, ca: Pat
     return UfmTarget(url, mode, user, secret_file, ca, insecure, timeout)
 
 
-def read_snapshot(target: UfmTarget) -> tuple[UfmSnapshot, str]:
-    """UFM's systems, links and ports, and where they were read (base URL and REST prefix); errors exit 2."""
+def read_snapshot(target: UfmTarget, use: Callable[[Mapping[str, SpooledList], str], T]) -> T:
+    """``use`` of UFM's systems, links and ports (``fabric.ufm.snapshot.spooled_topology``) and of where they were
+    read (base URL and REST prefix); errors of UFM's exit 2."""
     import asyncio
 
     from fabric.ufm.connect import ConnectError
     from fabric.ufm.errors import UfmError
-    from fabric.ufm.snapshot import fetch_snapshot
+    from fabric.ufm.snapshot import spooled_topology
 
-    async def fetch() -> tuple[UfmSnapshot, str]:
-        async with target.client() as client:  # where it was read, as reports show it: never with a password
-            return await fetch_snapshot(client), redacted_url(client.base_url + client.prefix)
+    async def fetch() -> T:
+        async with target.client() as client, spooled_topology(client) as lists:
+            # Where it was read, as reports show it: never with a password.
+            return use(lists, redacted_url(client.base_url + client.prefix))
 
     try:
         return asyncio.run(fetch())
@@ -100,16 +105,22 @@ def snapshot(
     target = ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure, ufm_timeout)
     # Both read before anything is written: a sample that cannot be read leaves no half-written snapshot.
     sample = read_telemetry(telemetry, telemetry_instance, target) if telemetry is not None else None
-    taken, source = read_snapshot(target)
-    try:
-        taken.write(output)
-        if sample is not None:
-            (output / "telemetry").mkdir(exist_ok=True)
-            (output / "telemetry" / sample.name).write_bytes(sample.body)
-    except OSError as exc:
-        fail(f"--output {output}: cannot write the snapshot: {exc.strerror or exc}")
+
+    def save(lists: Mapping[str, SpooledList], source: str) -> tuple[dict[str, int], str]:
+        from fabric.ufm.snapshot import save_topology
+
+        try:
+            counts = save_topology(lists, output)
+            if sample is not None:
+                (output / "telemetry").mkdir(exist_ok=True)
+                (output / "telemetry" / sample.name).write_bytes(sample.body)
+        except OSError as exc:
+            fail(f"--output {output}: cannot write the snapshot: {exc.strerror or exc}")
+        return counts, source
+
+    counts, source = read_snapshot(target, save)
     saved = f", a UFM Telemetry sample to telemetry/{sample.name}" if sample is not None else ""
-    typer.echo(f"wrote {output}: {len(taken.systems)} systems, {len(taken.links)} links, {len(taken.ports)} ports "
+    typer.echo(f"wrote {output}: {counts['systems']} systems, {counts['links']} links, {counts['ports']} ports "
                f"from {source}{saved}", err=True)
 
 

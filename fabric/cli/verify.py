@@ -70,9 +70,11 @@ def verify(
             actual = load_as_built(as_built)
         else:
             assert ufm is not None
-            snapshot, source = read_snapshot(ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle,
-                                                        ufm_insecure, ufm_timeout))
-            actual = snapshot.fabric(source, prefix=source)
+            from fabric.ufm.snapshot import read_topology
+
+            actual = read_snapshot(ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure,
+                                              ufm_timeout),
+                                   lambda lists, source: read_topology(lists, source, prefix=source).fabric)
     except InputError as exc:
         fail(str(exc))
     report = run_verify(planned, actual, guard, bandwidth=bandwidth)

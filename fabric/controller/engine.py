@@ -60,7 +60,7 @@ from fabric.ufm.plausibility import (
     refusal,
     start_refusal,
 )
-from fabric.ufm.snapshot import fetch_snapshot
+from fabric.ufm.snapshot import read_topology, spooled_topology
 from tickets.base import TicketBackend
 from topology.guard import CableKey, GuardReading, GuardSettings
 from topology.model import Cable, Fabric
@@ -288,13 +288,14 @@ class Engine:
     async def _read_fabric(self, versions: dict[str, int], unhealthy: list[UnhealthyPort]) -> _Reading:
         """Systems, links and ports as of ``versions`` (UFM's counters, read just before), with the unhealthy ports
         read with the counters."""
-        snapshot = await fetch_snapshot(self.ufm)
-        actual = snapshot.fabric("UFM")
+        async with spooled_topology(self.ufm) as lists:
+            reading = read_topology(lists, "UFM")
+        actual = reading.fabric
         view = build_view(self.plan, actual, self.context)
         live = view.live_cables(actual)
         built = {cable.key: cable for cable in actual.cables if cable.key in live}
-        out = PortsOut(snapshot.disabled_ports(), listings(unhealthy))
-        return _Reading(versions, view, live, built, out, TopologyFigures.of(snapshot, len(live)))
+        out = PortsOut(reading.disabled_ports, listings(unhealthy))
+        return _Reading(versions, view, live, built, out, TopologyFigures.of(reading, len(live)))
 
     def _accept(self, reading: _Reading) -> None:
         self._versions, self.view, self.out = reading.versions, reading.view, reading.out

@@ -64,6 +64,7 @@ from fabric.ufm.models import (
     unwrap_list,
 )
 from fabric.ufm.objects import PortEnd
+from fabric.ufm.spooled import SpooledList
 from topology import strictjson
 from topology.strictjson import JsonError
 
@@ -84,6 +85,8 @@ EXTERNAL_INFO = 551
 """UFM's "General External Event Notification" (Info): what this service reports its actions as."""
 PORT_ACTIONS = ("disable", "enable", "reset")
 """What ``POST /actions`` does to one port here (``params.port_id``)."""
+TOPOLOGY_MODELS: dict[str, type[UfmModel]] = {"systems": System, "links": Link, "ports": Port}
+"""UFM's topology lists (``/resources/<name>``) and what each element is."""
 _JOB_REF_RE = re.compile(r"(?:^|/)jobs/([A-Za-z0-9_.-]+)")
 
 
@@ -236,6 +239,14 @@ class UfmClient:
     async def links(self) -> list[Link]:
         """``GET /resources/links``."""
         return await self._get_list("/resources/links", Link)
+
+    async def topology_list(self, name: str) -> SpooledList:
+        """``GET /resources/<name>``, one of ``systems``, ``links`` and ``ports``, its body in a temporary file (the
+        caller closes it) to be read an element at a time: what start-up reads of a fabric of any size."""
+        model = TOPOLOGY_MODELS[name]
+        path = f"/resources/{name}"
+        body, status = await self._http.get_spooled(path)
+        return SpooledList(body, model, path, status, self._http, self._tz)
 
     async def events(self, *, handed_over: CursorState | None = None, **filters: str) -> list[Event]:
         """``GET /app/events`` (documented filters: object_name, type, category, severity, group).

@@ -14,10 +14,11 @@ import asyncio
 import json
 import logging
 import ssl
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlencode
 
 import httpx
@@ -175,6 +176,19 @@ class UfmHttp:
         response = await self.request("GET", path, params=params, limit=limit)
         return response.content, response.status_code
 
+    async def get_spooled(self, path: str, params: Mapping[str, str] | None = None) -> tuple[IO[bytes], int]:
+        """The body of a GET written, as it arrives, to an anonymous temporary file (in ``$TMPDIR``; the caller
+        closes it), read from its start, and the status it came with: a list of UFM's that is hundreds of MB
+        (``/resources/ports`` on h100-32k: 146 MB) is never held in memory. Retried as ``get_body``."""
+        spool = tempfile.TemporaryFile(prefix="fabric-ufm-")  # noqa: SIM115 (handed to the caller, who closes it)
+        try:
+            response = await self.request("GET", path, params=params, spool=spool)
+            spool.seek(0)
+        except BaseException:
+            spool.close()
+            raise
+        return spool, response.status_code
+
     def not_json(self, method: str, path: str, status: int, body: bytes, params: Mapping[str, str] | None,
                  why: JsonError) -> UfmMalformedResponseError:
         """UFM's answer is not JSON (garbage, truncated), or JSON no reader should trust (a key given twice, NaN)."""
@@ -218,9 +232,11 @@ class UfmHttp:
         params: Mapping[str, str] | None = None,
         json_body: Any = None,
         limit: int | None = None,
+        spool: IO[bytes] | None = None,
     ) -> httpx.Response:
         """Send one request; retries GETs only; re-logs in once on a session 401; maps errors; ``limit``: the
-        most bytes of body taken."""
+        most bytes of body taken; ``spool``: where a 2xx answer's body is written instead (from its start, each
+        attempt)."""
         shown = self.display_path(path, params)
         retryable = method == "GET"
         attempts = self._retry.attempts if retryable else 1
@@ -231,7 +247,7 @@ class UfmHttp:
             generation = await self._ensure_session()
             error: UfmError
             try:
-                response = await self._send(method, path, params, json_body, limit)
+                response = await self._send(method, path, params, json_body, limit, spool)
             except httpx.TimeoutException as exc:
                 error = UfmTimeoutError(
                     f"UFM request timed out after {self._timeout} ({type(exc).__name__})"
@@ -280,17 +296,23 @@ class UfmHttp:
             await self._sleep(delay)
 
     async def _send(self, method: str, path: str, params: Mapping[str, str] | None, json_body: Any,
-                    limit: int | None) -> httpx.Response:
-        if limit is None:
+                    limit: int | None, spool: IO[bytes] | None) -> httpx.Response:
+        if limit is None and spool is None:
             return await self._client.request(method, self.prefix + path, params=params, json=json_body)
         request = self._client.build_request(method, self.prefix + path, params=params, json=json_body)
         response = await self._client.send(request, stream=True)
         try:
             ok = 200 <= response.status_code < 300
-            wanted = limit if ok else ERROR_BODY_BYTES
+            if ok and spool is not None:
+                spool.seek(0)
+                spool.truncate()
+                async for chunk in response.aiter_bytes():
+                    spool.write(chunk)
+                return httpx.Response(response.status_code, headers=response.headers, request=request)
+            wanted = limit if ok and limit is not None else ERROR_BODY_BYTES
             declared = whole_number(response.headers.get("content-length", ""))
-            if ok and declared is not None and declared > limit:
-                raise self._too_large(method, path, params, response.status_code, limit,
+            if ok and declared is not None and declared > wanted:
+                raise self._too_large(method, path, params, response.status_code, wanted,
                                       f"announces {declared:,} bytes")
             chunks: list[bytes] = []
             taken = 0
@@ -299,7 +321,7 @@ class UfmHttp:
                 taken += len(chunk)
                 if taken > wanted:
                     if ok:
-                        raise self._too_large(method, path, params, response.status_code, limit,
+                        raise self._too_large(method, path, params, response.status_code, wanted,
                                               f"went on past {taken:,} bytes")
                     break
         finally:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from fabric.errors import ErrorKind, FabricError
-from fabric.ufm.snapshot import UfmSnapshot
+from fabric.ufm.snapshot import UfmTopology
 from topology.model import Fabric
 from topology.ports import Kind
 
@@ -35,9 +35,8 @@ class TopologyFigures:
     """Planned cables UFM shows up (for the plan: the planned cables)."""
 
     @classmethod
-    def of(cls, snapshot: UfmSnapshot, live_cables: int) -> TopologyFigures:
-        active = sum(1 for p in snapshot.ports if (p.logical_state or "").strip().lower() == "active")
-        return cls(len(snapshot.systems), len(snapshot.ports), active, live_cables)
+    def of(cls, reading: UfmTopology, live_cables: int) -> TopologyFigures:
+        return cls(reading.systems, reading.ports, reading.active_ports, live_cables)
 
     @classmethod
     def planned(cls, plan: Fabric) -> TopologyFigures:

@@ -47,7 +47,8 @@ from fabric.ufm.client import EXTERNAL_INFO, JobPollPolicy, PortActionMethod, Po
 from fabric.ufm.cursor import CursorState
 from fabric.ufm.errors import UfmError
 from fabric.ufm.http import SleepFn
-from fabric.ufm.models import Event, Job, Link, Port, System, UnhealthyPort, Versioning
+from fabric.ufm.models import Event, Job, Port, UnhealthyPort, Versioning
+from fabric.ufm.spooled import SpooledList
 from tickets.base import Ticket, TicketBackend
 from topology.formats.ndt import read_ndt
 
@@ -126,17 +127,9 @@ class KillableUfm:
     def __init__(self, inner: UfmClient, kill: KillSwitch) -> None:
         self.inner, self.kill = inner, kill
 
-    async def systems(self, type: str | None = None) -> list[System]:
+    async def topology_list(self, name: str) -> SpooledList:
         self.kill.ufm_call()
-        return await self.inner.systems(type)
-
-    async def links(self) -> list[Link]:
-        self.kill.ufm_call()
-        return await self.inner.links()
-
-    async def ports(self, system: str | None = None) -> list[Port]:
-        self.kill.ufm_call()
-        return await self.inner.ports(system)
+        return await self.inner.topology_list(name)
 
     async def port(self, name: str) -> Port:
         self.kill.ufm_call()

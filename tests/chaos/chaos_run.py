@@ -48,7 +48,7 @@ from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.store import TicketState
 from fabric.ufm import BasicAuth, UfmClient
 from fabric.ufm.models import Event, parse_list
-from fabric.ufm.snapshot import fetch_snapshot
+from fabric.ufm.snapshot import read_topology, spooled_topology
 from tickets.base import TicketStatus, dedup_key
 from tickets.local import LocalTicketBackend
 from topology.formats.ndt import write_ndt
@@ -509,9 +509,9 @@ interval = "{INTERVAL.total_seconds():.0f}s"
 
 
 async def _view(url: str, plan: Fabric) -> FabricView:
-    async with UfmClient(url, BasicAuth("admin", PASSWORD)) as client:
-        snapshot = await fetch_snapshot(client)
-    return build_view(plan, snapshot.fabric("UFM"))
+    async with UfmClient(url, BasicAuth("admin", PASSWORD)) as client, spooled_topology(client) as lists:
+        actual = read_topology(lists, "UFM").fabric
+    return build_view(plan, actual)
 
 
 def _port_components(view: FabricView) -> dict[str, ComponentId]:

@@ -18,7 +18,7 @@ from fabric.ufm.auth import BasicAuth
 from fabric.ufm.client import RetryPolicy, UfmClient
 from fabric.ufm.connect import AuthMode, ConnectError, UfmTarget
 from fabric.ufm.errors import UfmHttpStatusError, UfmServerError, UfmTimeoutError
-from fabric.ufm.snapshot import fetch_snapshot
+from fabric.ufm.snapshot import spooled_topology
 from topology.generate import PRESETS, fat_tree
 
 PLAN = fat_tree(PRESETS["tiny"])
@@ -138,7 +138,8 @@ def test_a_failed_snapshot_read_leaves_no_read_running() -> None:
         async def read() -> set[asyncio.Task[object]]:
             async with UfmClient(server.url, AUTH) as client:
                 with pytest.raises(UfmHttpStatusError, match="HTTP 400"):
-                    await fetch_snapshot(client)
+                    async with spooled_topology(client):
+                        pass
                 return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
 
         assert asyncio.run(read()) == set()

@@ -35,7 +35,7 @@ Errors name the document and the JSON field: ``links.json: field '[3].source_gui
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -111,36 +111,44 @@ def fabric_from_ufm(
     UFM URL); ``documents`` maps ``systems``/``links``/``ports`` to the names errors cite, by default
     ``<source>/systems.json`` and so on.
     """
-    names = {name: f"{source}/{name}.json" for name in DOCUMENTS}
-    names.update(documents or {})
-    builder = _Builder(source, names)
+    builder = UfmFabricBuilder(source, documents=documents)
     if ports is not None:
-        builder.index_ports(_Document(names["ports"], ports))
-    builder.read_systems(_Document(names["systems"], systems))
-    builder.read_links(_Document(names["links"], links))
+        for index, entry in _entries(builder.documents["ports"], ports):
+            builder.add_port(entry, index)
+    for index, entry in _entries(builder.documents["systems"], systems):
+        builder.add_system(entry, index)
+    for index, entry in _entries(builder.documents["links"], links):
+        builder.add_link(entry, index)
     return builder.build()
 
 
 # --- documents and fields ----------------------------------------------------------------------------
 
 
-class _Document:
-    """A decoded UFM list response, with JSON field paths for errors."""
+def _entries(doc: _Document, value: object) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of a decoded UFM list response (bare, or the ``data`` of its wrapper: ``doc`` then names its
+    fields ``data[3].name``), with their positions."""
+    if isinstance(value, dict) and "data" in value:
+        doc.prefix = "data"
+        value = value["data"]
+        if not isinstance(value, list):
+            raise InputError("expected a list", source=doc.name, column="data")
+    if not isinstance(value, list):
+        raise InputError('expected a JSON list of objects, or an object {"data": [...]}', source=doc.name)
+    if not all(isinstance(entry, dict) for entry in value):
+        index, entry = next((i, e) for i, e in enumerate(value) if not isinstance(e, dict))
+        raise doc.error(index, None, f"expected an object, found {type(entry).__name__}")
+    return enumerate(value)
 
-    def __init__(self, name: str, value: object) -> None:
+
+class _Document:
+    """One of UFM's list responses, as errors name it and its fields (JSON paths)."""
+
+    __slots__ = ("name", "prefix")
+
+    def __init__(self, name: str) -> None:
         self.name = name
         self.prefix = ""
-        if isinstance(value, dict) and "data" in value:
-            self.prefix = "data"
-            value = value["data"]
-            if not isinstance(value, list):
-                raise InputError("expected a list", source=name, column="data")
-        if not isinstance(value, list):
-            raise InputError('expected a JSON list of objects, or an object {"data": [...]}', source=name)
-        if not all(isinstance(entry, dict) for entry in value):
-            index, entry = next((i, e) for i, e in enumerate(value) if not isinstance(e, dict))
-            raise self.error(index, None, f"expected an object, found {type(entry).__name__}")
-        self.entries: list[dict[str, Any]] = value
 
     def path(self, index: int, name: str | None) -> str:
         return f"{self.prefix}[{index}]" + (f".{name}" if name else "")
@@ -148,9 +156,9 @@ class _Document:
     def error(self, index: int, name: str | None, message: str) -> InputError:
         return InputError(message, source=self.name, column=self.path(index, name))
 
-    def text(self, index: int, name: str, *, required: bool = True) -> str | None:
+    def text(self, entry: Mapping[str, Any], index: int, name: str, *, required: bool = True) -> str | None:
         """A string field (numbers are accepted and turned into text)."""
-        value = self.entries[index].get(name)
+        value = entry.get(name)
         if type(value) is str:  # the common case, checked first: this runs for every field of every link
             text = value.strip()
             if text or not required:
@@ -166,18 +174,18 @@ class _Document:
             raise self.error(index, name, "empty required field")
         return text
 
-    def required(self, index: int, name: str) -> str:
-        value = self.text(index, name)
+    def required(self, entry: Mapping[str, Any], index: int, name: str) -> str:
+        value = self.text(entry, index, name)
         assert value is not None
         return value
 
-    def guid(self, index: int, name: str) -> str:
-        raw = self.entries[index].get(name)
+    def guid(self, entry: Mapping[str, Any], index: int, name: str) -> str:
+        raw = entry.get(name)
         if type(raw) is str and (known := _checked_guid(raw)) is not None:
             return known
         if isinstance(raw, int):
             raise self.error(index, name, "expected a GUID string, found a number")
-        value = self.required(index, name)
+        value = self.required(entry, index, name)
         raise self.error(index, name, f"not a GUID: {excerpt(value)}")
 
 
@@ -250,11 +258,32 @@ class _Link:
 # --- building ----------------------------------------------------------------------------------------
 
 
-class _Builder:
-    def __init__(self, source: str, names: Mapping[str, str]) -> None:
+class _PortSeen(NamedTuple):
+    """What the fabric is built from of an entry of ports.json: a few of its fields, as given (a tuple, its repeated
+    texts shared: 196,608 ports on h100-32k, where the entries themselves took hundreds of MB)."""
+
+    node_description: object
+    active_width: object
+    active_speed: object
+    dname: object
+    number: object
+
+
+class UfmFabricBuilder:
+    """The as-built fabric, built from UFM's list responses an entry at a time (none of the three is held whole):
+    every port and every system first (in either order), then the links, then ``build``. Errors name the document
+    and the field: ``documents`` maps ``systems``/``links``/``ports`` to the names errors cite, by default
+    ``<source>/systems.json`` and so on."""
+
+    def __init__(self, source: str, *, documents: Mapping[str, str] | None = None) -> None:
+        names = {name: f"{source}/{name}.json" for name in DOCUMENTS}
+        names.update(documents or {})
         self.source = source
         self.names = names
-        self.ports: dict[str, dict[str, Any]] = {}
+        self.documents = {name: _Document(names[name]) for name in DOCUMENTS}
+        self.ports: dict[str, _PortSeen] = {}
+        self._shared: dict[str, str] = {}
+        """One copy of each text that repeats across ports (widths, speeds, port labels)."""
         self.systems: list[_System] = []
         self.owner: dict[str, tuple[_System, str]] = {}
         """Node (and system) GUID -> the system that lists it, and the field that does."""
@@ -262,43 +291,49 @@ class _Builder:
         self.devices: dict[str, _Device] = {}
         self.links: list[_Link] = []
 
-    def index_ports(self, doc: _Document) -> None:
-        for index, entry in enumerate(doc.entries):
-            name = entry.get("name")
-            if type(name) is str and _CANONICAL_PORT_NAME.fullmatch(name) is not None:
-                self.ports[name] = entry  # already <16 lower-case hex>_<port>, as UFM writes it
-                continue
-            name = doc.required(index, "name")
+    def add_port(self, entry: Mapping[str, Any], index: int) -> None:
+        """Entry ``index`` of ports.json."""
+        name = entry.get("name")
+        if type(name) is not str or _CANONICAL_PORT_NAME.fullmatch(name) is None:  # else <16 hex>_<port> already
+            doc = self.documents["ports"]
+            name = doc.required(entry, index, "name")
             m = _PORT_NAME.match(name)
             if not m:
                 raise doc.error(index, "name", f"not a UFM port name (<guid>_<port>): {excerpt(name)}")
-            self.ports[f"{canonical_guid(m.group(1))}_{m.group(2)}"] = entry
+            name = f"{canonical_guid(m.group(1))}_{m.group(2)}"
+        get = entry.get
+        self.ports[name] = _PortSeen(get("node_description"), self._share(get("active_width")),
+                                     self._share(get("active_speed")), self._share(get("dname")), get("number"))
 
-    def read_systems(self, doc: _Document) -> None:
-        for index, entry in enumerate(doc.entries):
-            guid = doc.guid(index, "guid")
-            name = " ".join(doc.required(index, "system_name").split())
-            kind = doc.required(index, "type")
-            system = _System(index, guid, name, kind.casefold() == "switch")
-            self.systems.append(system)
-            self._own(doc, system, guid, doc.path(index, "guid"))
-            listed = entry.get("ports", [])
-            if not isinstance(listed, list):
-                raise doc.error(index, "ports", "expected a list of port names")
-            claimed = {guid}  # a system lists each node GUID once per port: the first claim is the one to check
-            for k, port in enumerate(listed):
-                m = _PORT_NAME.match(port) if isinstance(port, str) else None
-                if m is None:
-                    raise doc.error(index, f"ports[{k}]",
-                                    f"not a UFM port name (<guid>_<port>): {excerpt(str(port))}")
-                node_guid = canonical_guid(m.group(1))
-                if node_guid not in claimed:
-                    claimed.add(node_guid)
-                    self._own(doc, system, node_guid, doc.path(index, f"ports[{k}]"))
-            if system.switch:
-                system.device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
-                                             f"{doc.name}:{doc.path(index, None)}")
-                self.switch_by_name.setdefault(name.casefold(), system.device)
+    def _share(self, value: object) -> object:
+        return self._shared.setdefault(value, value) if isinstance(value, str) else value
+
+    def add_system(self, entry: Mapping[str, Any], index: int) -> None:
+        """Entry ``index`` of systems.json."""
+        doc = self.documents["systems"]
+        guid = doc.guid(entry, index, "guid")
+        name = " ".join(doc.required(entry, index, "system_name").split())
+        kind = doc.required(entry, index, "type")
+        system = _System(index, guid, name, kind.casefold() == "switch")
+        self.systems.append(system)
+        self._own(doc, system, guid, doc.path(index, "guid"))
+        listed = entry.get("ports", [])
+        if not isinstance(listed, list):
+            raise doc.error(index, "ports", "expected a list of port names")
+        claimed = {guid}  # a system lists each node GUID once per port: the first claim is the one to check
+        for k, port in enumerate(listed):
+            m = _PORT_NAME.match(port) if isinstance(port, str) else None
+            if m is None:
+                raise doc.error(index, f"ports[{k}]",
+                                f"not a UFM port name (<guid>_<port>): {excerpt(str(port))}")
+            node_guid = canonical_guid(m.group(1))
+            if node_guid not in claimed:
+                claimed.add(node_guid)
+                self._own(doc, system, node_guid, doc.path(index, f"ports[{k}]"))
+        if system.switch:
+            system.device = self._device(f"system:{guid}", name, Kind.SWITCH, guid, guid,
+                                         f"{doc.name}:{doc.path(index, None)}")
+            self.switch_by_name.setdefault(name.casefold(), system.device)
 
     def _own(self, doc: _Document, system: _System, guid: str, where: str) -> None:
         previous = self.owner.get(guid)
@@ -320,36 +355,37 @@ class _Builder:
 
     # --- links --------------------------------------------------------------------------------------
 
-    def read_links(self, doc: _Document) -> None:
-        for index, entry in enumerate(doc.entries):
-            if _aggregation_node(entry.get(_SOURCE.description)) or _aggregation_node(
-                    entry.get(_DESTINATION.description)):
-                continue
-            a = self._end(doc, index, _SOURCE)
-            b = self._end(doc, index, _DESTINATION)
-            port_entries = [found for found in (self.ports.get(a.name), self.ports.get(b.name)) if found is not None]
-            width = self._width(doc, index, port_entries)
-            name = value.strip() if type(value := entry.get("name")) is str else doc.text(index, "name", required=False)
-            origin = name or f"{doc.name}:{doc.path(index, None)}"
-            if a.port is None or b.port is None:
-                if a.device is b.device:
-                    continue  # line card <-> spine ASIC inside one director chassis
-                raise doc.error(index, None, "an internal spine ASIC port of a director is linked outside "
-                                f"its chassis ({a.device.name!r} - {b.device.name!r})")
-            self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin))
+    def add_link(self, entry: Mapping[str, Any], index: int) -> None:
+        """Entry ``index`` of links.json (once every port and system is added)."""
+        doc = self.documents["links"]
+        if _aggregation_node(entry.get(_SOURCE.description)) or _aggregation_node(
+                entry.get(_DESTINATION.description)):
+            return
+        a = self._end(doc, entry, index, _SOURCE)
+        b = self._end(doc, entry, index, _DESTINATION)
+        port_entries = [found for found in (self.ports.get(a.name), self.ports.get(b.name)) if found is not None]
+        width = self._width(doc, entry, index, port_entries)
+        name = (value.strip() if type(value := entry.get("name")) is str
+                else doc.text(entry, index, "name", required=False))
+        origin = name or f"{doc.name}:{doc.path(index, None)}"
+        if a.port is None or b.port is None:
+            if a.device is b.device:
+                return  # line card <-> spine ASIC inside one director chassis
+            raise doc.error(index, None, "an internal spine ASIC port of a director is linked outside "
+                            f"its chassis ({a.device.name!r} - {b.device.name!r})")
+        self.links.append(_Link(index, a, b, width, self._speed(width, port_entries), origin))
 
-    def _end(self, doc: _Document, index: int, fields: _Side) -> _End:
+    def _end(self, doc: _Document, entry: Mapping[str, Any], index: int, fields: _Side) -> _End:
         side = fields.side
-        entry = doc.entries[index]
         # ``doc.guid`` and ``doc.text`` inlined for the common case of a string: this runs for every end of every link.
         guid = _checked_guid(raw) if type(raw := entry.get(fields.guid)) is str else None
-        guid = guid or doc.guid(index, fields.guid)
+        guid = guid or doc.guid(entry, index, fields.guid)
         port = value.strip() if type(value := entry.get(fields.port)) is str else None
-        port = port or doc.required(index, fields.port)
+        port = port or doc.required(entry, index, fields.port)
         dname = (value.strip() if type(value := entry.get(fields.dname)) is str
-                 else doc.text(index, fields.dname, required=False))
+                 else doc.text(entry, index, fields.dname, required=False))
         description = (value.strip() if type(value := entry.get(fields.description)) is str
-                       else doc.text(index, fields.description, required=False))
+                       else doc.text(entry, index, fields.description, required=False))
         known = self.owner.get(guid)
         if known is not None and known[0].device is not None:
             return _End(known[0].device, self._switch_label(doc, index, fields, description, dname, port),
@@ -396,8 +432,8 @@ class _Builder:
         return _End(device, self._adapter_port(doc, index, side, port, dname), f"{guid}_{port}")
 
     def _adapter_name(self, guid: str, port: str, description: str | None) -> str | None:
-        entry = self.ports.get(f"{guid}_{port}")
-        from_ports = entry.get("node_description") if entry else None
+        seen = self.ports.get(f"{guid}_{port}")
+        from_ports = seen.node_description if seen else None
         for text in (from_ports, description):
             if isinstance(text, str) and text.strip():
                 name = " ".join(text.split())
@@ -439,25 +475,25 @@ class _Builder:
                             f"is out of range (at most {MAX_PORT_NUMBER})")
         return str(number)
 
-    def _width(self, doc: _Document, index: int, port_entries: list[dict[str, Any]]) -> int | None:
-        text = doc.text(index, "width", required=False)
+    def _width(self, doc: _Document, entry: Mapping[str, Any], index: int, port_entries: list[_PortSeen]) -> int | None:
+        text = doc.text(entry, index, "width", required=False)
         if text is not None and text.casefold() not in NOT_GIVEN:
             width = parse_width(text)
             if width is None:
                 raise doc.error(index, "width",
                                 f"unreadable link width {excerpt(text)} (expected e.g. '4x' or 'IB_4x')")
             return width
-        for entry in port_entries:
-            if isinstance(value := entry.get("active_width"), str) and (width := parse_width(value)):
+        for seen in port_entries:
+            if isinstance(value := seen.active_width, str) and (width := parse_width(value)):
                 return width
         return None
 
     @staticmethod
-    def _speed(width: int | None, port_entries: list[dict[str, Any]]) -> float | None:
+    def _speed(width: int | None, port_entries: list[_PortSeen]) -> float | None:
         if width is None:
             return None
-        for entry in port_entries:
-            value = entry.get("active_speed")
+        for seen in port_entries:
+            value = seen.active_speed
             if isinstance(value, str) and (rate := lane_gbps(value)) is not None:
                 return rate * width
         return None
@@ -504,13 +540,13 @@ class _Builder:
     def _name_switch_ports(self, fabric: Fabric) -> None:
         """Switch ports with no cable UFM reports (a disabled link leaves /resources/links) keep their UFM
         name, from ports.json, so that a port taken out of service can be found again to put it back."""
-        for name, entry in self.ports.items():
+        for name, seen in self.ports.items():
             if name in fabric.port_names:
                 continue
             known = self.owner.get(name.partition("_")[0])
             if known is None or not known[0].switch:
                 continue
-            label = next((found for text in (entry.get("dname"), entry.get("number"), name.partition("_")[2])
+            label = next((found for text in (seen.dname, seen.number, name.partition("_")[2])
                           if text is not None and (found := switch_port(str(text))) is not None), None)
             if label is not None:
                 device = self.devices[f"system:{known[0].guid}"]
