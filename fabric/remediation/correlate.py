@@ -17,12 +17,14 @@ toward no switch fault: it says nothing new about the switch, and would make one
 The window slides over the findings' times (not the cycles'): UFM raises a port's threshold events once per
 alarm period (300 s), so a failing switch shows on its cables within one period; and four unrelated cable faults
 on one switch within five minutes are vanishingly rare (the simulated reference week of h100-4k has 770 cable
-faults, about five per switch: four of a switch's five within five minutes by chance is a 1e-9 event).
+faults, about five per switch: four of a switch's five within five minutes by chance is a 1e-9 event). A late
+finding (link-down evidence counted once it settled) counts with the findings within a window before it, as far
+back as the detectors' history reaches: how the findings were cut into cycles, and a restart between two of them,
+change nothing.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,27 +79,39 @@ class Correlator:
     def __init__(self, plan: Fabric, cables: Mapping[ComponentId, CableKey], settings: RuleSettings) -> None:
         self.plan, self.cables = plan, cables
         self.threshold, self.window = settings.switch_fault_cables, settings.switch_fault_window
-        self.recent: dict[str, deque[Finding]] = {}
-        """Per switch, its cables' findings from ``window`` before the oldest of the last cycle's on (a switch's
-        are dropped when it is next looked at), in arrival order."""
+        self.reach = settings.history + self.window
+        """The horizon lies this far before the newest cable finding: no cycle looks at a finding older than it. A
+        finding comes from signals the detectors still hold (``history``) and looks back a window from its time, so
+        the horizon cuts off none the detectors could still find, however late."""
+        self.newest: datetime | None = None
+        """The newest cable finding's time. The horizon follows it, not the cycles: it only moves forward, and
+        ``restore`` rebuilds it from the recorded findings alone, so that a restored correlator looks at exactly
+        the findings one that ran throughout does."""
+        self.recent: dict[str, list[Finding]] = {}
+        """Per switch, its cables' findings, in arrival order: every one from the horizon on, and older ones until
+        the next sweep (``_forget``), which no cycle looks at."""
         self._switches: dict[ComponentId, tuple[str, ...]] = {}
         self._swept: datetime | None = None
         self.raised: dict[str, datetime] = {}
-        """When each switch's fault was last raised (its newest finding then)."""
+        """When each switch's fault was last raised (its newest finding then). Never pruned: one entry per switch of
+        the plan at most, and a switch raised long ago must count as such whenever a late finding reaches back."""
 
     def restore(self, recorded: Iterable[Finding], state: PolicyState) -> None:
         """After a restart: the findings recorded before it (in the order recorded) back in the window, as
         ``correlate`` had them: each cable finding under its switches (but those on a cable ``state`` holds out
-        since before them), each switch fault as raised. Without them a switch whose cables failed across a
-        restart (a deploy) got a disable per cable instead of one switch ticket."""
+        since before them), the newest of them as the horizon's, each switch fault as raised. Without them a switch
+        whose cables failed across a restart (a deploy) got a disable per cable instead of one switch ticket."""
         for finding in recorded:
             if finding.rule == SWITCH_FAULT and finding.component.kind is ComponentKind.SWITCH:
                 self.raised[finding.component.name] = finding.at
                 continue
             if _held_out_before(state, finding):
                 continue
-            for switch in self.switches_of(finding.component):
-                self.recent.setdefault(switch, deque()).append(finding)
+            switches = self.switches_of(finding.component)
+            for switch in switches:
+                self.recent.setdefault(switch, []).append(finding)
+            if switches and (self.newest is None or finding.at > self.newest):
+                self.newest = finding.at
 
     def switches_of(self, component: ComponentId) -> tuple[str, ...]:
         """The switch ends of a planned cable (none for anything else)."""
@@ -122,14 +136,20 @@ class Correlator:
                     and not _held_out_before(state, f)}
         if not arriving:
             return self.unchanged(findings)
-        oldest = min(f.at for f, _ in arriving.values()) - self.window
+        newest = max(f.at for f, _ in arriving.values())
+        if self.newest is None or newest > self.newest:
+            self.newest = newest
+        horizon = self.newest - self.reach
+        # A late finding looks back a window from its time (the findings before that are kept for it), but
+        # never before the horizon.
+        oldest = max(min(f.at for f, _ in arriving.values()) - self.window, horizon)
         touched: dict[str, None] = {}
         for finding, switches in arriving.values():
             for switch in switches:
-                self.recent.setdefault(switch, deque()).append(finding)
+                self.recent.setdefault(switch, []).append(finding)
                 touched[switch] = None
         faults = self._faults(list(touched), {f.component for f, _ in arriving.values()}, oldest)
-        self._forget(oldest)
+        self._forget(horizon)
         open_faults = {s for s in touched if open_switch_fault(state, s)}
         if not faults and not open_faults:
             return self.unchanged(findings)
@@ -192,22 +212,24 @@ class Correlator:
         return faults
 
     def _recent(self, switch: str, oldest: datetime) -> Sequence[Finding]:
-        """``switch``'s cable findings from ``oldest`` on (older ones are dropped)."""
-        found = self.recent.get(switch)
-        while found and found[0].at < oldest:
-            found.popleft()
-        return found or ()
+        """``switch``'s cable findings from ``oldest`` on. Those before it stay: a later cycle may look further
+        back (a late finding's window starts earlier)."""
+        return [f for f in self.recent.get(switch, ()) if f.at >= oldest]
 
-    def _forget(self, oldest: datetime) -> None:
-        """Switches whose newest cable finding is older than ``oldest`` (nothing of theirs can make a fault),
-        looked for once a window of findings' time: the others are pruned whenever they are looked at."""
-        if self._swept is not None and oldest - self._swept < self.window:
+    def _forget(self, horizon: datetime) -> None:
+        """Drops the cable findings before ``horizon`` (no cycle looks at them again), a switch's list with its
+        last finding; swept once the horizon moved a window. Which ones are left between sweeps changes nothing,
+        since no cycle looks before the horizon: a correlator that swept at other times decides the same."""
+        if self._swept is not None and horizon - self._swept < self.window:
             return
-        self._swept = oldest
-        for switch in [s for s, found in self.recent.items() if not found or found[-1].at < oldest]:
-            del self.recent[switch]
-        for switch in [s for s, at in self.raised.items() if at < oldest]:
-            del self.raised[switch]
+        self._swept = horizon
+        for switch, found in list(self.recent.items()):
+            if any(f.at < horizon for f in found):
+                kept = [f for f in found if f.at >= horizon]
+                if kept:
+                    self.recent[switch] = kept
+                else:
+                    del self.recent[switch]
 
     def _together(self, found: Iterable[Finding]) -> dict[ComponentId, list[Finding]]:
         """The cables of one switch whose findings fall in some ``window`` with ``threshold`` distinct cables
