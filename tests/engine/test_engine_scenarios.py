@@ -229,21 +229,21 @@ def test_storm_of_200_components_halts_within_the_cap(tmp_path: Path) -> None:
 def test_unchanged_ufm_is_not_read_again(tmp_path: Path) -> None:
     with rig(TINY, tmp_path) as r:
         reads: list[str] = []
-        ports = r.client.ports
+        topology_list = r.client.topology_list
 
-        async def counting_ports(system: str | None = None) -> list[object]:
-            reads.append("ports")
-            return await ports(system)  # type: ignore[return-value]
+        async def counting_reads(name: str) -> object:
+            reads.append(name)
+            return await topology_list(name)
 
         r.engine.ufm = type("Counting", (), {"__getattr__": lambda _, n: getattr(r.client, n),
-                                             "ports": staticmethod(counting_ports)})()
+                                             "topology_list": staticmethod(counting_reads)})()
         r.cycle()
         r.cycle()
         assert reads == []  # versioning unchanged since start(): no 24k-port read on a quiet fabric
         r.inject(fault="link_down", link="core01-01/1")
         r.advance(5)
         r.cycle()
-        assert reads == ["ports"]
+        assert sorted(reads) == ["links", "ports", "systems"], reads  # read again, each once
 
 
 def test_a_silence_keeps_maintenance_from_becoming_findings(tmp_path: Path) -> None:
