@@ -79,13 +79,15 @@ class ObjectRef:
 
 
 def _two_ends(regex: re.Pattern[str], text: str) -> tuple[PortEnd, PortEnd] | None:
-    found: list[PortEnd] = []
+    # Compared as plain tuples, the ends built only once two distinct ones are found: a storm over every cable
+    # names a new link in each event, so this runs once an event.
+    first: tuple[str, int] | None = None
     for match in regex.finditer(text):
-        end = PortEnd(guid=match.group(1).lower(), port=int(match.group(2)))
-        if end not in found:
-            found.append(end)
-        if len(found) == 2:
-            return (found[0], found[1])
+        end = (match.group(1).lower(), int(match.group(2)))
+        if first is None:
+            first = end
+        elif end != first:
+            return PortEnd(*first), PortEnd(*end)
     return None
 
 
