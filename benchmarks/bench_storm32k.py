@@ -17,9 +17,14 @@ start is timed, whole and in phases (wrappers timing the engine's own calls):
   cursor, in one SQLite transaction);
 - the rest of the cycle (the cursor, silences, requests, the report).
 
-Checked after the cycle: the breaker is halted, with one halt decided; the cycle's decisions as a digest (kind,
-rule, component, reason of each), so that two checkouts can be shown to decide the same. With ``--profile FILE``
-the cycle runs under ``cProfile`` (its times then are the profiler's, not the figures). The garbage collector runs
+Then the next cycle that matters is timed too: 12 minutes on, when every link-down of the storm has settled
+(``settle`` + ``boot_time``); it reads UFM's whole history again (none of it decoded again) and the detectors judge
+the evidence they held back. Checked after both: the breaker's state and the halts decided, and the decisions as a
+digest (kind, rule, component, reason of each), so that two checkouts can be shown to decide the same. Under the
+default rules one down/up episode of 10 s per cable is no fault (a flap takes three episodes, or two with 7 s of
+downtime; a link down, 10 minutes down), so this storm decides nothing and the breaker stays closed.
+With a profile path as the child's last argument the storm's cycle runs under ``cProfile`` (its times then are the
+profiler's, not the figures). The garbage collector runs
 with the daemon's policy (``fabric.daemon.gcpolicy``), applied once the engine is built, as the daemon does.
 
 ``python -m benchmarks.run storm32k`` runs it; ``python -m benchmarks.compare BASE --only storm32k`` runs this
@@ -117,12 +122,12 @@ class _Phases:
         return timed
 
 
-def child_cycle(storm: Path, workdir: Path, profile: Path | None) -> dict[str, Any]:
+def _engine(storm: Path, database: Path, clock: Any) -> tuple[Any, Any, Any]:
+    """The engine, its UFM client and its store, as ``start`` leaves them on a fabric that shows every planned cable
+    up, on a first start (no saved cursor, UFM's history empty): the storm is all new to the cycle."""
     import httpx
 
     from fabric.controller.engine import Engine, EngineSettings
-    from fabric.daemon.gcpolicy import apply_gc_policy
-    from fabric.remediation.domain import ActionKind
     from fabric.remediation.view import build_view
     from fabric.store import Store
     from fabric.ufm import BasicAuth, UfmClient
@@ -144,24 +149,28 @@ def child_cycle(storm: Path, workdir: Path, profile: Path | None) -> dict[str, A
             return httpx.Response(200, json=[])
         return httpx.Response(404, json={"error": path})
 
-    now = [CYCLE_AT]
-    clock = lambda: now[0]  # noqa: E731
     plan = fat_tree(PRESETS[PRESET])
     named_as_ufm(plan)
     view = build_view(plan, plan)
-    database = workdir / f"storm32k-{os.getpid()}.db"
     store = Store.open(f"sqlite:///{database}", fabric="default", clock=clock)
     tickets = LocalTicketBackend(store.engine, clock=clock)
     ufm = UfmClient("http://ufm.invalid", BasicAuth("admin", "123456"), transport=httpx.MockTransport(answer))
     engine = Engine(plan, ufm, store, tickets, EngineSettings(), clock)
-    # What ``start`` leaves after reading a fabric that shows every planned cable up, on a first start (no
-    # saved cursor, UFM's history empty): the storm is all new to the cycle.
-    engine.view, engine.live, engine._versions = view, set(view.plan_keys), {
-        k: v for k, v in versions.items() if k in ("ports_version", "links_version", "switches_version",
-                                                   "servers_version")}
-    engine._pipeline = engine._new_pipeline(engine._load_state(), CYCLE_AT)
+    engine.view, engine.live = view, set(view.plan_keys)
+    engine._versions = {k: v for k, v in versions.items()
+                        if k in ("ports_version", "links_version", "switches_version", "servers_version")}
+    engine._pipeline = engine._new_pipeline(engine._load_state(), clock())
     engine.cursor.prime([])
+    return engine, ufm, store
 
+
+def child_cycle(storm: Path, workdir: Path, profile: Path | None) -> dict[str, Any]:
+    from fabric.daemon.gcpolicy import apply_gc_policy
+    from fabric.remediation.domain import ActionKind
+
+    now = [CYCLE_AT]
+    database = workdir / f"storm32k-{os.getpid()}.db"
+    engine, ufm, store = _engine(storm, database, lambda: now[0])
     phases = _Phases()
     ufm.events = phases.coroutine("fetch_decode", ufm.events)  # type: ignore[method-assign]
     pipeline = engine.pipeline
@@ -227,7 +236,8 @@ def describe(runs: list[dict[str, Any]]) -> str:
     names = sorted({name for r in runs for name in r["phases"]})
     parts = [f"{name} {statistics.median(r['phases'].get(name, 0.0) for r in runs):.2f} s" for name in names]
     return (f"{statistics.median(r['events_per_s'] for r in runs):,.0f} events/s over {last['events']:,} events; "
-            f"{'; '.join(parts)}; {last['findings']:,} findings, {last['decisions']:,} decisions, "
+            f"{'; '.join(parts)}; the settled cycle {statistics.median(r['settled_seconds'] for r in runs):.2f} s; "
+            f"{last['findings']:,} findings, {last['decisions']:,} decisions, "
             f"{last['halts']} halt, breaker {'halted' if last['halted'] else 'NOT halted'}")
 
 
@@ -238,11 +248,12 @@ def run(workdir: Path, repeat: int = 3) -> list[Any]:
     storm = Path(_prepare_in_child(workdir))
     runs = [run_child(here, storm, workdir) for _ in range(repeat)]
     events = runs[-1]["events"]
-    halted = all(r["halted"] and r["halts"] == 1 for r in runs)
+    # What the rules decide of one down/up episode per cable (see above): nothing, the breaker closed.
+    as_decided = all(not r["halted"] and r["decisions"] == 0 for r in runs)
     return [Measurement(
         f"the full-fabric storm on {PRESET}: one engine cycle ({events:,} events)", [r["seconds"] for r in runs],
         max(r["rss_peak_mib"] for r in runs), events / TARGET_EVENTS_PER_S, note=describe(runs),
-        output=json.dumps(runs), met=None if halted else False)]
+        output=json.dumps(runs), met=None if as_decided else False)]
 
 
 def _prepare_in_child(workdir: Path) -> str:
