@@ -11,7 +11,9 @@ child's own timing either way).
 
 - ``verify`` of h100-4k and h100-32k from files (the benchmark's planted faults), JSON report;
 - ``replay`` of the realistic 1M-line week (``benchmarks.bench_replay``'s generator), JSON report;
-- ``Pipeline.step`` over the 100,000-event storm (``benchmarks.bench_pipeline``'s child, in each checkout).
+- ``Pipeline.step`` over the 100,000-event storm (``benchmarks.bench_pipeline``'s child, in each checkout);
+- one engine cycle over the full-fabric storm on h100-32k (``benchmarks.bench_storm32k``'s child of this checkout,
+  run on each checkout's code), with its phases and a digest of its decisions, which must be the same.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bench_pipeline, bench_replay, bench_verify
+from benchmarks import bench_pipeline, bench_replay, bench_storm32k, bench_verify
 
 HERE = Path(__file__).resolve().parents[1]
-BENCHMARKS = ("verify", "replay", "pipeline")
+BENCHMARKS = ("verify", "replay", "pipeline", "storm32k")
 
 
 def _seconds(argv: list[str], cwd: Path, expect: tuple[int, ...], cpu: bool) -> float:
@@ -96,6 +98,8 @@ def main(argv: list[str]) -> int:
             storm = bench_pipeline.prepare(work)
             rows.append(side_by_side("Pipeline.step, 100k-event storm", lambda: _storm_seconds(HERE, storm),
                                      lambda: _storm_seconds(baseline, storm), args.runs))
+        if "storm32k" in wanted:
+            rows.extend(_storm32k(work, baseline, args.runs))
     unit = "CPU s" if args.cpu else "s"
     print(f"| benchmark | this checkout ({unit}) | {baseline.name} ({unit}) | ratio |")
     print("|---|---|---|---|")
@@ -113,6 +117,27 @@ def _replay(work: Path, baseline: Path, runs: int, cpu: bool) -> dict[str, Any]:
         return _seconds([fabricctl, "replay", "--as-built", str(as_built), "--events", str(log), "--format", "json"],
                         checkout, (0, 1), cpu)
     return side_by_side("replay 1M lines", lambda: replay(HERE), lambda: replay(baseline), runs)
+
+
+def _storm32k(work: Path, baseline: Path, runs: int) -> list[dict[str, Any]]:
+    """The cycle and its phases, both checkouts taking turns; refused if they decided differently."""
+    storm = bench_storm32k.prepare(work)
+    ours: list[dict[str, Any]] = []
+    theirs: list[dict[str, Any]] = []
+    for _ in range(runs):
+        ours.append(bench_storm32k.run_child(HERE, storm, work))
+        theirs.append(bench_storm32k.run_child(baseline, storm, work))
+    digests = {r["decisions_sha256"] for r in [*ours, *theirs]} | {str(r["halted"]) for r in [*ours, *theirs]}
+    if len(digests) != 2:
+        raise RuntimeError(f"the two checkouts decided the storm differently: {digests}")
+    rows = [side_by_side("storm32k: the cycle", iter(r["seconds"] for r in ours).__next__,
+                         iter(r["seconds"] for r in theirs).__next__, runs)]
+    for phase in sorted({p for r in [*ours, *theirs] for p in r["phases"]}):
+        rows.append(side_by_side(f"storm32k: {phase}", iter(r["phases"].get(phase, 0.0) for r in ours).__next__,
+                                 iter(r["phases"].get(phase, 0.0) for r in theirs).__next__, runs))
+    rows.append(side_by_side("storm32k: the next cycle (settled)", iter(r["settled_seconds"] for r in ours).__next__,
+                             iter(r["settled_seconds"] for r in theirs).__next__, runs))
+    return rows
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from benchmarks import (
     bench_replay,
     bench_sim_telemetry,
     bench_start,
+    bench_storm32k,
     bench_telemetry,
     bench_ufm,
     bench_verify,
@@ -27,7 +28,7 @@ from benchmarks.measure import Measurement
 SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pipeline.run,
           "replay": bench_replay.run, "daemon": bench_daemon.run, "webhooks": bench_webhooks.run,
           "week": bench_week.run, "cadence": bench_cadence.run, "simtelemetry": bench_sim_telemetry.run,
-          "telemetry": bench_telemetry.run, "start": bench_start.run}
+          "telemetry": bench_telemetry.run, "start": bench_start.run, "storm32k": bench_storm32k.run}
 
 def _suite_in_child(name: str, workdir: Path) -> list[Measurement]:
     """One suite in a process of its own: a child's ``ru_maxrss`` counts the parent it was forked from, so a

@@ -22,7 +22,7 @@ from typing import NamedTuple, Protocol
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.kinds import SignalKind
 from fabric.remediation.rules import EVENT_KINDS
-from fabric.ufm.objects import PortEnd, link_ends, parse_object_path
+from fabric.ufm.objects import PortEnd, link_ends, parse_object_path, path_end_names
 from topology.model import End, Fabric, canonical_guid
 from topology.numerals import whole_number
 from topology.ports import Kind
@@ -143,6 +143,8 @@ _Placement = tuple[ComponentId, str | None, tuple[str, ...]] | str
 """Where an event lands (component, reporting end, devices), or why it cannot be placed."""
 _PLACES_KEPT = 1 << 17
 _LINK_KINDS = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP})
+_UNLISTED = "unlisted"
+"""A port name UFM's port list does not hold (``SignalMapper._known_link``)."""
 
 
 class SignalMapper:
@@ -158,6 +160,12 @@ class SignalMapper:
             name: self._port_placement(end) for name, end in resolver.ports.items()}
         """Placements of UFM's port names (``<guid>_<n>``), as most port events name their object: made once,
         so that a storm over thousands of ports does not place them one by one (0.1 s for h100-4k)."""
+        self._link_at_port: dict[str | None, _Placement | None] = {
+            name: (placement[0], None, placement[2]) if not isinstance(placement, str)
+            and placement[0].kind is ComponentKind.LINK else None for name, placement in self._ports.items()}
+        """The placement of a link event naming a UFM port name as an end: the cable's (``None``: the port has no
+        cable), made once with the ports' so that a storm over every cable, each event naming a link not seen
+        before, places none of them one by one."""
 
     def _remember(self, key: tuple[str, object, object, object], placement: _Placement) -> None:
         if len(self._places) >= _PLACES_KEPT:
@@ -222,12 +230,24 @@ class SignalMapper:
         key = ("link", event.object_name, None, path)
         placement = self._places.get(key)
         if placement is None:
+            if path and (names := path_end_names(path)) is not None \
+                    and (known := self._known_link(names)) is not None:
+                return known
             from_path = link_ends(path, None) if path else None
             placement = self._place_link(from_path or link_ends(None, event.description)
                                          or link_ends(event.object_name, None))
             if from_path is not None:  # else the description named the ends: it is not part of the key
                 self._remember(key, placement)
         return placement
+
+    def _known_link(self, names: tuple[str, str]) -> _Placement | None:
+        """``_place_link`` of two ends named as UFM's port list names them (``None`` unless it lists both): the
+        placement of the first end that has a cable, from ``_link_at_port``."""
+        at_port = self._link_at_port
+        first, second = at_port.get(names[0], _UNLISTED), at_port.get(names[1], _UNLISTED)
+        if first is _UNLISTED or second is _UNLISTED:
+            return None
+        return first or second or "link ends not in the fabric model"
 
     def _place_link(self, ends: tuple[PortEnd, PortEnd] | None) -> _Placement:
         if ends is None:

@@ -530,6 +530,8 @@ _OPTIONAL_STR = ("object_type", "name", "type", "event_type", "category", "objec
 _USUAL_KEYS = _EVENT_FIELD_SET - {"event_id"}
 """The keys of an element that holds no extra field (and no ``event_id``, which only validation normalises)."""
 _AS_SPELT = {severity: severity for severity in SEVERITIES.values()}
+_TYPES_KEPT = 256
+"""How many distinct ``type`` strings an ``EventReader`` remembers (UFM's object types are a dozen)."""
 
 
 def _event_number(text: str) -> int | None:
@@ -546,10 +548,12 @@ class EventReader:
     a string belongs, an ``event_id`` given, a malformed time), which is then validated and, when wrong, refused in
     the model's words."""
 
-    __slots__ = ("_timestamps",)
+    __slots__ = ("_numbers", "_timestamps")
 
     def __init__(self, tz: tzinfo = UTC) -> None:
         self._timestamps = UfmTimestamps(tz)
+        self._numbers: dict[str, bool] = {}
+        """``_int_like`` of the ``type`` strings seen: a list repeats a handful of them (``Link``, ``IBPort``...)."""
 
     def __call__(self, item: Any) -> Event | None:
         if type(item) is not dict:
@@ -590,7 +594,7 @@ class EventReader:
         if raw_event_type is not None:
             event_number = _event_number(raw_event_type)
             if event_number is not None and "object_type" not in item and raw_type is not None \
-                    and not _int_like(raw_type):
+                    and not self._int_like(raw_type):
                 values["object_type"] = raw_type
                 fields_set.add("object_type")
         else:
@@ -600,6 +604,14 @@ class EventReader:
         values["event_id"] = event_number
         fields_set.add("event_id")
         return construct_event(values, extra, fields_set)
+
+    def _int_like(self, text: str) -> bool:
+        known = self._numbers.get(text)
+        if known is None:
+            if len(self._numbers) >= _TYPES_KEPT:
+                self._numbers.clear()
+            known = self._numbers[text] = _int_like(text)
+        return known
 
 
 class Alarm(UfmModel):

@@ -78,15 +78,29 @@ class ObjectRef:
     ends: tuple[PortEnd, PortEnd] | None = None
 
 
-def _two_ends(regex: re.Pattern[str], text: str) -> tuple[PortEnd, PortEnd] | None:
-    found: list[PortEnd] = []
-    for match in regex.finditer(text):
-        end = PortEnd(guid=match.group(1).lower(), port=int(match.group(2)))
-        if end not in found:
-            found.append(end)
-        if len(found) == 2:
-            return (found[0], found[1])
+def _two_pairs(regex: re.Pattern[str], text: str) -> tuple[tuple[str, int], tuple[str, int]] | None:
+    """The first two distinct (GUID, port) that ``regex`` finds in ``text``, as plain tuples: a storm over every
+    cable names a link not seen before in each event, so this runs once an event."""
+    first: tuple[str, int] | None = None
+    for guid, port in regex.findall(text):
+        end = (guid.lower(), int(port))
+        if first is None:
+            first = end
+        elif end != first:
+            return first, end
     return None
+
+
+def _two_ends(regex: re.Pattern[str], text: str) -> tuple[PortEnd, PortEnd] | None:
+    pairs = _two_pairs(regex, text)
+    return None if pairs is None else (PortEnd(*pairs[0]), PortEnd(*pairs[1]))
+
+
+def path_end_names(object_path: str) -> tuple[str, str] | None:
+    """The UFM port names (``<guid>_<n>``) of the two ends ``link_ends`` finds in a Link's object path, without
+    building them as ``PortEnd``."""
+    pairs = _two_pairs(_PATH_END_RE, object_path)
+    return None if pairs is None else (f"{pairs[0][0]}_{pairs[0][1]}", f"{pairs[1][0]}_{pairs[1][1]}")
 
 
 def link_ends(object_path: str | None, description: str | None = None) -> tuple[PortEnd, PortEnd] | None:

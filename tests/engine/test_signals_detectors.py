@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ComponentId, ComponentKind
@@ -15,6 +17,7 @@ from fabric.remediation.rules import RuleSettings
 from fabric.remediation.signals import Resolver, SignalMapper, link_id
 from fabric.ufm.eventlog import parse_event_line
 from fabric.ufm.models import Event
+from fabric.ufm.objects import link_ends
 from topology.formats.ufm_render import UfmView
 from topology.generate import PRESETS, fat_tree
 from topology.model import End
@@ -248,3 +251,24 @@ def test_a_silence_mutes_the_counted_and_ticket_only_rules_too() -> None:
         found = detectors.observe(mapper.map([*errors, down])) + detectors.evaluate(T0 + timedelta(minutes=5))
         rules = sorted(f.rule for f in found)
         assert rules == ([] if detectors is silenced else ["port_errors", "switch_down"]), rules
+
+
+_KNOWN_NAMES = sorted(VIEW.ports[end].name for end in VIEW.ports)
+
+
+@given(st.lists(st.one_of(st.sampled_from(_KNOWN_NAMES), st.just("0badc0ffee000000_3")), min_size=0, max_size=3),
+       st.sampled_from(["", "0x"]), st.booleans(), st.sampled_from(["Source {}  TO Dest: {}", "{} {} x", "{}"]))
+@settings(max_examples=300, deadline=None)
+def test_a_link_is_placed_from_ufm_s_port_names_as_from_its_parsed_ends(
+        names: list[str], prefix: str, upper: bool, template: str) -> None:
+    """The placement the mapper makes from UFM's port names (``_known_link``, made once per port) is the one
+    ``_place_link`` makes from the path's parsed ends: an unlisted end, an end without a cable, one end named
+    twice, ``0x`` and upper-case GUIDs included."""
+    written = [(prefix + n).upper() if upper else prefix + n for n in names]
+    path = template.format(*written, *[""] * (template.count("{}") - len(written))) if written else "Source"
+    mapper = SignalMapper(RESOLVER)
+    ends = link_ends(path, None)
+    reference = mapper._place_link(ends) if ends is not None else None
+    placed = mapper._link_placement(event(329, T0, ident=1, object_type="Link", object_name=None, object_path=path))
+    if reference is not None:
+        assert placed == reference
