@@ -9,8 +9,9 @@ component: after storms the table holds many of those, which host health must no
 Measured: the API app of a checkout (``create_app`` over that store, the plan built from the preset) in a process
 of its own (``benchmarks/hosts_probe.py``), requests sent one after another in process (``httpx.ASGITransport``:
 routing, the endpoint in its worker thread, the response's validation and JSON, no socket), ``ROUNDS`` rounds of
-every endpoint in turn after a first answer of each (the plan's index is built by the first). Each endpoint's p50,
-p99 and longest over all its rounds, and the first answer's time, apart.
+every endpoint in turn after a first answer of each (the plan's index is built by the first; then the daemon's
+collector policy is applied, which freezes the plan and its index as the daemon's start-up does). Each endpoint's
+p50, p99 and longest over all its rounds, and the first answer's time, apart.
 
 ``python -m benchmarks.run hosts``: this checkout, ``TURNS`` processes. ``python -m benchmarks.bench_hosts
 BASELINE``: with another checkout of the project (its ``fabric`` put first on ``PYTHONPATH``: a ``git worktree``

@@ -3,7 +3,8 @@
 Run as a script with the checkout measured first on ``PYTHONPATH`` (``python -P hosts_probe.py DB ROUNDS``): it
 imports nothing from ``benchmarks``, so the same file measures an earlier commit's ``fabric``. Prints one JSON
 object: each endpoint's latencies (seconds), its first answer's (the plan's index built then), and a digest of
-each answer's body (the two checkouts must answer alike).
+each answer's body (the two checkouts must answer alike). After the first answers (the plan's index built by
+them) the daemon's collector policy is applied, as the daemon does once started: the plan and its index frozen.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import httpx
 from fabric.api.app import create_app
 from fabric.api.context import ApiContext, Reload, RuntimeStatus
 from fabric.config import ServiceConfig
+from fabric.daemon.gcpolicy import apply_gc_policy
 from fabric.store import Store
 from topology.generate import PRESETS, fat_tree
 
@@ -62,6 +64,8 @@ async def _probe(db: str, rounds: int, paths: list[str]) -> dict[str, object]:
                         digests[path] = hashlib.sha256(response.content).hexdigest()
                     else:
                         latencies[path].append(took)
+                if turn == 0:  # as the daemon, once started: what lives as long as the process frozen
+                    apply_gc_policy()
     return {"latencies": latencies, "first": first, "digests": digests}
 
 
