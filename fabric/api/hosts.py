@@ -11,7 +11,7 @@ from fastapi import HTTPException, Query, status
 from fastapi.responses import PlainTextResponse
 
 from fabric.api.deps import PlanIndexDep, StoreDep
-from fabric.api.health import hosts_health
+from fabric.api.health import UNUSABLE, host_health, hosts_health, unhealthy
 from fabric.api.models import HostHealth, Problem
 from fabric.jsonbody import strict_router
 
@@ -24,8 +24,7 @@ def get_host_health(host: str, store: StoreDep, index: PlanIndexDep) -> HostHeal
     key = host.casefold()
     if key not in index.hosts:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"host: no host {host!r} in the fabric plan")
-    (health,) = hosts_health(index, store.components(), [key])
-    return health
+    return host_health(index, key, unhealthy(index, store.components(UNUSABLE)))
 
 
 @router.get("/hosts", response_model=list[HostHealth],
@@ -39,7 +38,7 @@ def list_hosts(
     output: Annotated[Literal["json", "text"], Query(alias="format", description="text: one host a line.")]
     = "json",
 ) -> list[HostHealth] | PlainTextResponse:
-    found = [h for h in hosts_health(index, store.components()) if healthy is None or h.healthy is healthy]
+    found = hosts_health(index, store.components(UNUSABLE), healthy)
     if output == "text":
         return PlainTextResponse("".join(f"{h.host}\n" for h in found))
     return found

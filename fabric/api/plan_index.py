@@ -1,7 +1,8 @@
 """Which components of the plan sit on which devices and hosts: what the components' filters and host health read.
 
 Built once per plan (``plan_index``): the plan does not change while the service runs, and a request must not walk
-every cable of a 4,000-host fabric to answer one host.
+every cable of a 4,000-host fabric to answer one host. With it host health costs what the components out of service
+cost (each maps to its hosts in a lookup or two), not what the plan's hosts and cables do.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from fabric.remediation.correlate import hosts_behind
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.signals import link_id
 from topology.model import Fabric
@@ -25,6 +27,11 @@ class PlanIndex:
     """Every planned cable's component, to its two devices (keys)."""
     adapter_hosts: Mapping[str, str]
     """Every adapter (device key) to its host (case-folded)."""
+    by_name: tuple[str, ...]
+    """Every host (case-folded), in the order of its planned name: the order of the host list."""
+    behind: Mapping[str, tuple[str, ...]]
+    """Every switch cabled to an adapter, to the hosts (case-folded) behind it, by planned name: the hosts a
+    ``switch_fault`` of it makes unhealthy."""
 
     def device_of_port(self, name: str) -> str | None:
         """The device of a port component ``device/label`` (a label may hold '/' too: ``1/3/1``)."""
@@ -73,4 +80,8 @@ def plan_index(plan: Fabric) -> PlanIndex:
     for key in sorted(adapters):
         hosts.setdefault(adapters[key], plan.devices[key].host_name)
     links = {link_id(cable.key): (cable.a.device, cable.b.device) for cable in plan.cables}
-    return PlanIndex(plan, hosts, links, adapters)
+    by_name = tuple(sorted(hosts, key=hosts.__getitem__))
+    # (a host planned under two spellings of its name is one host, behind a switch once)
+    behind = {switch: tuple(dict.fromkeys(name.casefold() for name in names))
+              for switch, names in hosts_behind(plan).items()}
+    return PlanIndex(plan, hosts, links, adapters, by_name, behind)

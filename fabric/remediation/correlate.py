@@ -315,8 +315,14 @@ def faulty_switches(state: PolicyState) -> list[ComponentId]:
     return sorted(c for c in state.components if c.kind is ComponentKind.SWITCH and open_switch_fault(state, c.name))
 
 
-def hosts_behind(plan: Fabric, switch: str) -> list[str]:
-    """The hosts cabled to ``switch`` (a leaf's), by host name, sorted: the ones a faulty leaf degrades."""
-    hosts = {plan.devices[end.device].host_name for cable in plan.cables if switch in (cable.a.device, cable.b.device)
-             for end in (cable.a, cable.b) if plan.devices[end.device].kind is Kind.ADAPTER}
-    return sorted(hosts)
+def hosts_behind(plan: Fabric) -> dict[str, list[str]]:
+    """Every switch cabled to a host adapter (a leaf), to the hosts cabled to it by host name, sorted: the ones a
+    faulty leaf degrades. All switches in one pass over the cables: the API builds it once per plan."""
+    devices = plan.devices
+    found: dict[str, set[str]] = {}
+    for cable in plan.cables:
+        for switch, other in ((cable.a.device, cable.b.device), (cable.b.device, cable.a.device)):
+            adapter = devices[other]
+            if adapter.kind is Kind.ADAPTER and devices[switch].kind is Kind.SWITCH:
+                found.setdefault(switch, set()).add(adapter.host_name)
+    return {switch: sorted(hosts) for switch, hosts in found.items()}

@@ -193,8 +193,9 @@ def test_a_finding_older_than_the_horizon_counts_toward_no_switch_fault_restored
 
 
 def test_the_hosts_behind_a_leaf() -> None:
-    assert hosts_behind(TINY, "pod01-leaf01") == ["pod01-node01", "pod01-node02", "pod01-node03", "pod01-node04"]
-    assert hosts_behind(TINY, "pod01-spine01") == []
+    behind = hosts_behind(TINY)
+    assert behind["pod01-leaf01"] == ["pod01-node01", "pod01-node02", "pod01-node03", "pod01-node04"]
+    assert sorted(behind) == ["pod01-leaf01", "pod01-leaf02", "pod02-leaf01", "pod02-leaf02"]  # no spine, no core
 
 
 @settings(max_examples=80, deadline=None)

@@ -74,6 +74,16 @@ def test_components_by_lifecycle_and_counts(store: Store) -> None:
     assert set(counts) == set(Lifecycle)
 
 
+def test_components_of_some_states_come_in_id_order(store: Store) -> None:
+    """Read through the lifecycle index (a few rows of many: host health's read), not the id's: sorted after."""
+    states = [Lifecycle.HEALTHY, Lifecycle.DISABLED, Lifecycle.QUARANTINED, Lifecycle.TICKETED, Lifecycle.PROBATION]
+    made = [ComponentId(ComponentKind.LINK, f"leaf01/{n}|spine02/{n}") for n in range(20, 0, -1)]
+    for n, component in enumerate(made):
+        store.put_component(component, _at(states[n % len(states)]))
+    wanted = [c for n, c in enumerate(made) if states[n % len(states)] in states[1:4]]
+    assert list(store.components(states[1:4])) == sorted(wanted, key=str)
+
+
 def test_forget_component(store: Store) -> None:
     store.put_component(LINK, _at(Lifecycle.HEALTHY))
     assert store.forget_component(LINK)
