@@ -1,13 +1,16 @@
 """This checkout against another one (an earlier commit), side by side in one run, on the same inputs.
 
     python -m benchmarks.compare /path/to/baseline-checkout [--runs 5] [--workdir DIR] [--only verify] [--cpu]
+                                 [--python PYTHON]
 
 The baseline is another checkout of the project with its own ``.venv`` (``git worktree add DIR REV`` then
-``make -C DIR .venv/.installed``). Each benchmark runs both sides' whole processes alternately (ours, theirs,
-ours, ...), so a shared host's noise falls on both, and reports the medians and their ratio. ``--cpu`` reports the
-commands' CPU time (user + system, from ``wait4``) instead of their wall time: on a host busy with other work a
-process waits for a core, and the wait is in its wall time but not in its CPU time (the pipeline's row is its
-child's own timing either way).
+``make -C DIR .venv/.installed``), or, with ``--python``, a checkout that shares that interpreter's venv: each
+side's commands are then ``PYTHON -m fabric.cli`` run from its own directory, where ``-m`` finds its code before the
+venv's editable install (the replay and verify benchmarks). Each benchmark runs both sides' whole processes
+alternately (ours, theirs, ours, ...), so a shared host's noise falls on both, and reports the medians and their
+ratio. ``--cpu`` reports the commands' CPU time (user + system, from ``wait4``) instead of their wall time: on a host
+busy with other work a process waits for a core, and the wait is in its wall time but not in its CPU time (the
+pipeline's row is its child's own timing either way).
 
 - ``verify`` of h100-4k and h100-32k from files (the benchmark's planted faults), JSON report;
 - ``replay`` of the realistic 1M-line week (``benchmarks.bench_replay``'s generator), JSON report;
@@ -77,6 +80,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--only", choices=BENCHMARKS, action="append", help="Run only these (repeatable).")
     parser.add_argument("--cpu", action="store_true", help="CPU time (user + system) instead of wall time.")
+    parser.add_argument("--python", type=Path, help="One venv's interpreter for both sides: `PYTHON -m fabric.cli` "
+                                                    "from each checkout instead of its .venv/bin/fabricctl.")
     args = parser.parse_args(argv)
     wanted = args.only or BENCHMARKS
     baseline = args.baseline.resolve()
@@ -88,12 +93,11 @@ def main(argv: list[str]) -> int:
             plan, snapshot = bench_verify.prepare(preset, work)
 
             def verify(checkout: Path, plan: Path = plan, snapshot: Path = snapshot) -> float:
-                fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
-                return _seconds([fabricctl, "verify", "--plan", str(plan), "--as-built", str(snapshot), "--format",
-                                 "json"], checkout, (1,), args.cpu)
+                return _seconds([*_fabricctl(checkout, args.python), "verify", "--plan", str(plan), "--as-built",
+                                 str(snapshot), "--format", "json"], checkout, (1,), args.cpu)
             rows.append(side_by_side(f"verify {preset}", lambda: verify(HERE), lambda: verify(baseline), args.runs))
         if "replay" in wanted:
-            rows.append(_replay(work, baseline, args.runs, args.cpu))
+            rows.append(_replay(work, baseline, args.runs, args.cpu, args.python))
         if "pipeline" in wanted:
             storm = bench_pipeline.prepare(work)
             rows.append(side_by_side("Pipeline.step, 100k-event storm", lambda: _storm_seconds(HERE, storm),
@@ -109,13 +113,18 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _replay(work: Path, baseline: Path, runs: int, cpu: bool) -> dict[str, Any]:
+def _fabricctl(checkout: Path, python: Path | None) -> list[str]:
+    """The command line of ``checkout``'s fabricctl: its own venv's script, or ``python -m fabric.cli`` (run from the
+    checkout, which is what makes it that checkout's)."""
+    return [str(python), "-m", "fabric.cli"] if python else [str(checkout / ".venv" / "bin" / "fabricctl")]
+
+
+def _replay(work: Path, baseline: Path, runs: int, cpu: bool, python: Path | None) -> dict[str, Any]:
     as_built, log, _, _ = bench_replay.prepare(work)
 
     def replay(checkout: Path) -> float:
-        fabricctl = str(checkout / ".venv" / "bin" / "fabricctl")
-        return _seconds([fabricctl, "replay", "--as-built", str(as_built), "--events", str(log), "--format", "json"],
-                        checkout, (0, 1), cpu)
+        return _seconds([*_fabricctl(checkout, python), "replay", "--as-built", str(as_built), "--events", str(log),
+                         "--format", "json"], checkout, (0, 1), cpu)
     return side_by_side("replay 1M lines", lambda: replay(HERE), lambda: replay(baseline), runs)
 
 

@@ -77,7 +77,7 @@ from fabric.errors import ErrorKind, FabricError
 from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RESETTABLE, RuleSettings, Threshold
-from fabric.serving import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
+from fabric.serverlimits import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
 from fabric.telemetry.settings import TelemetrySettings
 from fabric.ufm.address import (
     DEFAULT_TIMEOUT_S,
@@ -618,7 +618,7 @@ class ApiSection(_Section):
     """Connections served at once; a request past them is answered 503."""
 
     def server_limits(self) -> ServerLimits:
-        """The limits the HTTP servers read their clients within (``fabric.serving``)."""
+        """The limits the HTTP servers read their clients within (``fabric.serving`` applies them)."""
         return ServerLimits(self.read_timeout.total_seconds(), self.max_connections)
 
     def admin_token(self) -> SecretStr | None:

@@ -26,13 +26,14 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from fabric.serverlimits import MAX_CONNECTIONS, READ_TIMEOUT, ServerLimits
 
 __all__ = ["HEADER_BYTES", "KEEP_ALIVE", "MAX_CONNECTIONS", "READ_TIMEOUT", "SHUTDOWN_GRACE", "DeadlinedH11Protocol",
            "ServerConfig", "ServerLimits", "bind_listener", "uvicorn_config"]
@@ -41,21 +42,6 @@ HEADER_BYTES = 16 * 1024
 """The most a request line and its headers may take (h11's own default, stated)."""
 KEEP_ALIVE = 5
 """Seconds an idle kept-alive connection stays open (uvicorn's default, stated)."""
-
-
-READ_TIMEOUT = 10.0
-MAX_CONNECTIONS = 256
-
-
-@dataclass(frozen=True, slots=True)
-class ServerLimits:
-    """``[api] read_timeout`` and ``max_connections`` (``ApiSection.server_limits``); the defaults serve the
-    servers that have no configuration (the simulator, the fake Jira)."""
-
-    read_timeout: float = READ_TIMEOUT
-    """Seconds a request's headers may take to arrive, and then its body."""
-    max_connections: int = MAX_CONNECTIONS
-    """Connections served at once; a request past them is answered 503."""
 
 
 class ServerConfig(uvicorn.Config):

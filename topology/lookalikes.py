@@ -69,6 +69,8 @@ _LOOKS_LATIN = {ord(unicodedata.lookup(name)): latin for latin, names in _LOOK_A
 
 def skeleton(name: str) -> str:
     """What ``name`` looks like: two names with the same skeleton are told apart by no one reading them."""
+    if name.isascii() and name.isprintable():  # every planned name, as a rule: NFKC, the table and the filter keep it
+        return name.casefold()
     shown = unicodedata.normalize("NFKC", name).translate(_LOOKS_LATIN)
     return "".join(char for char in shown if char.isprintable()).casefold()
 

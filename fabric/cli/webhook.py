@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from fabric.cli.common import open_store
-from fabric.jsonbody import strict_app
 
 ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="The service configuration (TOML).")]
 PortOption = Annotated[int, typer.Option("--port", "-p", help="The port to listen on (0: any free one).")]
@@ -28,6 +27,7 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
     from fabric.api.context import ApiContext, Reload, RuntimeStatus
     from fabric.api.webhooks import webhook_router
     from fabric.config import load_config
+    from fabric.jsonbody import strict_app  # FastAPI: 0.18 s to import, which no other command may pay for
     from fabric.serving import bind_listener, uvicorn_config
     from topology.model import Fabric
 

@@ -11,11 +11,14 @@ shows less than ``min_planned`` of the plan's systems, ports (two per planned ca
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from fabric.errors import ErrorKind, FabricError
-from fabric.ufm.snapshot import UfmTopology
 from topology.model import Fabric
 from topology.ports import Kind
+
+if TYPE_CHECKING:  # only named: fabric.config imports this module, and the reader brings httpx (0.1 s) with it
+    from fabric.ufm.snapshot import UfmTopology
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,8 @@ def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False, plan:
     needed = max(start_dev, start_port, end_dev, end_port)
     first = min(columns.values())
     switches: dict[str, str] = {}
+    # A plan spells its rates a few ways (every cable of a tier alike): each pair of cells is read once.
+    rates: dict[tuple[str, str], tuple[int | None, float | None]] = {}
     try:
         for row in rows:
             line = rows.line_num
@@ -67,9 +69,11 @@ def parse_ndt(lines: Iterable[str], source: str, *, lenient: bool = False, plan:
             a = _end(fabric, switches, row[start_dev], row[start_port], source, line, origin, "StartPort",
                      "StartDevice")
             b = _end(fabric, switches, row[end_dev], row[end_port], source, line, origin, "EndPort", "EndDevice")
-            width = _width(_cell(row, width_col), source, line) if width_col is not None else None
-            speed = _speed(_cell(row, speed_col), width, source, line) if speed_col is not None else None
-            fabric.add_cable(Cable(a, b, width, speed, origin), lenient=lenient)
+            cells = (_cell(row, width_col), _cell(row, speed_col))
+            if (rate := rates.get(cells)) is None:
+                width = _width(cells[0], source, line) if width_col is not None else None
+                rate = rates[cells] = (width, _speed(cells[1], width, source, line) if speed_col is not None else None)
+            fabric.add_cable(Cable(a, b, rate[0], rate[1], origin), lenient=lenient)
     except csv.Error as exc:  # a field over csv.field_size_limit(), say: the file is no wiring plan
         raise InputError(f"unreadable CSV: {exc}", source=source, line=rows.line_num) from None
     if not fabric.cables:

@@ -322,11 +322,14 @@ class UfmFabricBuilder:
             raise doc.error(index, "ports", "expected a list of port names")
         claimed = {guid}  # a system lists each node GUID once per port: the first claim is the one to check
         for k, port in enumerate(listed):
-            m = _PORT_NAME.match(port) if isinstance(port, str) else None
-            if m is None:
-                raise doc.error(index, f"ports[{k}]",
-                                f"not a UFM port name (<guid>_<port>): {excerpt(str(port))}")
-            node_guid = canonical_guid(m.group(1))
+            if type(port) is str and _CANONICAL_PORT_NAME.fullmatch(port) is not None:
+                node_guid = port[:16]  # already canonical, as UFM writes it: no group, no cache look-up
+            else:
+                m = _PORT_NAME.match(port) if isinstance(port, str) else None
+                if m is None:
+                    raise doc.error(index, f"ports[{k}]",
+                                    f"not a UFM port name (<guid>_<port>): {excerpt(str(port))}")
+                node_guid = canonical_guid(m.group(1))
             if node_guid not in claimed:
                 claimed.add(node_guid)
                 self._own(doc, system, node_guid, doc.path(index, f"ports[{k}]"))
@@ -445,6 +448,13 @@ class UfmFabricBuilder:
 
     def _switch_label(self, doc: _Document, index: int, fields: _Side, description: str | None,
                       dname: str | None, port: str) -> str | None:
+        if dname and (description is None or "/" not in description):  # no director ASIC: the common case, first
+            try:
+                label = checked_switch_port(dname)
+            except PortLabelError:
+                label = None  # said below, naming the field
+            if label is not None:
+                return label
         side = fields.side
         suffix = description.partition(":")[2] if description and ":" in description else ""
         try:
