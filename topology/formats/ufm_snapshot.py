@@ -81,8 +81,9 @@ def read_ufm_snapshot(directory: Path) -> Fabric:
 
     Each is folded into the fabric an element at a time as ``topology.jsonlist.file_items`` decodes it (ports,
     systems, then links, as ``UfmFabricBuilder`` takes them): none is held whole, in bytes or in objects. A
-    document in another form (UFM's ``{"data": [...]}``, not UTF-8, not a regular file) is decoded whole, and so is
-    one the decoding refuses, so that its error is the one the whole document's decoding gives.
+    document in another form (UFM's ``{"data": [...]}``, not UTF-8, not a regular file) is decoded whole. Each fault
+    is refused and told as decoding the document whole tells it; only which of two faults is told first may differ
+    (a port's field before a text fault further on, or in another document).
     """
     if not directory.is_dir():
         raise InputError("not a directory holding a UFM snapshot (systems.json, links.json)",
@@ -112,10 +113,8 @@ def _document_entries(doc: _Document, path: Path, stream: BufferedReader) -> Ite
             if type(entry) is not dict:
                 raise doc.error(index, None, f"expected an object, found {type(entry).__name__}")
             yield index, entry
-    except JsonError as exc:
-        stream.seek(0)
-        _decoded(read_stream(stream, DOCUMENT, str(path)), path)  # the whole document's error, as it was always told
-        raise _json_input_error(exc, path) from None  # not reached: the two decodings refuse the same documents
+    except JsonError as exc:  # said as the whole document's decoding says it: the element's field, or the line
+        raise _json_input_error(exc, path) from None  # and column in the file (``file_items`` places it so)
 
 
 def _bare_list_file(stream: BufferedReader) -> bool:
