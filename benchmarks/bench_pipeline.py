@@ -184,8 +184,8 @@ def child_parse(path: Path, mode: str) -> dict[str, Any]:
     import gc
 
     from fabric.daemon.gcpolicy import apply_gc_policy
-    from fabric.ufm.jsonlist import list_items
     from fabric.ufm.models import Event, parse_list
+    from topology.jsonlist import list_items
 
     body = path.read_bytes()
     apply_gc_policy()

@@ -6,7 +6,7 @@ host's load falls on all of them; the median of ``ROUNDS`` (default 5) is printe
 
 - **the event list, whole**: UFM's ``GET /app/events`` answer of the 100,000-event storm (``bench_pipeline``'s,
   43 MB), one ``loads`` of its bytes, with the daemon's garbage-collector policy;
-- **the event list, in pieces**: the same through ``fabric.ufm.jsonlist.list_items``, as the daemon reads it;
+- **the event list, in pieces**: the same through ``topology.jsonlist.list_items``, as the daemon reads it;
 - **the snapshot files**: h100-32k's ``systems``, ``links`` and ``ports.json`` (``bench_verify``'s, 184 MB), each
   read whole by ``topology.inputs`` then decoded, the collector off, as ``verify`` reads them;
 - with a baseline, ``fabricctl verify`` on h100-32k as a whole command, with each decoder.
@@ -52,9 +52,9 @@ def child(variant: str, what: str, source: Path) -> dict[str, Any]:
 
     _install(variant)
     from fabric.daemon.gcpolicy import apply_gc_policy
-    from fabric.ufm.jsonlist import list_items
     from topology import strictjson
     from topology.inputs import DOCUMENT, read_input
+    from topology.jsonlist import list_items
 
     decode = json.loads if variant == "plain" else strictjson.loads
     report: dict[str, Any] = {"variant": variant, "what": what}

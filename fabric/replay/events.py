@@ -6,7 +6,7 @@
 - UFM's ``event.log`` (``.gz`` accepted), parsed by ``fabric.ufm.eventlog``.
 
 The format is sniffed from the first bytes. ``stream_events`` reads an event.log and JSON lines a line at a time and
-a bare JSON list a piece at a time (``fabric.ufm.jsonlist.file_items``), as their events are asked for, nothing of
+a bare JSON list a piece at a time (``topology.jsonlist.file_items``), as their events are asked for, nothing of
 them kept, in file order or, when asked to, in time order, sorted in bounded memory (``fabric.replay.timesort``);
 any other JSON file (``{"data": [...]}``) is decoded whole; ``load_events`` holds every event, sorted. A file that
 cannot be read, or in which not one event can be found, is an :class:`~topology.errors.InputError` naming the file
@@ -225,7 +225,7 @@ def _json(stream: IO[bytes], name: str, used: Collection[int] | None) -> LoadedE
 def _json_list_file(stream: IO[bytes], name: str, used: Collection[int] | None, loaded: LoadedEvents
                     ) -> Iterator[EventLike]:
     """The events of a file holding a JSON list, in list order, decoded a piece at a time as they are asked for
-    (``fabric.ufm.jsonlist.file_items``); ``loaded``'s counts once the last is read. The same events, counts and
+    (``topology.jsonlist.file_items``); ``loaded``'s counts once the last is read. The same events, counts and
     errors as the list decoded whole; an error is raised when the reading reaches it."""
     return _checked(name, loaded, _events_of(_json_list_items(stream, name), used, loaded))
 
@@ -234,7 +234,7 @@ def _json_list_items(stream: IO[bytes], name: str) -> Iterator[tuple[str, Any]]:
     """The elements of the JSON list ``stream`` holds and where each is; a fault as an ``InputError`` naming it.
     A regular file is mapped; a pipe, which cannot be, is copied to a temporary file first (memory stays at a
     piece or two either way)."""
-    from fabric.ufm.jsonlist import file_items
+    from topology.jsonlist import file_items
 
     try:
         with stream, _mappable(stream) as mappable:

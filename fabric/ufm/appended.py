@@ -26,8 +26,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from fabric.ufm.cursor import CursorState, raw_id
-from fabric.ufm.jsonlist import JSON_SPACE, bare_list_bounds, list_items
 from fabric.ufm.models import UfmTimestamps
+from topology.jsonlist import JSON_SPACE, bare_list_bounds, list_items
 
 __all__ = ["EventListMemory"]
 

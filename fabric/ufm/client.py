@@ -46,7 +46,6 @@ from fabric.ufm.errors import (
     UfmTransportError,
 )
 from fabric.ufm.http import RetryPolicy, SleepFn, UfmHttp
-from fabric.ufm.jsonlist import list_items
 from fabric.ufm.models import (
     Alarm,
     Event,
@@ -66,6 +65,7 @@ from fabric.ufm.models import (
 from fabric.ufm.objects import PortEnd
 from fabric.ufm.spooled import SpooledList
 from topology import strictjson
+from topology.jsonlist import list_items
 from topology.strictjson import JsonError
 
 __all__ = [

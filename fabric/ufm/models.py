@@ -6,8 +6,8 @@ leniently.  Timestamps become timezone-aware UTC datetimes; UFM writes them with
 read as UTC unless a validation context ``{"tz": <tzinfo>}`` says otherwise (the zone UFM's timestamps
 are written in is UNCONFIRMED).
 
-Lists may come bare (``[...]``) or wrapped (``{"data": [...]}``): :func:`unwrap_list` is the one place
-that knows.
+Lists may come bare (``[...]``) or wrapped (``{"data": [...]}``): :func:`unwrap_list` (``topology.jsonlist``) is
+the one place that knows.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pydantic import (
 
 from fabric.errors import quoted
 from fabric.ufm.objects import ObjectRef, PortEnd, normalize_guid, parse_object_path
+from topology.jsonlist import ShapeError, unwrap_list
 from topology.numerals import whole_number
 
 __all__ = [
@@ -56,10 +57,6 @@ __all__ = [
 ]
 
 _NA_STRINGS = frozenset({"", "n/a", "na", "none", "null"})
-
-
-class ShapeError(ValueError):
-    """A payload does not have the shape the API promises."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -790,18 +787,6 @@ class Versioning(UfmModel):
 # lists
 
 M = TypeVar("M", bound=UfmModel)
-
-
-def unwrap_list(payload: Any) -> list[Any]:
-    """The list in a payload that is either a bare JSON list or ``{"data": [...]}``."""
-    if isinstance(payload, list):
-        return payload
-    if isinstance(payload, Mapping) and isinstance(payload.get("data"), list):
-        return list(payload["data"])
-    raise ShapeError(
-        f"expected a JSON list or an object with a 'data' list, got {type(payload).__name__}"
-        + (f" with keys {sorted(payload)[:10]}" if isinstance(payload, Mapping) else "")
-    )
 
 
 def parse_list(model: type[M], payload: Any, *, tz: tzinfo = UTC,

@@ -2,7 +2,7 @@
 
 UFM answers ``/resources/ports`` of h100-32k with 146 MB of JSON. Held as bytes, decoded whole and validated into a
 list of models, the three topology lists took 1.5 GB at start-up. Spooled to a file as it arrives
-(``UfmHttp.get_spooled``) and decoded a piece at a time from it (``fabric.ufm.jsonlist.file_items``), each element
+(``UfmHttp.get_spooled``) and decoded a piece at a time from it (``topology.jsonlist.file_items``), each element
 is handed on and dropped before the next is decoded: memory stays at a piece or two whatever the list's size.
 """
 
@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from fabric.ufm.errors import BODY_EXCERPT_CHARS
 from fabric.ufm.http import UfmHttp
-from fabric.ufm.jsonlist import file_items
 from fabric.ufm.models import DumpReader, ShapeError, UfmModel
+from topology.jsonlist import file_items
 from topology.strictjson import JsonError
 
 __all__ = ["SpooledList"]

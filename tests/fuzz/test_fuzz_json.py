@@ -16,10 +16,10 @@ from support import whole_list
 from fabric.replay.events import load_events
 from fabric.ufm.appended import EventListMemory
 from fabric.ufm.cursor import CursorState, drop_handed_over
-from fabric.ufm.jsonlist import file_items, list_items
 from fabric.ufm.models import ShapeError, UfmTimestamps
 from topology import strictjson
 from topology.errors import InputError
+from topology.jsonlist import file_items, list_items
 from topology.strictjson import JsonError
 
 

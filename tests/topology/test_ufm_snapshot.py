@@ -18,6 +18,7 @@ from topology.formats.ufm_snapshot import fabric_from_ufm, read_ufm_snapshot
 from topology.generate import PRESETS, fat_tree
 from topology.model import Cable, End, Fabric
 from topology.ports import Kind
+from topology.strictjson import JsonError, loads
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 SAMPLES = SHARED / "conformance" / "ufm_sdk" / "ufm_samples"
@@ -554,3 +555,33 @@ def test_an_uncabled_switch_port_keeps_its_name_from_dname_or_number(tmp_path: P
     assert fabric.port_names[f"{LEAF}_9"] == End("leaf-1", "1/2/1")
     assert fabric.port_names[f"{LEAF}_10"] == End("leaf-1", "12")
     assert fabric.port_names[f"{LEAF}_11"] == End("leaf-1", "11")
+
+
+# A port that is no port of the small snapshot's cables, repeated past the first pieces of ``file_items``.
+_FILLER = json.dumps({"name": f"{STRANGER}_1", "guid": STRANGER, "number": 1, "dname": "1",
+                      "node_description": "x" * 200})
+
+
+@pytest.mark.parametrize(("fault", "told"), [
+    (f'{{"name": "{STRANGER}_2", "number": NaN}}', ": field '[3000].number': NaN is not a number JSON has"),
+    (f'{{"name": "{STRANGER}_2", "name": "{STRANGER}_3"}}', ": field '[3000].name': duplicate key 'name'"),
+    ("17", ": field '[3000]': expected an object, found int"),
+    (f'{{"name": "{STRANGER}_2", "number": 4x}}', ":1: invalid JSON: Expecting ',' delimiter (column 930044)"),
+    ('{"name": "\xe9"}', None),
+])
+def test_a_fault_far_into_a_document_read_in_pieces_is_told_as_the_whole_documents_decoding_tells_it(
+        tmp_path: Path, fault: str, told: str | None) -> None:
+    """ports.json, some 0.9 MB, is decoded a piece at a time; the element after the 3,000th is faulty."""
+    directory = snapshot(tmp_path / "snap")
+    data = ("[" + ",".join([_FILLER] * 3000 + [fault] + [_FILLER] * 10) + "]").encode("latin-1")
+    (directory / "ports.json").write_bytes(data)
+    if told is None:  # not UTF-8: said as the whole document's decoding says it
+        whole = strictjson_error(data)
+        told = f": invalid JSON: {whole.msg}"
+    assert str(error_of(directory)) == f"{directory / 'ports.json'}{told}"
+
+
+def strictjson_error(body: bytes) -> JsonError:
+    with pytest.raises(JsonError) as info:
+        loads(body)
+    return info.value

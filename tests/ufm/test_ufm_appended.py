@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from fabric.ufm.appended import EventListMemory
 from fabric.ufm.cursor import CursorState, EventCursor, drop_handed_over
-from fabric.ufm.jsonlist import list_items
 from fabric.ufm.models import Event, ShapeError, parse_list
+from topology.jsonlist import list_items
 
 T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
 

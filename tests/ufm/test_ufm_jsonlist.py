@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import whole_list
 
-from fabric.ufm.jsonlist import PIECE_BYTES, file_items, list_items
 from fabric.ufm.models import ShapeError
+from topology.jsonlist import PIECE_BYTES, file_items, list_items
 from topology.strictjson import JsonError
 
 # Strings that look like the place between two objects, to put cuts where they must not be.

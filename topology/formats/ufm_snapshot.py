@@ -34,16 +34,22 @@ Errors name the document and the JSON field: ``links.json: field '[3].source_gui
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import lru_cache
+from io import BufferedReader
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from topology import strictjson
 from topology.errors import InputError
-from topology.inputs import DOCUMENT, read_input
+from topology.inputs import DOCUMENT, open_input, read_stream
+from topology.jsonlist import bare_list_bounds, file_items
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,
@@ -71,30 +77,69 @@ _WITH_PORT = re.compile(r"^(.*\S):(\d+)$")
 
 
 def read_ufm_snapshot(directory: Path) -> Fabric:
-    """Read ``systems.json``, ``links.json`` and (if present) ``ports.json`` from ``directory``."""
+    """Read ``systems.json``, ``links.json`` and (if present) ``ports.json`` from ``directory``.
+
+    Each is folded into the fabric an element at a time as ``topology.jsonlist.file_items`` decodes it (ports,
+    systems, then links, as ``UfmFabricBuilder`` takes them): none is held whole, in bytes or in objects. A
+    document in another form (UFM's ``{"data": [...]}``, not UTF-8, not a regular file) is decoded whole. Each fault
+    is refused and told as decoding the document whole tells it; only which of two faults is told first may differ
+    (a port's field before a text fault further on, or in another document).
+    """
     if not directory.is_dir():
         raise InputError("not a directory holding a UFM snapshot (systems.json, links.json)",
                          source=str(directory))
     paths = {name: directory / f"{name}.json" for name in DOCUMENTS}
-    systems = load_ufm_json(paths["systems"])
-    links = load_ufm_json(paths["links"])
-    ports = load_ufm_json(paths["ports"]) if paths["ports"].exists() else None
-    return fabric_from_ufm(
-        systems, links, ports, str(directory), documents={name: str(path) for name, path in paths.items()}
-    )
+    builder = UfmFabricBuilder(str(directory), documents={name: str(path) for name, path in paths.items()})
+    with ExitStack() as stack:
+        # All opened first, in this order: a missing or unreadable file is named before any is read.
+        opened = {name: stack.enter_context(open_input(path)) for name, path in paths.items()
+                  if name != "ports" or path.exists()}
+        for name, add in (("ports", builder.add_port), ("systems", builder.add_system),
+                          ("links", builder.add_link)):
+            if name in opened:
+                for index, entry in _document_entries(builder.documents[name], paths[name], opened[name]):
+                    add(entry, index)
+    return builder.build()
 
 
-def load_ufm_json(path: Path) -> Any:
-    """Decode one saved UFM response (``topology.strictjson``: a key given twice, NaN, Infinity are refused); errors
-    name the file, and the field or the line and column."""
-    data = read_input(path, DOCUMENT)
+def _document_entries(doc: _Document, path: Path, stream: BufferedReader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of one saved UFM list response, with their positions, decoded as they are asked for when the
+    document is a bare list in a regular UTF-8 file, else decoded whole."""
+    if not _bare_list_file(stream):
+        yield from _entries(doc, _decoded(read_stream(stream, DOCUMENT, str(path)), path))
+        return
+    try:
+        for index, entry in enumerate(file_items(stream)):
+            if type(entry) is not dict:
+                raise doc.error(index, None, f"expected an object, found {type(entry).__name__}")
+            yield index, entry
+    except JsonError as exc:  # said as the whole document's decoding says it: the element's field, or the line
+        raise _json_input_error(exc, path) from None  # and column in the file (``file_items`` places it so)
+
+
+def _bare_list_file(stream: BufferedReader) -> bool:
+    """Whether ``stream`` is a regular file within the bound of a document holding a bare JSON list in UTF-8."""
+    status = os.fstat(stream.fileno())
+    if not stat.S_ISREG(status.st_mode) or not 0 < status.st_size <= DOCUMENT.limit:
+        return False
+    with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as body:
+        return bare_list_bounds(body) is not None
+
+
+def _decoded(data: bytes, path: Path) -> Any:
+    """One saved UFM response decoded whole (``topology.strictjson``: a key given twice, NaN, Infinity are refused);
+    errors name the file, and the field or the line and column."""
     try:
         return strictjson.loads(data)
     except JsonError as exc:
-        if exc.path is not None:  # JSON, but not what a UFM document may hold
-            raise InputError(exc.msg, source=str(path), column=exc.path) from None
-        where = f" (column {exc.colno})" if exc.colno is not None else ""
-        raise InputError(f"invalid JSON: {exc.msg}{where}", source=str(path), line=exc.lineno) from None
+        raise _json_input_error(exc, path) from None
+
+
+def _json_input_error(exc: JsonError, path: Path) -> InputError:
+    if exc.path is not None:  # JSON, but not what a UFM document may hold
+        return InputError(exc.msg, source=str(path), column=exc.path)
+    where = f" (column {exc.colno})" if exc.colno is not None else ""
+    return InputError(f"invalid JSON: {exc.msg}{where}", source=str(path), line=exc.lineno)
 
 
 def fabric_from_ufm(

@@ -32,14 +32,13 @@ import json
 import mmap
 import os
 import re
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import IO, Any, NamedTuple
 
-from fabric.ufm.models import unwrap_list
 from topology import strictjson
 from topology.strictjson import JsonError
 
-__all__ = ["JSON_SPACE", "PIECE_BYTES", "bare_list_bounds", "file_items", "list_items"]
+__all__ = ["JSON_SPACE", "PIECE_BYTES", "ShapeError", "bare_list_bounds", "file_items", "list_items", "unwrap_list"]
 
 PIECE_BYTES = 256 * 1024
 """How much of the body one call of the decoder decodes: about 600 of UFM's events, a millisecond or two."""
@@ -51,6 +50,22 @@ _BETWEEN_OBJECTS = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*(?=\{)")
 """Where a piece may end: the ``}`` of an object, then the comma before the next one (only possibly a boundary
 of the list's elements: the decoding of the pieces tells)."""
 _LEADING_SPACE = re.compile(rb"[ \t\n\r]*")
+
+
+class ShapeError(ValueError):
+    """A payload does not have the shape the API promises (a list, or an object with a ``data`` list)."""
+
+
+def unwrap_list(payload: Any) -> list[Any]:
+    """The list in a payload that is either a bare JSON list or ``{"data": [...]}``."""
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, Mapping) and isinstance(payload.get("data"), list):
+        return list(payload["data"])
+    raise ShapeError(
+        f"expected a JSON list or an object with a 'data' list, got {type(payload).__name__}"
+        + (f" with keys {sorted(payload)[:10]}" if isinstance(payload, Mapping) else "")
+    )
 
 
 class _Resume(NamedTuple):
