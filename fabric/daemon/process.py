@@ -40,7 +40,7 @@ from fabric.config import ConfigError, ServiceConfig, load_config
 from fabric.daemon import lock
 from fabric.daemon.app import build_app
 from fabric.daemon.clock import Clock, ClockKind, make_clock
-from fabric.daemon.gcpolicy import apply_gc_policy
+from fabric.daemon.gcpolicy import apply_gc_policy, widen_young_generation
 from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
 from fabric.daemon.leader import Leadership, instance_id
 from fabric.daemon.metrics import DaemonMetrics
@@ -75,6 +75,7 @@ class RunOptions:
 
 def run(options: RunOptions) -> None:
     """Start, serve until SIGTERM/SIGINT, stop cleanly; a ``FabricError`` for every refusal to start."""
+    widen_young_generation()  # before the plan is read: start-up's objects all live on
     config = load_config(options.config_path)
     checked = preflight(config)  # what `fabricctl config check` reports: the first problem is the refusal
     if checked.problems or checked.plan is None:
