@@ -74,8 +74,7 @@ class Pipeline:
             self._guard.carry_over(succeeding._guard)
         self.detectors = Detectors(view.plan, rules, muter)
         self.correlator = Correlator(view.plan, view.context.cables, rules)
-        self.settling: Settling = Settling(rules.immediate_settle, self.correlator,
-                                 succeeding=None if succeeding is None else succeeding.settling)
+        self.settling = Settling(rules.immediate_settle, self.correlator)
         self._mapper = SignalMapper(view.resolver)
         self._seen = SeenEvents(rules.history, self._mapper.kinds)
         self._state = state or PolicyState()
@@ -130,11 +129,12 @@ class Pipeline:
             if resets:
                 self.own_action(component, resets[-1], ActionKind.RESET)
 
-    def remember(self, findings: Sequence[Finding], decided: Sequence[Action] = ()) -> None:
-        """After a restart: the findings recorded before it, in the order recorded, for the stages that look back over
-        findings (the switch-fault correlation, the findings held to settle), as ``warm`` gives the detectors their
-        events; ``decided``: the decisions recorded over the same time, in time order. While automation is halted
-        the correlation sees nothing (``step``), so the findings of a halt still on are left out."""
+    def remember(self, findings: Sequence[Finding], decided: Sequence[Action]) -> None:
+        """After a restart (and for a reload's new pipeline): the findings recorded before it, in the order
+        recorded, for the stages that look back over findings (the switch-fault correlation, the findings held to
+        settle), as ``warm`` gives the detectors their events; ``decided``: the decisions recorded over the same
+        time, in time order. While automation is halted the correlation sees nothing (``step``), so the findings of
+        a halt still on are left out."""
         halted = self._state.breaker.since if self._state.breaker.halted else None
         self.correlator.restore((f for f in findings if halted is None or f.at < halted), self._state)
         self.settling.restore(findings, decided, self._state)

@@ -14,9 +14,10 @@ evidence already (``RuleSettings.settle``, ``boot_time``).
 Every finding held is recorded at once with a ``record`` decision saying until when and why (an operator sees why
 nothing happened yet); a cable's later findings wait with its first. When one of the cable's switches has a switch
 fault raised meanwhile, or open, the held findings are folded into it, as the correlation folds those that arrive
-with the fault. A restart (a deploy in the middle of the minute) takes the holds back from the decision log: the
-findings of a cable whose newest decisions are holds wait again, or are acted on at once if the minute is over
-(``restore``). While the storm breaker is halted nothing is held: the policy holds every finding itself.
+with the fault. A restart (a deploy in the middle of the minute), like a reload's new pipeline, takes the holds
+back from the decision log: the findings of a cable whose newest decisions are holds wait again, or are acted on at
+once if the minute is over (``restore``), as the correlation takes back its window. While the storm breaker is
+halted nothing is held: the policy holds every finding itself.
 """
 
 from __future__ import annotations
@@ -53,11 +54,10 @@ class Settled:
 class Settling:
     """The findings waiting, per cable, in the order found."""
 
-    def __init__(self, settle: timedelta, correlator: Correlator, *, succeeding: Settling | None = None) -> None:
-        """``succeeding``: the stage this one replaces while the service runs (new settings): its holds carry over."""
+    def __init__(self, settle: timedelta, correlator: Correlator) -> None:
         self.settle = settle
         self._switches_of = correlator.switches_of
-        self.waiting: dict[ComponentId, list[Finding]] = {} if succeeding is None else succeeding.waiting
+        self.waiting: dict[ComponentId, list[Finding]] = {}
 
     def waits(self, finding: Finding, state: PolicyState) -> bool:
         rule = RULE_BY_NAME.get(finding.rule)

@@ -111,14 +111,21 @@ def test_findings_held_to_settle_count_toward_a_storm_as_they_come() -> None:
     assert steps.state.breaker.halted and not steps.guard.disabled
 
 
-def test_a_pipeline_built_for_new_settings_keeps_the_findings_held() -> None:
-    old, ufm = pipeline(TINY)
-    cable = cables_of(TINY, "pod01-spine01", "core")[0]
-    assert old.step([critical(ufm, cable, T0, 1)], T0).settling == 1
-    new = Pipeline(old.view, old.policy, RuleSettings(), GuardSettings(cap_floor=100), state=old.state,
-                   succeeding=old)
-    step = new.step([], T0 + SETTLE)
-    assert acted([step]) == [(T0 + SETTLE, link_id(cable.key))]
+def test_a_reload_within_the_minute_keeps_the_hold_and_decides_each_finding_once(tmp_path: Path) -> None:
+    """New rules applied mid-minute (``Engine.reconfigure``, SIGHUP): the new pipeline takes the holds back as a
+    restart does, and each held finding reaches the policy once."""
+    with rig(TINY, tmp_path) as r:
+        r.inject(fault="ber", port="pod01-spine01/1", escalate_after=0)
+        r.advance(30)
+        held = r.cycle()
+        assert held.settling == 1
+        r.runner.run(r.engine.reconfigure(r.engine.settings))
+        r.advance(SETTLE.total_seconds())
+        report = r.cycle()
+        [(kind, component)] = [(a.kind, a.component) for a in report.actions if a.kind in TAKEN_OUT]
+        assert kind is ActionKind.DISABLE and component is not None and "pod01-spine01/1" in component.name
+        decided = [a.reason for a in report.actions if a.component == component and a.kind is ActionKind.RECORD]
+        assert len(decided) == len(held.findings) - 1, decided  # the others of the cable's findings, once each
 
 
 def test_a_restart_within_the_minute_takes_the_hold_back_from_the_decision_log(tmp_path: Path) -> None:
