@@ -86,7 +86,7 @@ class Settling:
                 continue
             if (until := waiting[0].at + self.settle) > now:  # else it is decided on with the first, now
                 records.append(self._hold(finding, until, now, dry_run))
-        raised = {f.component.name for f in correlated.switch_faults if f.rule == SWITCH_FAULT}
+        raised = {f.component.name for f in correlated.switch_faults}
         folded: list[Folded] = []
         released: list[Finding] = []
         for cable, found in list(self.waiting.items()):
