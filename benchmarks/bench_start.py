@@ -28,7 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.daemon_harness import PASSWORD, START_BOUND, plan_file, simulator, write_config
+from benchmarks.daemon_harness import PASSWORD, START_BOUND, plan_file, simulator, tree_kib, write_config
 from benchmarks.measure import Measurement
 from fabric.simulator.server import free_port
 
@@ -38,35 +38,6 @@ TARGET_PEAK_MIB = 500.0
 RUNS = 3
 HERE = Path(__file__).resolve().parents[1]
 _CYCLE = 'fabric_job_runs_total{job_name="cycle",outcome="ok"}'
-
-
-def _tree_rss_kib(root: int) -> int:
-    """The resident memory of ``root`` and every process under it, in KiB."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rpartition(")")[2].split()[1])
-            children.setdefault(parent, []).append(int(entry))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, ()))
-        total += _status_kib(pid, "VmRSS")
-    return total
-
-
-def _status_kib(pid: int, field: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def _cycles(api: str) -> float:
@@ -94,7 +65,7 @@ def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple
     def sample() -> None:
         nonlocal peak_kib
         while not done.is_set():
-            peak_kib = max(peak_kib, _tree_rss_kib(process.pid))
+            peak_kib = max(peak_kib, tree_kib(process.pid))
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -112,7 +83,7 @@ def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple
                 pass
             time.sleep(0.2)
         seconds = time.perf_counter() - started
-        peak_kib = max(peak_kib, _status_kib(process.pid, "VmHWM"))
+        peak_kib = max(peak_kib, tree_kib(process.pid, "VmHWM"))
     finally:
         done.set()
         sampler.join()

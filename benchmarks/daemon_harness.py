@@ -104,11 +104,38 @@ class Daemon:
         return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines() if line.startswith("{")]
 
     def memory_mib(self, field: str = "VmRSS") -> float:
-        """``VmRSS`` (now) or ``VmHWM`` (peak) of the daemon's process."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+        """``VmRSS`` (now) or ``VmHWM`` (each process's own peak: their sum bounds the peak of the whole) summed over
+        the daemon's processes (the API's and the engine's)."""
+        return tree_kib(self.process.pid, field) / 1024
+
+
+def tree_kib(root: int, field: str = "VmRSS") -> int:
+    """``field`` of ``/proc/PID/status`` summed over ``root`` and every process under it, in KiB."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rpartition(")")[2].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, ()))
+        total += _status_kib(pid, field)
+    return total
+
+
+def _status_kib(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(f"{field}:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError(f"no {field} for the daemon")
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port: int, name: str,

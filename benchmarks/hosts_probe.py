@@ -37,7 +37,7 @@ class _Runtime:
         return RuntimeStatus(started_at=NOW, dry_run=False, interval_seconds=30.0, last_poll_at=NOW,
                              last_cycle_at=NOW, ufm_reachable=True)
 
-    async def reload(self) -> Reload:
+    async def reload(self, by: str, reason: str) -> Reload:
         return Reload("nothing to reload")
 
     def wake(self) -> None:

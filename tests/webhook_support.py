@@ -32,7 +32,7 @@ class IdleRuntime:
     def status(self) -> RuntimeStatus:
         return RuntimeStatus(started_at=datetime(2026, 1, 1, tzinfo=UTC), dry_run=True, interval_seconds=30.0)
 
-    async def reload(self) -> Reload:
+    async def reload(self, by: str, reason: str) -> Reload:
         return Reload("nothing to reload")
 
     def wake(self) -> None:

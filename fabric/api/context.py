@@ -58,6 +58,35 @@ class LeaderView:
     """Why this standby cannot take over from a leader whose lease ran out (``None``: nothing keeps it from it)."""
 
 
+class EngineState(StrEnum):
+    """The engine process as the daemon's API process sees it (``fabric.daemon.supervisor``)."""
+
+    STARTING = "starting"
+    """Started, and not reporting yet."""
+    RUNNING = "running"
+    """Running and writing its status record."""
+    RESTARTING = "restarting"
+    """It exited without being asked to (a crash, a kill): started again after a back-off."""
+    STOPPING = "stopping"
+    """The daemon is stopping: the engine finishes its job and exits."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineProcess:
+    """The process that runs the engine's cycles, apart from the API's."""
+
+    state: EngineState
+    pid: int | None
+    since: datetime
+    """When it entered this state (the wall clock)."""
+    restarts: int = 0
+    """How often it was started again after exiting unasked."""
+    last_exit: str | None = None
+    """How the last one ended ("killed by SIGKILL", "exit code 1"; ``None``: none ended yet)."""
+    silent_for: float | None = None
+    """Seconds since it last wrote its status record (``None``: it has not written one)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RuntimeStatus:
     """What the running engine last saw and did; the API's ``/status`` and ``/readyz`` read it."""
@@ -86,6 +115,8 @@ class RuntimeStatus:
     """Who acts (``None``: a runtime outside the daemon, which always acts)."""
     telemetry: SampleOutcome | None = None
     """The last UFM Telemetry sample read (``None``: telemetry is not read, or no sample was read yet)."""
+    engine: EngineProcess | None = None
+    """The engine's process (``None``: a runtime in the API's own process, as tests build)."""
 
 
 class NotApplied(StrEnum):
@@ -111,8 +142,9 @@ class Reload:
 class Runtime(Protocol):
     def status(self) -> RuntimeStatus: ...
 
-    async def reload(self) -> Reload:
-        """Re-read rules and silences (SIGHUP, ``POST /api/v1/reload``); what changed, or why nothing was."""
+    async def reload(self, by: str, reason: str) -> Reload:
+        """Re-read rules and silences (``POST /api/v1/reload``, asked by ``by`` for ``reason``); what changed, or
+        why nothing was."""
         ...
 
     def wake(self) -> None:

@@ -8,7 +8,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from fabric.api.context import GuardFigures, LeaderView
+from fabric.api.context import EngineProcess, GuardFigures, LeaderView
 from fabric.bounded import Instant
 from fabric.controller.telemetry import SampleOutcome
 from fabric.durations import parse_duration
@@ -68,6 +68,23 @@ class Leader(_Model):
                    takeover_blocked=view.takeover_blocked)
 
 
+class EngineOut(_Model):
+    """The process that runs the engine's cycles, apart from the one answering this request."""
+
+    state: str = Field(description="starting (not reporting yet), running, restarting (it exited unasked: started "
+                                   "again after a back-off), stopping.")
+    pid: int | None
+    since: datetime = Field(description="When it entered this state.")
+    restarts: int = Field(description="How often it was started again after exiting unasked.")
+    last_exit: str | None = Field(description="How the last one ended (null: none ended yet).")
+    silent_for: float | None = Field(description="Seconds since it last reported (null: it has not yet).")
+
+    @classmethod
+    def of(cls, engine: EngineProcess) -> Self:
+        return cls(state=engine.state.value, pid=engine.pid, since=engine.since, restarts=engine.restarts,
+                   last_exit=engine.last_exit, silent_for=engine.silent_for)
+
+
 class RequestOut(_Model):
     """An operator's request (resume, clear): the engine carries it out at its next cycle."""
 
@@ -125,9 +142,11 @@ class Status(_Model):
     components: dict[str, int] = Field(description="Components recorded in each lifecycle state (zeros included).")
     pending_requests: list[RequestOut]
     counters: dict[str, int] = Field(description="The last cycle's counts (events, writes pending...).")
-    leadership: Leader | None = Field(None, description="Who acts for the fabric (null: outside the daemon).")
+    leadership: Leader | None = Field(None, description="Who acts for the fabric (null: outside the daemon, or "
+                                                        "until the daemon's engine process first reports).")
     telemetry: TelemetryRead | None = Field(None, description="The last UFM Telemetry sample read (null: telemetry "
                                                               "is not read, or no sample was yet).")
+    engine: EngineOut | None = Field(None, description="The engine's process (null: outside the daemon).")
 
 
 class Component(_Model):

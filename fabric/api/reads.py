@@ -26,6 +26,7 @@ from fabric.api.models import (
     ComponentDetail,
     ComponentPage,
     Decision,
+    EngineOut,
     FindingOut,
     Guard,
     Intent,
@@ -63,7 +64,8 @@ def get_status(store: StoreDep, runtime: RuntimeDep) -> Status:
         components={lifecycle.value: count for lifecycle, count in counts.items()},
         pending_requests=[RequestOut.of(request) for request in pending],
         counters=dict(live.counters), leadership=Leader.of(live.leadership) if live.leadership else None,
-        telemetry=TelemetryRead.of(live.telemetry) if live.telemetry else None)
+        telemetry=TelemetryRead.of(live.telemetry) if live.telemetry else None,
+        engine=EngineOut.of(live.engine) if live.engine else None)
 
 
 @router.get("/components", response_model=ComponentPage, responses={404: {"model": Problem}},

@@ -103,8 +103,8 @@ _NOT_APPLIED = {NotApplied.INVALID: BAD_INPUT,
              description="200 with what changed; 422 with the file's problems when it does not load (the running "
                          "configuration stays), 503 while the engine starts or the daemon stops, 409 on a standby.")
 async def reload(body: Audit, runtime: RuntimeDep) -> Reloaded:
-    # async: the runtime's reload runs on the service's loop; it touches no store from here.
-    outcome = await runtime.reload()
+    # async: the runtime's reload waits for the engine's answer on the service's loop, its store calls in threads.
+    outcome = await runtime.reload(body.by, body.reason)
     log.info("reload by %s: %s; %s", body.by, body.reason, outcome.message)
     if outcome.not_applied is not None:
         raise HTTPException(_NOT_APPLIED[outcome.not_applied], outcome.message)

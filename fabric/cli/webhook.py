@@ -41,7 +41,7 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
             return RuntimeStatus(started_at=started, dry_run=settings.policy.dry_run,
                                  interval_seconds=settings.daemon.interval.total_seconds())
 
-        async def reload(self) -> Reload:
+        async def reload(self, by: str, reason: str) -> Reload:
             return Reload("the webhook receiver alone has nothing to reload")
 
         def wake(self) -> None:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -14,9 +15,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
 from fabric.api.app import PREFIX, install
-from fabric.api.context import ApiContext, Role, RuntimeStatus
+from fabric.api.context import ApiContext, EngineState, Role, RuntimeStatus
 from fabric.api.webhooks import count_deliveries
-from fabric.daemon.metrics import DaemonMetrics
+from fabric.daemon.api_metrics import ApiMetrics
 from fabric.jsonbody import strict_app, strict_router
 
 STALE_AFTER_INTERVALS = 3
@@ -25,11 +26,29 @@ STALE_AFTER_INTERVALS = 3
 CONTENT_TYPE_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def build_app(context: ApiContext, metrics: DaemonMetrics) -> FastAPI:
+STARTING = "the engine is starting (settling what the last run left pending)"
+SILENT_AFTER = 10.0
+"""Seconds without a status record from a running engine process before the daemon is not ready (it writes one
+every ``status_record.WRITE_EVERY``, whatever its cycle does: a process that stops writing is stopped or hung)."""
+
+
+def build_app(context: ApiContext, metrics: ApiMetrics, engine_metrics: Callable[[], str] = str, *,
+              before_request: Callable[[], Awaitable[None]] | None = None) -> FastAPI:
+    """``engine_metrics``: the engine process's metrics in the text format, served after this process's own.
+    ``before_request``: what each request awaits first (the simulator's clock read, as the engine reads it before
+    each cycle; the wall clock needs nothing)."""
     app = strict_app(title="fabric-remediation", summary="Safe, explainable remediation of InfiniBand fabrics.",
                      openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
     app.state.context = context
     app.state.metrics = metrics
+    app.state.engine_metrics = engine_metrics
+    if before_request is not None:
+        first = before_request
+
+        @app.middleware("http")
+        async def read_first(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+            await first()
+            return await call_next(request)
     app.include_router(_health_router())
     install(app)  # the API's reads, host health, writes and the webhook receiver
     count_deliveries(app, metrics.webhook_delivery)
@@ -65,8 +84,9 @@ def _health_router() -> APIRouter:
 
     @router.get("/metrics", summary="Prometheus metrics (text exposition format).", response_class=PlainTextResponse)
     async def metrics(request: Request) -> Response:
-        registry: DaemonMetrics = request.app.state.metrics
-        return Response(registry.render(), media_type=CONTENT_TYPE_PROMETHEUS)
+        registry: ApiMetrics = request.app.state.metrics
+        engine: Callable[[], str] = request.app.state.engine_metrics
+        return Response(registry.render() + engine().encode(), media_type=CONTENT_TYPE_PROMETHEUS)
 
     return router
 
@@ -76,13 +96,23 @@ async def _not_ready(context: ApiContext) -> list[str]:
     reasons: list[str] = []
     if not await asyncio.to_thread(context.store.ping):
         reasons.append("the database does not answer")
+    if (engine := status.engine) is not None:
+        if engine.state is EngineState.STARTING:
+            return [*reasons, STARTING]
+        if engine.state is not EngineState.RUNNING:
+            ended = f"; the last one: {engine.last_exit}" if engine.last_exit else ""
+            reasons.append(f"the engine process is {engine.state.value} since {engine.since.isoformat()} "
+                           f"({engine.restarts} restart(s){ended})")
+            return reasons  # what it last reported says nothing of the process to come
+        if engine.silent_for is not None and engine.silent_for > SILENT_AFTER:
+            reasons.append(f"the engine process has not reported for {engine.silent_for:.0f} s")
     if status.leadership is not None and status.leadership.role is Role.STANDBY:
         return reasons  # no cycle of its own to judge: it serves reads from the store the leader writes
     ufm_ok = await context.ping_ufm() if context.ping_ufm is not None else status.ufm_reachable
     if not ufm_ok:
         reasons.append(f"UFM did not answer the last cycle ({status.last_cycle_error})")
     if status.starting:
-        reasons.append("the engine is starting (settling what the last run left pending)")
+        reasons.append(STARTING)
     elif status.last_cycle_at is None:
         reasons.append("no cycle has completed yet")
     else:

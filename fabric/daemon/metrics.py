@@ -1,4 +1,5 @@
-"""The daemon's Prometheus metrics, in a registry of its own (``/api/v1/metrics`` serves it, nothing global).
+"""The engine process's Prometheus metrics, in a registry of its own (nothing global); its status record carries
+them to the API process, whose ``/api/v1/metrics`` serves them after its own (``api_metrics``).
 
 The scheduler's job is the label ``job_name``: ``job`` is Prometheus's own (the scrape job it adds to every
 series), and a series that carried one would have it renamed ``exported_job``.
@@ -85,10 +86,6 @@ class DaemonMetrics:
                                 "The worst leaf's paths to core over its planned paths (1: intact).", registry=registry)
         self.min_leaf = Gauge("fabric_guard_min_leaf_fraction", "The fraction of its planned paths to core no disable "
                               "takes a leaf below (the guard's c).", registry=registry)
-        self.webhook_deliveries = Counter(
-            "fabric_webhook_deliveries", "Ticket webhook deliveries received, by source (jira, generic) and outcome "
-            "(accepted, duplicate, ignored; refused: unsigned, bad_signature, too_large, malformed, unavailable).",
-            ["source", "outcome"], registry=registry)
         self.outbox_pending = Gauge("fabric_ticket_outbox_pending", "Ticket writes (open, comment, reopen) waiting in "
                                     "the outbox for the ticket system to take them.", registry=registry)
         self.outbox_oldest = Gauge("fabric_ticket_outbox_oldest_seconds", "How long the oldest ticket write in the "
@@ -155,9 +152,6 @@ class DaemonMetrics:
         self.telemetry_conditions.inc(outcome.conditions)
         if outcome.sample_time is not None:
             self.telemetry_time.set(outcome.sample_time.timestamp())
-
-    def webhook_delivery(self, source: str, outcome: str) -> None:
-        self.webhook_deliveries.labels(source, outcome).inc()
 
     def state(self, lifecycles: Tally[Lifecycle], halted: bool, guard: GuardFigures) -> None:
         for lifecycle in Lifecycle:

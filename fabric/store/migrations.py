@@ -216,6 +216,10 @@ def _v8_local_tickets(conn: Connection) -> None:
     v8.create_all(conn)
 
 
+def _v9_request_instance(conn: Connection) -> None:
+    add_column(conn, "operator_requests", sa.Column("instance", sa.Text, nullable=True))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
     Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
@@ -228,6 +232,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               "the epoch", _v7_leadership),
     Migration(8, "the local ticket backend's tables are created by the migration, never by a daemon starting",
               _v8_local_tickets),
+    Migration(9, "operator requests may name the daemon instance they are for: a reload reaches that instance's "
+              "engine process through the store", _v9_request_instance),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

@@ -60,6 +60,12 @@ class RequestKind(StrEnum):
     """Release a quarantined component (it comes back, within the guard, on probation)."""
     RESUME = "resume"
     """Resume automation after the storm breaker halted it."""
+    RELOAD = "reload"
+    """Re-read one instance's configuration file (``POST /api/v1/reload``): its engine process answers it."""
+
+
+ENGINE_REQUESTS = frozenset({RequestKind.CLEAR, RequestKind.RESUME})
+"""What the engine's cycle carries out; a reload is the engine process's runtime's (``pending_reloads``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,8 @@ class OperatorRequest:
     handled_at: datetime | None = None
     outcome: str | None = None
     """What the engine did about it (``None`` while pending)."""
+    instance: str | None = None
+    """The daemon instance it is for (a reload: that instance's configuration file); ``None``: whichever leads."""
 """At most one ticket row per dedup key is in one of these states (a partial unique index)."""
 
 

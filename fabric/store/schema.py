@@ -227,6 +227,7 @@ operator_requests = sa.Table(
     sa.Column("requested_at", UTCDateTime, nullable=False),
     sa.Column("handled_at", UTCDateTime, nullable=True),
     sa.Column("outcome", sa.Text, nullable=True),
+    sa.Column("instance", sa.Text, nullable=True),  # a reload's instance (host:pid); NULL: whichever leads
     sa.Index("ix_operator_requests_fabric_pending", "fabric", "handled_at"),
     sqlite_autoincrement=True,
 )

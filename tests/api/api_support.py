@@ -34,7 +34,7 @@ class FakeRuntime:
     def status(self) -> RuntimeStatus:
         return self.live
 
-    async def reload(self) -> Reload:
+    async def reload(self, by: str, reason: str) -> Reload:
         self.reloads += 1
         return self.reloaded
 

@@ -114,11 +114,12 @@ def pair(url: str, plan: Path, tmp: Path, *, dry_run: bool = True, fabric: str |
 
 
 def leadership(d: Daemon) -> dict[str, Any]:
-    return dict(d.get("/status").json()["leadership"])
+    """Who acts, as ``d`` says (empty until its engine process first reports)."""
+    return dict(d.get("/status").json()["leadership"] or {})
 
 
 def wait_role(d: Daemon, role: str) -> dict[str, Any]:
-    d.wait_for(f"role {role}", lambda: leadership(d)["role"] == role)
+    d.wait_for(f"role {role}", lambda: leadership(d).get("role") == role)
     return leadership(d)
 
 
@@ -281,7 +282,7 @@ def test_a_second_kill_9_while_the_new_leader_waits_out_the_lease_still_ends_in_
         first.process.kill()
         third = p.start()
         # Either standby may take the lock first (both try every heartbeat once PostgreSQL ends the first's session).
-        second.wait_for("a new leader", lambda: "leader" in {leadership(d)["role"] for d in (second, third)})
+        second.wait_for("a new leader", lambda: "leader" in {leadership(d).get("role") for d in (second, third)})
         new, last = (second, third) if leadership(second)["role"] == "leader" else (third, second)
         assert leadership(new)["epoch"] == 2
         new.process.kill()  # most likely while it waits out the first one's lease, before its engine started
@@ -369,12 +370,14 @@ INTERVAL = 1.0
 
 @contextmanager
 def frozen(d: Daemon) -> Iterator[float]:
-    """``d`` hung (SIGSTOP: its sessions stay open, its lock held); woken at the end. Yields when it froze."""
-    os.kill(d.process.pid, signal.SIGSTOP)
+    """``d``'s engine process hung (SIGSTOP: its sessions stay open, its lock held; the API process, which holds
+    neither, answers on); woken at the end. Yields when it froze."""
+    engine = int(d.get("/status").json()["engine"]["pid"])
+    os.kill(engine, signal.SIGSTOP)
     try:
         yield time.monotonic()
     finally:
-        os.kill(d.process.pid, signal.SIGCONT)
+        os.kill(engine, signal.SIGCONT)
 
 
 def _high_water(store: Store) -> tuple[int, int]:
@@ -493,7 +496,7 @@ def test_two_daemons_started_at_once_on_a_freshly_migrated_database_both_come_up
 
 
 def _roles(both: list[Daemon]) -> list[str]:
-    return sorted(str(leadership(d)["role"]) for d in both)
+    return sorted(str(leadership(d).get("role")) for d in both)
 
 
 def test_a_daemon_on_a_database_without_tables_refuses_in_one_line_offering_the_migration(
