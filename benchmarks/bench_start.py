@@ -50,7 +50,7 @@ def _cycles(api: str) -> float:
 def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple[float, float]:
     """One daemon of ``checkout`` started on ``ufm_url``: seconds to its first completed cycle, peak MiB."""
     port = free_port()
-    config = write_config(workdir, ufm_url, plan, interval="60s", port=port, name="bench")
+    config = write_config(workdir, ufm_url, plan, interval="60s", port=port, name="bench", checkout=checkout)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
     env.update(FABRIC_UFM_PASSWORD=PASSWORD, PYTHONPATH=str(checkout))
     api = f"http://127.0.0.1:{port}"

@@ -139,13 +139,16 @@ def _status_kib(pid: int, field: str) -> int:
 
 
 def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port: int, name: str,
-                 extra: str = "") -> Path:
+                 extra: str = "", checkout: Path | None = None) -> Path:
     """The daemon's configuration over a fresh SQLite database, migrated (``fabricctl store migrate``: the daemon
-    never migrates); ``extra`` is more TOML, keys of ``[daemon]`` first."""
-    from fabric import wiring
-
+    never migrates) by ``checkout``'s code (``None``: this one's), to the schema that code reads; ``extra`` is more
+    TOML, keys of ``[daemon]`` first."""
     db = workdir / f"daemon-{port}.db"
-    wiring.open_store(f"sqlite:///{db}", fabric=name).close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)
+    subprocess.run([sys.executable, "-m", "fabric.cli", "store", "migrate", "--store", f"sqlite:///{db}",
+                    "--fabric", name], cwd=checkout, env=env, check=True, capture_output=True)
     config = workdir / f"daemon-{port}.toml"
     config.write_text(f'[fabric]\nname = "{name}"\nplan = "{plan}"\n\n[ufm]\nurl = "{ufm_url}"\n\n'
                       f'[store]\nurl = "sqlite:///{db}"\n\n[daemon]\ninterval = "{interval}"\n'

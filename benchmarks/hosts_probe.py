@@ -20,6 +20,7 @@ import httpx
 
 from fabric.api.app import create_app
 from fabric.api.context import ApiContext, Reload, RuntimeStatus
+from fabric.api.plan_index import plan_index
 from fabric.config import ServiceConfig
 from fabric.daemon.gcpolicy import apply_gc_policy
 from fabric.store import Store
@@ -46,7 +47,7 @@ class _Runtime:
 
 async def _probe(db: str, rounds: int, paths: list[str]) -> dict[str, object]:
     with Store.open(f"sqlite:///{db}", fabric=FABRIC, clock=lambda: NOW) as store:
-        app = create_app(ApiContext(config=ServiceConfig(), plan=fat_tree(PRESETS[PRESET]), store=store,
+        app = create_app(ApiContext(config=ServiceConfig(), index=plan_index(fat_tree(PRESETS[PRESET])), store=store,
                                     runtime=_Runtime(), clock=lambda: NOW))
         latencies: dict[str, list[float]] = {path: [] for path in paths}
         first: dict[str, float] = {}

@@ -16,6 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from fabric.api.context import ApiContext, Reload, RuntimeStatus
+from fabric.api.plan_index import plan_index
 from fabric.api.webhooks import webhook_router
 from fabric.config import ServiceConfig
 from fabric.serving import uvicorn_config
@@ -63,7 +64,7 @@ def webhooks(store: Store, plan: Fabric, config: ServiceConfig, clock: Callable[
     """The webhook router alone, with an ``ApiContext`` over ``store``; yields the base URL."""
     app = FastAPI()
     app.include_router(webhook_router())
-    app.state.context = ApiContext(config, plan, store, IdleRuntime(), clock)
+    app.state.context = ApiContext(config, plan_index(plan), store, IdleRuntime(), clock)
     with serve_app(app) as url:
         yield url
 

@@ -14,11 +14,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from fabric.api.plan_index import PlanIndex
 from fabric.config import ServiceConfig
 from fabric.controller.telemetry import SampleOutcome
 from fabric.store import Store
 from fabric.ufm.cursor import EventRead
-from topology.model import Fabric
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +156,8 @@ class Runtime(Protocol):
 @dataclass(slots=True)
 class ApiContext:
     config: ServiceConfig
-    plan: Fabric
+    index: PlanIndex
+    """The plan as the API reads it (``plan_index``)."""
     store: Store
     runtime: Runtime
     clock: Callable[[], datetime]

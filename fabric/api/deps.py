@@ -12,7 +12,7 @@ from fastapi import Depends, HTTPException, Path, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from fabric.api.context import ApiContext, Runtime
-from fabric.api.plan_index import PlanIndex, plan_index
+from fabric.api.plan_index import PlanIndex
 from fabric.config import ADMIN_TOKEN_ENV, ConfigError, ServiceConfig
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.store import Store
@@ -46,8 +46,8 @@ async def get_runtime(context: ContextDep) -> Runtime:
     return context.runtime
 
 
-def get_plan_index(context: ContextDep) -> PlanIndex:
-    return plan_index(context.plan)
+async def get_plan_index(context: ContextDep) -> PlanIndex:
+    return context.index
 
 
 StoreDep = Annotated[Store, Depends(get_store)]

@@ -25,6 +25,7 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
     import uvicorn
 
     from fabric.api.context import ApiContext, Reload, RuntimeStatus
+    from fabric.api.plan_index import plan_index
     from fabric.api.webhooks import webhook_router
     from fabric.config import load_config
     from fabric.jsonbody import strict_app  # FastAPI: 0.18 s to import, which no other command may pay for
@@ -54,8 +55,8 @@ def webhook(config: ConfigOption, port: PortOption = 8081, host: HostOption = "1
     with listener, open_store(settings.store.url, settings.fabric.name, writes=True) as store:
         app = strict_app(title="fabric-remediation webhooks")
         app.include_router(webhook_router())
-        app.state.context = ApiContext(settings, Fabric("the webhook receiver alone: no plan"), store, NoEngine(),
-                                       lambda: datetime.now(UTC))
+        no_plan = plan_index(Fabric("the webhook receiver alone: no plan"))
+        app.state.context = ApiContext(settings, no_plan, store, NoEngine(), lambda: datetime.now(UTC))
         shown = f"[{host}]" if ":" in host else host
         # Both secrets read once now, so that an unreadable file is one line at start, not a 503 later.
         signed = "signed" if settings.tickets.webhook_secret() is not None else "UNSIGNED: no webhook secret"

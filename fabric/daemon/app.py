@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -32,23 +32,13 @@ SILENT_AFTER = 10.0
 every ``status_record.WRITE_EVERY``, whatever its cycle does: a process that stops writing is stopped or hung)."""
 
 
-def build_app(context: ApiContext, metrics: ApiMetrics, engine_metrics: Callable[[], str] = str, *,
-              before_request: Callable[[], Awaitable[None]] | None = None) -> FastAPI:
-    """``engine_metrics``: the engine process's metrics in the text format, served after this process's own.
-    ``before_request``: what each request awaits first (the simulator's clock read, as the engine reads it before
-    each cycle; the wall clock needs nothing)."""
+def build_app(context: ApiContext, metrics: ApiMetrics, engine_metrics: Callable[[], str] = str) -> FastAPI:
+    """``engine_metrics``: the engine process's metrics in the text format, served after this process's own."""
     app = strict_app(title="fabric-remediation", summary="Safe, explainable remediation of InfiniBand fabrics.",
                      openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
     app.state.context = context
     app.state.metrics = metrics
     app.state.engine_metrics = engine_metrics
-    if before_request is not None:
-        first = before_request
-
-        @app.middleware("http")
-        async def read_first(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-            await first()
-            return await call_next(request)
     app.include_router(_health_router())
     install(app)  # the API's reads, host health, writes and the webhook receiver
     count_deliveries(app, metrics.webhook_delivery)

@@ -12,6 +12,7 @@ import asyncio
 import signal
 import time
 from dataclasses import replace
+from datetime import datetime
 
 from fabric.api.context import EngineProcess, EngineState, NotApplied, Reload, RuntimeStatus
 from fabric.daemon.reload_requests import reload_of
@@ -41,6 +42,11 @@ class EngineLink:
         if process.state is EngineState.STARTING:
             process = replace(process, state=EngineState.RUNNING)
         return replace(process, silent_for=round(max(0.0, time.monotonic() - record.written), 3)), record
+
+    def engine_clock(self, otherwise: datetime) -> datetime:
+        """The engine's clock as it last reported it (``otherwise`` until it has)."""
+        record = self._reader.read()
+        return otherwise if record is None else record.clock
 
     def process(self) -> EngineProcess:
         return self._current()[0]
@@ -73,3 +79,15 @@ class EngineLink:
                 return reload_of(answered.outcome)
         return Reload(f"reload: the engine process did not take request {request.id} within {RELOAD_WAIT:.0f} s; "
                       "it applies it when it does", not_applied=NotApplied.BUSY)
+
+
+class EngineClock:
+    """The API process's clock under ``--clock simulator``: the engine's, as it last reported it (from ``start``
+    until it has), as the engine's clock was the API's when both ran in one process."""
+
+    def __init__(self, start: datetime) -> None:
+        self._start = start
+        self.link: EngineLink | None = None
+
+    def now(self) -> datetime:
+        return self._start if self.link is None else self.link.engine_clock(self._start)

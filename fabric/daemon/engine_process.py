@@ -148,7 +148,7 @@ async def _start(config: ServiceConfig, plan: Fabric, options: EngineOptions, ta
         return DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics, clock.now())
 
     def record() -> None:
-        write_record(options.run_dir, StatusRecord(os.getpid(), time.monotonic(), instance.status(),
+        write_record(options.run_dir, StatusRecord(os.getpid(), time.monotonic(), clock.now(), instance.status(),
                                                    metrics.render().decode()))
 
     try:

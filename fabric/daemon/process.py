@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -36,14 +37,14 @@ import uvicorn
 
 from fabric import wiring
 from fabric.api.context import ApiContext, RuntimeStatus
-from fabric.api.plan_index import plan_index
+from fabric.api.plan_index import PlanIndex, plan_index
 from fabric.config import ConfigError, ServiceConfig, load_config
 from fabric.daemon import lock
 from fabric.daemon.api_metrics import ApiMetrics
 from fabric.daemon.app import build_app
-from fabric.daemon.clock import Clock, ClockKind, make_clock
-from fabric.daemon.engine_link import EngineLink
-from fabric.daemon.gcpolicy import apply_gc_policy, widen_young_generation
+from fabric.daemon.clock import Clock, ClockKind, SimulatorClock, make_clock
+from fabric.daemon.engine_link import EngineClock, EngineLink
+from fabric.daemon.gcpolicy import apply_gc_policy, release_freed_memory, widen_young_generation
 from fabric.daemon.leader import instance_id
 from fabric.daemon.logs import LogFormat
 from fabric.daemon.preflight import preflight
@@ -53,7 +54,6 @@ from fabric.daemon.supervisor import EngineSupervisor
 from fabric.errors import ErrorKind, FabricError
 from fabric.serving import ServerConfig, bind_listener
 from fabric.store import Store, database_errors
-from topology.model import Fabric
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,13 @@ def run(options: RunOptions) -> None:
     checked = preflight(config)  # what `fabricctl config check` reports: the first problem is the refusal
     if checked.problems or checked.plan is None:
         raise ConfigError(checked.problems[:1] or ["fabric.plan: does not read"])
-    code = asyncio.run(_serve(config, checked.plan, options))
+    # The API reads the plan's index alone: the model goes (the engine's process reads the plan for itself), and
+    # the memory it held goes back to the system before the engine's process starts up beside this one.
+    index = plan_index(checked.plan)
+    del checked
+    gc.collect()
+    release_freed_memory()
+    code = asyncio.run(_serve(config, index, options))
     if code is not None:
         raise SystemExit(code)
 
@@ -101,16 +107,20 @@ def _listen(config: ServiceConfig) -> socket.socket:
     return sock
 
 
-async def _serve(config: ServiceConfig, plan: Fabric, options: RunOptions) -> int | None:
-    clock = make_clock(options.clock, config.ufm.target().url)  # the simulator's: read before each request
+async def _serve(config: ServiceConfig, index: PlanIndex, options: RunOptions) -> int | None:
+    clock = make_clock(options.clock, config.ufm.target().url)
     try:
         await clock.sync()
-        return await _serve_with(config, plan, options, clock)
     finally:
         await clock.aclose()
+    # The simulator's time is read once, then followed as the engine reports it: a read of it here could make an
+    # advance meant for the engine's next read (``at_next_read``).
+    followed = EngineClock(clock.now()) if isinstance(clock, SimulatorClock) else None
+    return await _serve_with(config, index, options, clock if followed is None else followed, followed)
 
 
-async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, clock: Clock) -> int | None:
+async def _serve_with(config: ServiceConfig, index: PlanIndex, options: RunOptions, clock: Clock | EngineClock,
+                      followed: EngineClock | None) -> int | None:
     url, instance = config.store.url, instance_id()
     with database_errors(url):
         # Named as the engine process's sessions: a standby that ends a hung leader's ends this instance's.
@@ -120,7 +130,7 @@ async def _serve_with(config: ServiceConfig, plan: Fabric, options: RunOptions, 
     try:
         held = lock.hold(store)  # for the process's life: the engine process's restarts stay within it
         with _listen(config) as sock, _run_directory() as run_dir:
-            return await _run(config, plan, options, clock, store, sock, run_dir, instance)
+            return await _run(config, index, options, clock, store, sock, run_dir, instance, followed)
     finally:
         if held is not None:
             held.release()
@@ -141,8 +151,8 @@ def engine_command(options: RunOptions, run_dir: Path, instance: str, api: str) 
             "--instance", instance, "--parent", str(os.getpid()), "--api", api]
 
 
-async def _run(config: ServiceConfig, plan: Fabric, options: RunOptions, clock: Clock, store: Store,
-               sock: socket.socket, run_dir: Path, instance: str) -> int | None:
+async def _run(config: ServiceConfig, index: PlanIndex, options: RunOptions, clock: Clock | EngineClock, store: Store,
+               sock: socket.socket, run_dir: Path, instance: str, followed: EngineClock | None) -> int | None:
     """Serve at once; run the engine's process until SIGTERM or SIGINT (or its refusal to start); then stop it,
     and the server."""
     loop = asyncio.get_running_loop()
@@ -153,12 +163,13 @@ async def _run(config: ServiceConfig, plan: Fabric, options: RunOptions, clock: 
     before = RuntimeStatus(started_at=clock.now(), dry_run=config.policy.dry_run,
                            interval_seconds=config.daemon.interval.total_seconds())
     link = EngineLink(supervisor, RecordReader(run_dir), store, instance, before)
+    if followed is not None:
+        followed.link = link
     metrics = ApiMetrics()
     metrics.watch_engine(link.process)
-    plan_index(plan)  # built before start-up's state is frozen: the collector never walks its entries
-    apply_gc_policy()
-    context = ApiContext(config=config, plan=plan, store=store, runtime=link, clock=clock.now)
-    app = build_app(context, metrics, link.engine_metrics, before_request=clock.sync)
+    apply_gc_policy()  # the index, start-up's, out of the collector's sight
+    context = ApiContext(config=config, index=index, store=store, runtime=link, clock=clock.now)
+    app = build_app(context, metrics, link.engine_metrics)
     server = _Server(ServerConfig(app, config.api.server_limits(), log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

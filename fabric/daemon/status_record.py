@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -29,6 +30,8 @@ class StatusRecord:
     """The engine process that wrote it (an older process's record says nothing of the one running now)."""
     written: float
     """When it was written, on the monotonic clock (``time.monotonic``: the same in both processes of one host)."""
+    clock: datetime
+    """The engine's clock then: the simulator's time, under ``--clock simulator``, is the API process's too."""
     status: RuntimeStatus
     metrics: str
     """The engine process's metrics, in Prometheus' text exposition format."""

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from fabric.api.app import PREFIX, create_app
 from fabric.api.context import ApiContext
+from fabric.api.plan_index import plan_index
 from fabric.config import ServiceConfig
 from fabric.store import Store
 from topology.generate import PRESETS, fat_tree
@@ -56,7 +57,7 @@ def no_token_from_outside(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def app(plan: Fabric, store: Store, runtime: FakeRuntime) -> FastAPI:
-    return create_app(ApiContext(config=ServiceConfig(), plan=plan, store=store, runtime=runtime,
+    return create_app(ApiContext(config=ServiceConfig(), index=plan_index(plan), store=store, runtime=runtime,
                                  clock=lambda: NOW))
 
 

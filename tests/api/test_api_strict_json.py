@@ -68,9 +68,10 @@ def _apps() -> Iterator[tuple[str, FastAPI]]:
     """Every FastAPI app the project serves, built as its command builds it."""
     from fabric.api.app import create_app
     from fabric.api.context import ApiContext
+    from fabric.api.plan_index import plan_index
     from fabric.config import ServiceConfig
     from fabric.daemon.app import build_app
-    from fabric.daemon.metrics import DaemonMetrics
+    from fabric.daemon.api_metrics import ApiMetrics
     from fabric.simulator.app import create_app as create_simulator
     from fabric.simulator.jira.app import create_jira_app
     from fabric.simulator.jira.state import JiraState
@@ -78,9 +79,9 @@ def _apps() -> Iterator[tuple[str, FastAPI]]:
     from topology.generate import PRESETS, fat_tree
 
     plan = fat_tree(PRESETS["tiny"])
-    context = ApiContext(config=ServiceConfig(), plan=plan, store=None, runtime=None, clock=None)  # type: ignore[arg-type]
+    context = ApiContext(config=ServiceConfig(), index=plan_index(plan), store=None, runtime=None, clock=None)  # type: ignore[arg-type]
     yield "api", create_app(context)
-    yield "daemon", build_app(context, DaemonMetrics())
+    yield "daemon", build_app(context, ApiMetrics())
     yield "simulator", create_simulator(SimState.from_plan(plan))
     yield "fake jira", create_jira_app(JiraState())
 

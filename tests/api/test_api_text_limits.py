@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from fabric.api.app import create_app
 from fabric.api.context import ApiContext
+from fabric.api.plan_index import plan_index
 from fabric.cli.app import app as fabricctl
 from fabric.config import ServiceConfig
 from fabric.remediation.textlimits import BY_MAX, COMMENT_MAX, DURATION_MAX, MATCHER_MAX, REASON_MAX
@@ -106,7 +107,7 @@ async def test_an_expiry_past_its_limits_is_422(client: httpx.AsyncClient, store
 async def test_webhook_strings_past_their_limits_are_400_naming_them(plan: Fabric, store: Store,
                                                                      runtime: FakeRuntime) -> None:
     config = ServiceConfig.model_validate({"tickets": {"webhook_token_file": None}})
-    app = create_app(ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=lambda: NOW))
+    app = create_app(ApiContext(config=config, index=plan_index(plan), store=store, runtime=runtime, clock=lambda: NOW))
     jira = {"webhookEvent": "jira:issue_updated", "issue": {"key": "NET-1", "fields": {}},
             "changelog": {"id": "c" * (MAX_DELIVERY_CHARS + 1)}}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://api") as http:

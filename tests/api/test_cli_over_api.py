@@ -15,6 +15,7 @@ from typer.testing import CliRunner, Result
 
 from fabric.api.app import create_app
 from fabric.api.context import ApiContext
+from fabric.api.plan_index import plan_index
 from fabric.cli.app import app as cli
 from fabric.config import ApiSection, ServiceConfig
 from fabric.remediation.domain import Action, ActionKind
@@ -46,7 +47,8 @@ def app(plan: Fabric, store: Store, runtime: FakeRuntime, tmp_path: Path) -> Fas
     token_file = tmp_path / "admin-token"
     token_file.write_text(TOKEN)
     config = ServiceConfig(api=ApiSection(admin_token_file=token_file))
-    return create_app(ApiContext(config=config, plan=plan, store=store, runtime=runtime, clock=lambda: NOW))
+    return create_app(ApiContext(config=config, index=plan_index(plan), store=store, runtime=runtime,
+                                 clock=lambda: NOW))
 
 
 

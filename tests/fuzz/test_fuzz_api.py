@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from fabric.api.app import PREFIX, create_app
 from fabric.api.context import ApiContext
+from fabric.api.plan_index import plan_index
 from fabric.config import ServiceConfig
 from fabric.store import Store
 from topology import strictjson
@@ -38,7 +39,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Post, Store]
     database: Path = tmp_path_factory.mktemp("api") / "fabric.db"
     with mock.patch.dict(os.environ, {"FABRIC_API__ADMIN_TOKEN": TOKEN}), \
             Store.open(f"sqlite:///{database}", fabric="fuzz", clock=lambda: NOW) as store:
-        app = create_app(ApiContext(config=ServiceConfig(), plan=fat_tree(PRESETS["tiny"]), store=store,
+        app = create_app(ApiContext(config=ServiceConfig(), index=plan_index(fat_tree(PRESETS["tiny"])), store=store,
                                     runtime=None, clock=lambda: NOW))  # type: ignore[arg-type]  # silences only
 
         async def post(body: bytes) -> httpx.Response:
