@@ -18,14 +18,12 @@ signal, or for a link whose last episode was waiting to settle.
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 from heapq import heappop, heappush
-from operator import attrgetter
 
 from fabric.remediation.domain import ComponentId, ComponentKind, Finding
 from fabric.remediation.kinds import SignalKind
@@ -56,8 +54,6 @@ _NO_SIGNALS: tuple[tuple[Signal, ...], ...] = ((),) * _QUEUES
 """What a new track's queues start from (``map(deque, ...)`` builds them in C: a storm makes a track per port)."""
 _FRESH_LINK_STATE = 1 << 0
 _FRESH_COUNTED = sum(1 << n for n in range(1, _QUEUES))
-_AT = attrgetter("at")
-_EVENT = attrgetter("event")
 _new_finding: Callable[[tuple[object, ...]], Finding] = partial(tuple.__new__, Finding)
 """``Finding(*fields)`` built in C (a named tuple's own ``__new__`` is a Python function)."""
 
@@ -328,22 +324,23 @@ class Detectors:
         if len(hits) < counted.count:
             return []
         start = hits[-1].at - counted.window
+        recent: list[Signal] = []
         if not track.unordered & counted.fresh:
-            # In time order: the signals in the window are a suffix, found by bisection and copied in C (a chronic
-            # port re-raised every alarm period is evaluated at each of its signals, with dozens in its window).
-            first = bisect_left(hits, start, key=_AT)
-            if len(hits) - first < counted.count:
-                return []
-            recent = list(itertools.islice(hits, first, None))
+            # In time order: the signals in the window are a suffix, no need to look at the older ones.
+            for signal in reversed(hits):
+                if signal.at < start:
+                    break
+                recent.append(signal)
+            recent.reverse()
         else:
             recent = [s for s in hits if s.at >= start]
-            if len(recent) < counted.count:
-                return []
+        if len(recent) < counted.count:
+            return []
         quiet = self._quiet
         if quiet is not None and quiet(component, recent[-1].at, track.devices, False) is not None:
             return []
         return self._fire(component, counted.rule, recent[-1].at, f"{len(recent)} {counted.reason}",
-                          list(map(_EVENT, recent)))
+                          [s.event for s in recent])
 
     def take_explained(self) -> list[Explained]:
         """The link-downs explained since the last call, forgotten here."""
