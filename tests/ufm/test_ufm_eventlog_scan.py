@@ -1,9 +1,11 @@
 """An event.log read in blocks with the lines of unused types passed over (``fabric.ufm.eventlog_scan``) gives what
-reading it a line at a time gives: the same events, counts, examples and far-off verdicts."""
+reading it a line at a time gives: the same events, counts, examples and far-off verdicts; and a timestamp read
+with its zone written after it is the time (or the reason) it was when read naive and placed in UTC."""
 
 from __future__ import annotations
 
 import io
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -78,3 +80,22 @@ def test_a_line_too_long_is_cut_and_read_past_as_line_by_line(block: int) -> Non
     assert scanned == read(event_log_lines(io.BytesIO(data)))
     assert scanned[1].kinds["line too long"] == 2
     assert len(scanned[0]) == 3
+
+
+@pytest.mark.parametrize("stamp", ["2024-05-01 08:04:05", "2024-05-01T08:04:05.5", "2024-05-01 08:04:05,25",
+                                   "2024-05-01 08:04:05.123456", "0001-01-01 00:00:00", "9999-12-31 23:59:59.999999",
+                                   "2024-02-30 08:04:05", "2024-13-01 08:04:05.1", "2024-05-01 24:00:00"])
+def test_a_timestamp_reads_as_read_naive_and_placed_in_utc(stamp: str) -> None:
+    """The zone written after the text for ``fromisoformat`` to read: the same time, and for a text that is no time
+    the same reason, naming the text as the file has it."""
+    line = stamp + " [1] [110] Warning [Hardware] IBPort " + TAIL
+    stats = EventLogStats()
+    events = list(iter_event_log([line], stats=stats))
+    try:
+        expected = datetime.fromisoformat(stamp).replace(tzinfo=UTC)
+    except ValueError as exc:
+        assert not events
+        assert stats.malformed[0].reason == f"bad timestamp: {exc}"
+    else:
+        assert [event.timestamp for event in events] == [expected]
+        assert events[0].timestamp.tzinfo is UTC
