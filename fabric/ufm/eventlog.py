@@ -206,7 +206,6 @@ class _Timestamps:
         self.last_text, self.last_value = text, when
         return when
 
-
     @staticmethod
     def _utc(text: str) -> datetime | None:
         """``text`` read as UTC by ``fromisoformat`` itself, the zone written after it: six times quicker than
@@ -277,11 +276,11 @@ def _event_log_text(stream: IO[bytes]) -> io.TextIOWrapper:
     return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace")
 
 
-def _sources(source: str | os.PathLike[str] | Iterable[str | PassedOver], label: str
-             ) -> Iterator[tuple[str, Iterable[str | PassedOver]]]:
+def _sources(source: str | os.PathLike[str] | Iterable[str | PassedOver], label: str,
+             event_ids: Collection[int] | None) -> Iterator[tuple[str, Iterable[str | PassedOver]]]:
     if isinstance(source, str | os.PathLike):
         with open_input(source) as stream:
-            yield str(source), event_log_lines(stream)
+            yield str(source), event_log_lines(stream) if event_ids is None else event_log_scan(stream, event_ids)
     else:
         yield label, source
 
@@ -300,7 +299,8 @@ def iter_event_log(
     the same ``event_ids``), which errors call ``label``.
 
     Pass an :class:`EventLogStats` to learn how many lines were malformed, of which kind and where.  A ``str``
-    is a path; to parse a text held in memory pass ``text.splitlines()``.  With ``event_ids``, only events of
+    is a path (read a block at a time by ``event_log_scan`` when ``event_ids`` are given); to parse a text held in
+    memory pass ``text.splitlines()``.  With ``event_ids``, only events of
     those types are parsed and yielded; the others are counted in ``stats.filtered`` (a line of another
     type is recognised by its head, so a malformed tail on it goes unnoticed).  With ``stray_days``, an event
     dated more than that many days from the records around it is malformed (see :class:`FarOff`; the records
@@ -313,7 +313,7 @@ def iter_event_log(
     head = _HEAD_RE.match
     wanted = None if event_ids is None else frozenset(str(e) for e in event_ids)
     timestamps = _Timestamps(tz)
-    for name, lines in _sources(source, label):
+    for name, lines in _sources(source, label, event_ids):
         runs = _Runs(name, stray_days, counters)
         pending: re.Match[str] | None = None
         pending_no = 0
@@ -332,8 +332,8 @@ def iter_event_log(
                     counters.record_malformed(MalformedLine(name, line_no, f"longer than {LINE_LIMIT:,} characters",
                                                             line[:200], TOO_LONG))
                     continue
-                # The whole line's match first: a line it matches has the head's type in its own group, and the
-                # lines read one by one are mostly of wanted types, which need that match anyway.
+                # The whole line's match first: a line it matches has the head's type in its own group, and with
+                # ``event_log_scan`` the lines that come one by one are mostly of wanted types, which need it anyway.
                 match = match_line(line)
                 if wanted is None:
                     count = 0
