@@ -167,14 +167,15 @@ def _refuse_unusable(loaded: LoadedEvents, kept: int, name: str) -> None:
 def _event_log(stream: IO[bytes], name: str, used: Collection[int] | None, loaded: LoadedEvents, *, gzipped: bool
                ) -> Iterator[EventLike]:
     """The events of an event.log in file order; ``loaded``'s counts once the last is read."""
-    from fabric.ufm.eventlog import EventLogStats, event_log_lines, iter_event_log
+    from fabric.ufm.eventlog import EventLogStats, event_log_lines, event_log_scan, iter_event_log
 
     stats = EventLogStats(keep=KEEP_EXAMPLES)
     kept = 0
     try:
         with stream:
-            for event in iter_event_log(event_log_lines(stream), label=name, stats=stats, event_ids=used,
-                                        stray_days=STRAY_DAYS):
+            # With types to leave out, their lines are passed over a block at a time, not read one by one.
+            lines = event_log_lines(stream) if used is None else event_log_scan(stream, used)
+            for event in iter_event_log(lines, label=name, stats=stats, event_ids=used, stray_days=STRAY_DAYS):
                 kept += 1
                 yield event
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a corrupt stream, zlib.error

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, tzinfo
 from typing import IO, Generic, TypeVar
 
+from fabric.ufm.eventlog_scan import PassedOver, scanned_lines
 from fabric.ufm.models import EVENT_FIELDS, SEVERITIES, Event, construct_event
 from topology.inputs import LINE_LIMIT, capped_lines, open_input, peeked
 
@@ -198,10 +199,22 @@ class _Timestamps:
     def parse(self, text: str) -> datetime:
         if text == self.last_text and self.last_value is not None:
             return self.last_value
-        when = datetime.fromisoformat(text)
-        when = when.replace(tzinfo=UTC) if self.tz is UTC else when.replace(tzinfo=self.tz).astimezone(UTC)
+        when = self._utc(text) if self.tz is UTC else None
+        if when is None:
+            when = datetime.fromisoformat(text)
+            when = when.replace(tzinfo=UTC) if self.tz is UTC else when.replace(tzinfo=self.tz).astimezone(UTC)
         self.last_text, self.last_value = text, when
         return when
+
+    @staticmethod
+    def _utc(text: str) -> datetime | None:
+        """``text`` read as UTC by ``fromisoformat`` itself, the zone written after it: six times quicker than
+        reading it naive and replacing its zone. None when it does not read (the caller's reading then says why:
+        the message would name the text with the zone added)."""
+        try:
+            return datetime.fromisoformat(text + "+00:00")
+        except ValueError:
+            return None
 
 
 def _build(match: re.Match[str], tz: tzinfo | _Timestamps, extra_lines: list[str] | None = None) -> Event:
@@ -245,22 +258,35 @@ def event_log_lines(stream: IO[bytes]) -> Iterator[str]:
     """The lines of an event.log read from ``stream`` as it goes (a file or a pipe, read once): gunzipped when it
     is gzip data (whatever its name), a byte-order mark dropped, each line at most ``LINE_LIMIT`` characters and
     one (see ``topology.inputs.capped_lines``)."""
-    head, stream = peeked(stream, len(_GZIP_MAGIC))
-    raw = gzip.GzipFile(fileobj=stream, mode="rb") if head == _GZIP_MAGIC else stream
-    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as text:
+    with _event_log_text(stream) as text:
         yield from capped_lines(text)
 
 
-def _sources(source: str | os.PathLike[str] | Iterable[str], label: str) -> Iterator[tuple[str, Iterable[str]]]:
+def event_log_scan(stream: IO[bytes], event_ids: Collection[int]) -> Iterator[str | PassedOver]:
+    """``event_log_lines``, read in blocks, with the runs of lines of types other than ``event_ids`` passed over
+    (``fabric.ufm.eventlog_scan``): for ``iter_event_log`` with the same ``event_ids``."""
+    with _event_log_text(stream) as text:
+        yield from scanned_lines(text, event_ids)
+
+
+def _event_log_text(stream: IO[bytes]) -> io.TextIOWrapper:
+    """``stream`` as text: gunzipped when it is gzip data (whatever its name), a byte-order mark dropped."""
+    head, stream = peeked(stream, len(_GZIP_MAGIC))
+    raw = gzip.GzipFile(fileobj=stream, mode="rb") if head == _GZIP_MAGIC else stream
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace")
+
+
+def _sources(source: str | os.PathLike[str] | Iterable[str | PassedOver], label: str,
+             event_ids: Collection[int] | None) -> Iterator[tuple[str, Iterable[str | PassedOver]]]:
     if isinstance(source, str | os.PathLike):
         with open_input(source) as stream:
-            yield str(source), event_log_lines(stream)
+            yield str(source), event_log_lines(stream) if event_ids is None else event_log_scan(stream, event_ids)
     else:
         yield label, source
 
 
 def iter_event_log(
-    source: str | os.PathLike[str] | Iterable[str],
+    source: str | os.PathLike[str] | Iterable[str | PassedOver],
     *,
     label: str = "<lines>",
     tz: tzinfo = UTC,
@@ -269,10 +295,12 @@ def iter_event_log(
     stray_days: int | None = None,
 ) -> Iterator[Event]:
     """Yield the events of an ``event.log`` file (a path, gzipped accepted) or of an iterable of lines (those of a
-    stream: ``event_log_lines``), which errors call ``label``.
+    stream: ``event_log_lines``; ``event_log_scan``, whose runs of lines passed over count as those lines, with
+    the same ``event_ids``), which errors call ``label``.
 
     Pass an :class:`EventLogStats` to learn how many lines were malformed, of which kind and where.  A ``str``
-    is a path; to parse a text held in memory pass ``text.splitlines()``.  With ``event_ids``, only events of
+    is a path (read a block at a time by ``event_log_scan`` when ``event_ids`` are given); to parse a text held in
+    memory pass ``text.splitlines()``.  With ``event_ids``, only events of
     those types are parsed and yielded; the others are counted in ``stats.filtered`` (a line of another
     type is recognised by its head, so a malformed tail on it goes unnoticed).  With ``stray_days``, an event
     dated more than that many days from the records around it is malformed (see :class:`FarOff`; the records
@@ -282,43 +310,50 @@ def iter_event_log(
     """
     counters = stats if stats is not None else EventLogStats()
     match_line = _LINE_RE.match
-    starts_with_ts = _STARTS_WITH_TS.match
     head = _HEAD_RE.match
     wanted = None if event_ids is None else frozenset(str(e) for e in event_ids)
     timestamps = _Timestamps(tz)
-    for name, lines in _sources(source, label):
+    for name, lines in _sources(source, label, event_ids):
         runs = _Runs(name, stray_days, counters)
         pending: re.Match[str] | None = None
         pending_no = 0
         extra: list[str] = []
         skipping = False
         """The last event was filtered out: lines continuing it are skipped with it."""
-        for line_no, raw in enumerate(lines, start=1):
-            line = raw.rstrip("\r\n")
-            if len(line) > LINE_LIMIT:
-                counters.record_malformed(MalformedLine(name, line_no, f"longer than {LINE_LIMIT:,} characters",
-                                                        line[:200], TOO_LONG))
-                continue
-            if wanted is not None and (found := head(line)) is not None and found.group(1) not in wanted:
+        line_no = 0
+        for raw in lines:
+            if isinstance(raw, PassedOver):
+                line, count, match = raw.first, raw.count, None
+                line_no += count
+            else:
+                line_no += 1
+                line = raw.rstrip("\r\n")
+                if len(line) > LINE_LIMIT:
+                    counters.record_malformed(MalformedLine(name, line_no, f"longer than {LINE_LIMIT:,} characters",
+                                                            line[:200], TOO_LONG))
+                    continue
+                # The whole line's match first: a line it matches has the head's type in its own group, and with
+                # ``event_log_scan`` the lines that come one by one are mostly of wanted types, which need it anyway.
+                match = match_line(line)
+                if wanted is None:
+                    count = 0
+                elif match is not None:
+                    count = int(match.group("etype") not in wanted)
+                else:
+                    count = int((found := head(line)) is not None and found.group(1) not in wanted)
+            if count:  # lines of types nobody asked for, ``count`` of them from ``line`` on, of its date
                 if pending is not None and runs.add(pending.string, _finish(pending, pending_no, extra, timestamps,
                                                                             name, counters)):
                     yield from runs.ready()
                 if runs.add(line, None):
                     yield from runs.ready()
+                if count > 1 and runs.add_more(count - 1):
+                    yield from runs.ready()
                 pending, extra, skipping = None, [], True
-                counters.filtered += 1
+                counters.filtered += count
                 continue
-            match = match_line(line)
             if match is None:
-                if not line.strip():
-                    counters.blank_lines += 1
-                elif (pending is not None or skipping) and line[0] in " \t" and _is_text(line):
-                    if pending is not None:
-                        extra.append(line)
-                    counters.continuation_lines += 1
-                else:
-                    counters.record_malformed(_malformed(name, line_no, line, pending is not None or skipping,
-                                                         starts_with_ts(line) is not None))
+                _unmatched(name, line_no, line, extra if pending is not None else None, skipping, counters)
                 continue
             if pending is not None and runs.add(pending.string, _finish(pending, pending_no, extra, timestamps,
                                                                         name, counters)):
@@ -376,6 +411,16 @@ class _Runs:
         self.text, self.run, self.records = line[:10], [] if record is None else [record], 1
         return ready
 
+    def add_more(self, count: int) -> bool:
+        """``count`` more records that yield no event, of the date of the one ``add`` was given last: as many calls
+        of ``add`` (True when events are ready)."""
+        if self.far_off is None:
+            return False
+        before, self.records = self.records, self.records + count
+        if before < 2 <= self.records:
+            self.flowing = not self.verdicts and not any(self.far_off.waiting)
+        return self.flowing and bool(self.run)
+
     def _close(self) -> bool:
         self.flowing = False  # what is left of the run is judged with it (the last record of the file, say)
         if self.far_off is not None and self.records:
@@ -413,6 +458,21 @@ def _ordinal(text: str) -> int | None:
         return date.fromisoformat(text).toordinal()
     except ValueError:
         return None
+
+
+def _unmatched(name: str, line_no: int, line: str, extra: list[str] | None, skipping: bool,
+               counters: EventLogStats) -> None:
+    """A line that is no event's: blank, a continuation of the event before it (into ``extra``, that event's
+    lines, when it is kept; ``skipping``: it was left out), or malformed; counted."""
+    if not line.strip():
+        counters.blank_lines += 1
+    elif (extra is not None or skipping) and line[0] in " \t" and _is_text(line):
+        if extra is not None:
+            extra.append(line)
+        counters.continuation_lines += 1
+    else:
+        counters.record_malformed(_malformed(name, line_no, line, extra is not None or skipping,
+                                             _STARTS_WITH_TS.match(line) is not None))
 
 
 def _malformed(name: str, line_no: int, line: str, after_event: bool, with_timestamp: bool) -> MalformedLine:
