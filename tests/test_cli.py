@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,6 +63,29 @@ def test_verify_snapshot_with_faults_exits_1_and_reports(tmp_path: Path, tiny_pl
     assert table.exit_code == 1
     for heading in ("DOES NOT MATCH", "Missing cables", "Miswired cables", "Degraded cables", "swapped"):
         assert heading in table.output
+
+
+def test_verify_answers_alike_from_a_kept_plan_and_keeps_none_when_told_not_to(
+        tmp_path: Path, tiny_plan: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    kept = tmp_path / "xdg" / "fabric-remediation"
+    write_ufm_snapshot(plant(fat_tree(PRESETS["tiny"]), FaultCounts(missing=1, swapped=1), seed=3).fabric,
+                       tmp_path / "snap")
+    outputs = []
+    for format in ("json", "table"):
+        shutil.rmtree(kept, ignore_errors=True)
+        argv = ["verify", "-p", str(tiny_plan), "-a", str(tmp_path / "snap"), "-f", format]
+        runs = [runner.invoke(app, [*argv, "--no-plan-cache"])]
+        monkeypatch.setenv("FABRIC_PLAN_CACHE", "0")
+        runs.append(runner.invoke(app, argv))
+        monkeypatch.delenv("FABRIC_PLAN_CACHE")
+        assert not kept.exists()
+        runs += [runner.invoke(app, argv), runner.invoke(app, argv)]  # the model kept, then read from there
+        assert len(list(kept.glob("*.plan-model"))) == 1
+        assert [run.exit_code for run in runs] == [1, 1, 1, 1]
+        assert len({run.output for run in runs}) == 1
+        outputs.append(runs[0].output)
+    assert "DOES NOT MATCH" in outputs[1]
 
 
 def test_verify_bad_input_exits_2_naming_the_place(tmp_path: Path, tiny_plan: Path) -> None:
