@@ -55,9 +55,10 @@ def read_plan(path: Path, *, lenient: bool = False, directory: Path | None) -> F
     """``topology.formats.ndt.read_ndt(path, lenient=lenient)``: the same model, taken from ``directory`` when an
     earlier run kept it for these bytes and this code, else parsed and kept there. ``directory=None``: parsed only."""
     data = read_input(path, DOCUMENT)
-    if directory is None:
+    code = _code_digest()
+    if directory is None or code is None:
         return parse_ndt_bytes(data, str(path), lenient=lenient)
-    entry = directory / (_key(data, str(path), lenient) + _SUFFIX)
+    entry = directory / (_key(code, data, str(path), lenient) + _SUFFIX)
     fabric = _load(directory, entry)
     if fabric is None:
         fabric = parse_ndt_bytes(data, str(path), lenient=lenient)
@@ -66,18 +67,22 @@ def read_plan(path: Path, *, lenient: bool = False, directory: Path | None) -> F
     return fabric
 
 
-def _key(data: bytes, source: str, lenient: bool) -> str:
+def _key(code: bytes, data: bytes, source: str, lenient: bool) -> str:
     digest = hashlib.sha256()
-    for part in (_code_digest(), sys.version.encode(), source.encode("utf-8", "surrogateescape"), b"%d" % lenient):
+    for part in (code, sys.version.encode(), source.encode("utf-8", "surrogatepass"), b"%d" % lenient):
         digest.update(b"%d:" % len(part) + part)  # each part's length first: no two sets of parts read alike
     digest.update(data)
     return digest.hexdigest()
 
 
 @cache
-def _code_digest() -> bytes:
-    """The SHA-256 of this package's source (every module of ``topology``, by name): what builds the model."""
+def _code_digest() -> bytes | None:
+    """The SHA-256 of this package's source (every module of ``topology``, by name): what builds the model. None
+    when the package runs from no source files (compiled files only): then nothing tells one release from the next,
+    and no model is kept."""
     root = Path(__file__).parent
+    if Path(__file__).suffix != ".py":
+        return None
     digest = hashlib.sha256()
     for module in sorted(root.rglob("*.py")):
         name = module.relative_to(root).as_posix().encode()

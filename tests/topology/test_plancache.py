@@ -180,6 +180,17 @@ def test_other_code_misses_every_entry(tmp_path: Path, cache: Path, parses: Pars
     assert len(entries(cache)) == 2
 
 
+def test_code_without_its_source_keeps_nothing(tmp_path: Path, cache: Path, parses: Parses,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = tmp_path / "plan.csv"
+    plan.write_text(TINY)
+    monkeypatch.setattr(plancache, "_code_digest", lambda: None)
+    for _ in range(2):
+        assert shape(plancache.read_plan(plan, directory=cache)) == shape(read_ndt(plan))
+    assert parses.count == 2
+    assert not cache.exists()
+
+
 def test_the_key_holds_the_name_and_the_lenient_flag(tmp_path: Path, cache: Path, parses: Parses) -> None:
     """The cables' origins name the file they were read from: a copy of the plan elsewhere is its own entry."""
     plan, copy = tmp_path / "plan.csv", tmp_path / "copy.csv"
