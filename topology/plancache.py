@@ -24,6 +24,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
@@ -37,6 +38,7 @@ from topology.ports import Kind
 KEPT = 16
 """Entries kept: the most recently written; older ones are removed when a new one is written."""
 _SUFFIX = ".plan-model"
+_ABANDONED_S = 3600
 _DIGEST_BYTES = hashlib.sha256().digest_size
 
 
@@ -99,6 +101,8 @@ def _private(status: os.stat_result, kind: int) -> bool:
 def _load(directory: Path, entry: Path) -> Fabric | None:
     """The model kept in ``entry``, or None: none kept, or one that cannot be trusted or read."""
     try:
+        # marshal builds plain values and runs nothing, but an entry someone else could have written could still
+        # describe another plan: only the user's own, in a directory no one else may enter, is read.
         if not _private(os.lstat(directory), stat.S_IFDIR):
             return None
         descriptor = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -144,8 +148,12 @@ def _store(directory: Path, entry: Path, fabric: Fabric) -> None:
 
 
 def _prune(directory: Path) -> None:
+    """All but the ``KEPT`` newest entries removed, and the temporary files of writers that died an hour ago or
+    more (one still writing is younger)."""
     entries = sorted(directory.glob("*" + _SUFFIX), key=lambda entry: entry.stat().st_mtime, reverse=True)
-    for old in entries[KEPT:]:
+    abandoned = [temporary for temporary in directory.glob(".*.tmp")
+                 if temporary.stat().st_mtime < time.time() - _ABANDONED_S]
+    for old in entries[KEPT:] + abandoned:
         with suppress(OSError):  # another run removed it first
             old.unlink()
 

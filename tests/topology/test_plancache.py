@@ -274,6 +274,19 @@ def test_only_the_newest_entries_are_kept(tmp_path: Path, cache: Path, monkeypat
     assert entries(cache) == sorted(written[2:])
 
 
+def test_a_dead_writers_temporary_file_is_removed_a_live_ones_kept(tmp_path: Path, cache: Path) -> None:
+    plan = tmp_path / "plan.csv"
+    plan.write_text(TINY)
+    cache.mkdir(mode=0o700, parents=True)
+    dead, live = cache / ".dead.tmp", cache / ".live.tmp"
+    for temporary in (dead, live):
+        temporary.write_bytes(b"half an entry")
+    os.utime(dead, (1, 1))
+    plancache.read_plan(plan, directory=cache)
+    assert not dead.exists()
+    assert live.exists()
+
+
 @pytest.mark.parametrize(("xdg", "expected"), [("/var/tmp/c", "/var/tmp/c/fabric-remediation"),
                                                 ("relative", "HOME/.cache/fabric-remediation"),
                                                 ("", "HOME/.cache/fabric-remediation")])
