@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fabric.cli.app import app
+from fabric.cli.app import _PARTS, app, assembled
 from topology.faults import FaultCounts, plant
 from topology.formats.ndt import write_ndt
 from topology.formats.ufm_render import write_ufm_snapshot
@@ -40,6 +40,30 @@ def test_plan_generate_overrides_and_refusals(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "radix is 16" in bad.output
     unknown = runner.invoke(app, ["plan", "generate", "--preset", "nope", "-o", str(path)])
     assert unknown.exit_code == 2 and "unknown preset 'nope'" in unknown.output
+
+
+NAMES = [name for names, _ in _PARTS for name in names]
+
+
+GROUPS = ["plan", "tickets", "ufm", "config", "silence", "components", "store"]
+
+
+@pytest.mark.parametrize("argv", [[name, "--help"] for name in NAMES] + [[group] for group in GROUPS] + [
+    ["verify"], ["verify", "--no-such-option"], ["verify", "--plan"], ["plan", "generate", "--help"],
+    ["plan", "nonsense"], ["components", "list", "--help"]], ids=" ".join)
+def test_the_app_main_assembles_for_a_command_answers_as_the_whole_one(argv: list[str]) -> None:
+    """`fabricctl verify` hands click verify alone to build: its help, usage errors and exit codes are the whole
+    app's."""
+    whole, alone = runner.invoke(app, argv), runner.invoke(assembled(argv[0]), argv)
+    assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
+    assert len(assembled(argv[0]).registered_commands) + len(assembled(argv[0]).registered_groups) < len(NAMES)
+
+
+def test_a_name_of_no_command_gets_the_whole_app() -> None:
+    for argv in (["verfy"], ["--help"], []):
+        whole, unknown = runner.invoke(app, argv), runner.invoke(assembled(argv[0] if argv else None), argv)
+        assert (unknown.exit_code, unknown.output) == (whole.exit_code, whole.output)
+    assert "verify" in runner.invoke(assembled("verfy"), ["verfy"]).output  # click's "did you mean"
 
 
 def test_verify_plan_against_itself_exits_0(tiny_plan: Path) -> None:
@@ -220,7 +244,7 @@ def test_plan_export_of_an_as_built_snapshot(tmp_path: Path) -> None:
 NETWORKX_STAYS_OUT = """
 import sys
 import fabric.controller.engine
-from fabric.cli.app import app
+from fabric.cli.app import _PARTS, app, assembled
 try:
     app(["verify", "--plan", sys.argv[1], "--as-built", sys.argv[1]] + sys.argv[2:])
 except SystemExit as exit:
@@ -238,7 +262,7 @@ def test_networkx_is_imported_only_when_bandwidth_is_asked_for(tiny_plan: Path, 
 
 SERVERS_STAY_OUT = """
 import sys
-from fabric.cli.app import app
+from fabric.cli.app import _PARTS, app, assembled
 try:
     app(sys.argv[1:])
 except SystemExit as exit:
