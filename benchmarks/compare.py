@@ -12,7 +12,8 @@ ratio. ``--cpu`` reports the commands' CPU time (user + system, from ``wait4``) 
 busy with other work a process waits for a core, and the wait is in its wall time but not in its CPU time (the
 pipeline's row is its child's own timing either way).
 
-- ``verify`` of h100-4k and h100-32k from files (the benchmark's planted faults), JSON report;
+- ``verify`` of h100-4k and h100-32k from files (the benchmark's planted faults), JSON report: with the plan's model
+  kept by an untimed first run, then with this checkout keeping none (``FABRIC_PLAN_CACHE=0``);
 - ``replay`` of the realistic 1M-line week (``benchmarks.bench_replay``'s generator), JSON report;
 - ``Pipeline.step`` over the 100,000-event storm (``benchmarks.bench_pipeline``'s child, in each checkout);
 - one engine cycle over the full-fabric storm on h100-32k (``benchmarks.bench_storm32k``'s child of this checkout,
@@ -39,11 +40,12 @@ HERE = Path(__file__).resolve().parents[1]
 BENCHMARKS = ("verify", "replay", "pipeline", "storm32k")
 
 
-def _seconds(argv: list[str], cwd: Path, expect: tuple[int, ...], cpu: bool) -> float:
-    """The command's wall time, or with ``cpu`` its user + system time."""
+def _seconds(argv: list[str], cwd: Path, expect: tuple[int, ...], cpu: bool,
+             env: dict[str, str] | None = None) -> float:
+    """The command's wall time, or with ``cpu`` its user + system time; ``env``: variables added to ours."""
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as errors, subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL,
-                                                              stderr=errors) as child:
+    with tempfile.TemporaryFile() as errors, subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors,
+                                                              env={**os.environ, **(env or {})}) as child:
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - start
@@ -90,12 +92,7 @@ def main(argv: list[str]) -> int:
         work.mkdir(parents=True, exist_ok=True)
         rows = []
         for preset in bench_verify.TARGETS_S if "verify" in wanted else ():
-            plan, snapshot = bench_verify.prepare(preset, work)
-
-            def verify(checkout: Path, plan: Path = plan, snapshot: Path = snapshot) -> float:
-                return _seconds([*_fabricctl(checkout, args.python), "verify", "--plan", str(plan), "--as-built",
-                                 str(snapshot), "--format", "json"], checkout, (1,), args.cpu)
-            rows.append(side_by_side(f"verify {preset}", lambda: verify(HERE), lambda: verify(baseline), args.runs))
+            rows.extend(_verify(work, preset, baseline, args.runs, args.cpu, args.python))
         if "replay" in wanted:
             rows.append(_replay(work, baseline, args.runs, args.cpu, args.python))
         if "pipeline" in wanted:
@@ -117,6 +114,29 @@ def _fabricctl(checkout: Path, python: Path | None) -> list[str]:
     """The command line of ``checkout``'s fabricctl: its own venv's script, or ``python -m fabric.cli`` (run from the
     checkout, which is what makes it that checkout's)."""
     return [str(python), "-m", "fabric.cli"] if python else [str(checkout / ".venv" / "bin" / "fabricctl")]
+
+
+def _verify(work: Path, preset: str, baseline: Path, runs: int, cpu: bool,
+            python: Path | None) -> list[dict[str, Any]]:
+    """``verify`` of ``preset``, both checkouts taking turns: as an operator runs it again on one plan (the plan's
+    model kept by a first run of each side, untimed, whose reports must be the same), then with this checkout told
+    to keep none (``FABRIC_PLAN_CACHE=0``, which the baseline may not know: it then runs as before)."""
+    plan, snapshot = bench_verify.prepare(preset, work)
+    kept = {"XDG_CACHE_HOME": str(work / "xdg-cache")}  # not the user's: both sides start with nothing kept
+    unkept = {**kept, "FABRIC_PLAN_CACHE": "0"}
+
+    def argv(checkout: Path) -> list[str]:
+        return [*_fabricctl(checkout, python), "verify", "--plan", str(plan), "--as-built", str(snapshot),
+                "--format", "json"]
+
+    reports = {subprocess.run(argv(checkout), cwd=checkout, env={**os.environ, **env}, capture_output=True,
+                              check=False).stdout for checkout, env in ((HERE, kept), (baseline, kept), (HERE, unkept))}
+    if len(reports) != 1:
+        raise RuntimeError(f"verify {preset}: the two checkouts' reports differ")
+    return [side_by_side(f"verify {preset}", lambda: _seconds(argv(HERE), HERE, (1,), cpu, kept),
+                         lambda: _seconds(argv(baseline), baseline, (1,), cpu, kept), runs),
+            side_by_side(f"verify {preset}, no plan cache", lambda: _seconds(argv(HERE), HERE, (1,), cpu, unkept),
+                         lambda: _seconds(argv(baseline), baseline, (1,), cpu, unkept), runs)]
 
 
 def _replay(work: Path, baseline: Path, runs: int, cpu: bool, python: Path | None) -> dict[str, Any]:

@@ -36,13 +36,16 @@ class Measurement:
 
 
 def run_command(name: str, argv: list[str], *, repeat: int = 3, target_s: float | None = None,
-                expect_codes: tuple[int, ...] = (0,), note: str = "") -> Measurement:
-    """Run ``argv`` ``repeat`` times; wall time per run and the largest peak RSS of any run."""
+                expect_codes: tuple[int, ...] = (0,), note: str = "",
+                env: dict[str, str] | None = None) -> Measurement:
+    """Run ``argv`` ``repeat`` times; wall time per run and the largest peak RSS of any run. ``env``: variables
+    added to ours for the command."""
     runs: list[float] = []
     peak_kib = 0
     for _ in range(repeat):
         start = time.perf_counter()
-        with tempfile.TemporaryFile() as out, subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE) as child:
+        with tempfile.TemporaryFile() as out, subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE,
+                                                                    env={**os.environ, **(env or {})}) as child:
             _, status, usage = os.wait4(child.pid, 0)
             child.returncode = os.waitstatus_to_exitcode(status)
             stderr = child.stderr.read().decode() if child.stderr else ""

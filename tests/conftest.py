@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = REPO.parent / "shared" / "conformance" / "ufm_sdk"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``fabricctl verify`` keeps plans' models under ``$XDG_CACHE_HOME``: the tests' in a directory of their own,
+    not the user's (and the commands the tests start inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fabric.cli.app import app
+from fabric.cli.app import _PARTS, app, assembled
 from topology.faults import FaultCounts, plant
 from topology.formats.ndt import write_ndt
 from topology.formats.ufm_render import write_ufm_snapshot
@@ -41,6 +42,30 @@ def test_plan_generate_overrides_and_refusals(tmp_path: Path) -> None:
     assert unknown.exit_code == 2 and "unknown preset 'nope'" in unknown.output
 
 
+NAMES = [name for names, _ in _PARTS for name in names]
+
+
+GROUPS = ["plan", "tickets", "ufm", "config", "silence", "components", "store"]
+
+
+@pytest.mark.parametrize("argv", [[name, "--help"] for name in NAMES] + [[group] for group in GROUPS] + [
+    ["verify"], ["verify", "--no-such-option"], ["verify", "--plan"], ["plan", "generate", "--help"],
+    ["plan", "nonsense"], ["components", "list", "--help"]], ids=" ".join)
+def test_the_app_main_assembles_for_a_command_answers_as_the_whole_one(argv: list[str]) -> None:
+    """`fabricctl verify` hands click verify alone to build: its help, usage errors and exit codes are the whole
+    app's."""
+    whole, alone = runner.invoke(app, argv), runner.invoke(assembled(argv[0]), argv)
+    assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
+    assert len(assembled(argv[0]).registered_commands) + len(assembled(argv[0]).registered_groups) < len(NAMES)
+
+
+def test_a_name_of_no_command_gets_the_whole_app() -> None:
+    for argv in (["verfy"], ["--help"], []):
+        whole, unknown = runner.invoke(app, argv), runner.invoke(assembled(argv[0] if argv else None), argv)
+        assert (unknown.exit_code, unknown.output) == (whole.exit_code, whole.output)
+    assert "verify" in runner.invoke(assembled("verfy"), ["verfy"]).output  # click's "did you mean"
+
+
 def test_verify_plan_against_itself_exits_0(tiny_plan: Path) -> None:
     result = runner.invoke(app, ["verify", "--plan", str(tiny_plan), "--as-built", str(tiny_plan), "-f", "json"])
     assert result.exit_code == 0, result.output
@@ -62,6 +87,29 @@ def test_verify_snapshot_with_faults_exits_1_and_reports(tmp_path: Path, tiny_pl
     assert table.exit_code == 1
     for heading in ("DOES NOT MATCH", "Missing cables", "Miswired cables", "Degraded cables", "swapped"):
         assert heading in table.output
+
+
+def test_verify_answers_alike_from_a_kept_plan_and_keeps_none_when_told_not_to(
+        tmp_path: Path, tiny_plan: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    kept = tmp_path / "xdg" / "fabric-remediation"
+    write_ufm_snapshot(plant(fat_tree(PRESETS["tiny"]), FaultCounts(missing=1, swapped=1), seed=3).fabric,
+                       tmp_path / "snap")
+    outputs = []
+    for format in ("json", "table"):
+        shutil.rmtree(kept, ignore_errors=True)
+        argv = ["verify", "-p", str(tiny_plan), "-a", str(tmp_path / "snap"), "-f", format]
+        runs = [runner.invoke(app, [*argv, "--no-plan-cache"])]
+        monkeypatch.setenv("FABRIC_PLAN_CACHE", "0")
+        runs.append(runner.invoke(app, argv))
+        monkeypatch.delenv("FABRIC_PLAN_CACHE")
+        assert not kept.exists()
+        runs += [runner.invoke(app, argv), runner.invoke(app, argv)]  # the model kept, then read from there
+        assert len(list(kept.glob("*.plan-model"))) == 1
+        assert [run.exit_code for run in runs] == [1, 1, 1, 1]
+        assert len({run.output for run in runs}) == 1
+        outputs.append(runs[0].output)
+    assert "DOES NOT MATCH" in outputs[1]
 
 
 def test_verify_bad_input_exits_2_naming_the_place(tmp_path: Path, tiny_plan: Path) -> None:
@@ -196,7 +244,7 @@ def test_plan_export_of_an_as_built_snapshot(tmp_path: Path) -> None:
 NETWORKX_STAYS_OUT = """
 import sys
 import fabric.controller.engine
-from fabric.cli.app import app
+from fabric.cli.app import _PARTS, app, assembled
 try:
     app(["verify", "--plan", sys.argv[1], "--as-built", sys.argv[1]] + sys.argv[2:])
 except SystemExit as exit:
@@ -214,7 +262,7 @@ def test_networkx_is_imported_only_when_bandwidth_is_asked_for(tiny_plan: Path, 
 
 SERVERS_STAY_OUT = """
 import sys
-from fabric.cli.app import app
+from fabric.cli.app import _PARTS, app, assembled
 try:
     app(sys.argv[1:])
 except SystemExit as exit:

@@ -196,6 +196,24 @@ class Fabric:
                 return InputError(message, source=source, line=number)
         return InputError(message, source=origin or self.source)
 
+    @classmethod
+    def restored(cls, source: str, *, plan: bool, devices: Iterable[Device], cables: Iterable[Cable],
+                 port_names: Iterable[tuple[str, End]]) -> Fabric:
+        """A fabric rebuilt from the parts of one built before (``topology.plancache``), in their order, without
+        ``add_device`` and ``add_cable``'s checks: the parts passed them when that fabric was built."""
+        fabric = cls(source, plan=plan)
+        for device in devices:
+            fabric.devices[device.key] = device
+            if device.guid is not None:
+                fabric._guids[device.guid] = device.key
+        by_end = fabric.by_end
+        for cable in cables:
+            fabric.cables.append(cable)
+            by_end[cable.a] = cable
+            by_end[cable.b] = cable
+        fabric.port_names.update(port_names)
+        return fabric
+
     # --- queries --------------------------------------------------------------------------------------
 
     def device_by_guid(self, guid: str) -> Device | None:

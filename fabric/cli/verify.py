@@ -44,6 +44,10 @@ def verify(
     worst: Annotated[int, typer.Option(min=1, help="How many worst offenders to list per category.")] = 10,
     lenient_plan: Annotated[bool, typer.Option(
         help="Load a plan that cables a port twice: keep the first cable, report the conflict.")] = False,
+    plan_cache: Annotated[bool, typer.Option(
+        "--plan-cache/--no-plan-cache", envvar="FABRIC_PLAN_CACHE",
+        help="Keep the plan's model in $XDG_CACHE_HOME/fabric-remediation for the next run, which parses the plan "
+             "again only if it or this program changed.")] = True,
     bandwidth: Annotated[bool, typer.Option(
         "--bandwidth",
         help="Also compute each leaf's max flow to the core in Gb/s, which sees a cable running below its "
@@ -54,7 +58,7 @@ def verify(
     Exit 0 when it matches, 1 when not, 2 on bad input.
     """
     from topology.formats.asbuilt import load_as_built
-    from topology.formats.ndt import read_ndt
+    from topology.plancache import default_directory, read_plan
     from topology.verify import verify as run_verify
 
     if (as_built is None) == (ufm is None):
@@ -65,7 +69,7 @@ def verify(
     # rescan them over and over (a fifth of the run time on the reference fabric).
     gc.disable()
     try:
-        planned = read_ndt(plan, lenient=lenient_plan)
+        planned = read_plan(plan, lenient=lenient_plan, directory=default_directory() if plan_cache else None)
         if as_built is not None:
             actual = load_as_built(as_built)
         else:

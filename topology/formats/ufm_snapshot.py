@@ -346,12 +346,13 @@ class UfmFabricBuilder:
             if not m:
                 raise doc.error(index, "name", f"not a UFM port name (<guid>_<port>): {excerpt(name)}")
             name = f"{canonical_guid(m.group(1))}_{m.group(2)}"
-        get = entry.get
-        self.ports[name] = _PortSeen(get("node_description"), self._share(get("active_width")),
-                                     self._share(get("active_speed")), self._share(get("dname")), get("number"))
-
-    def _share(self, value: object) -> object:
-        return self._shared.setdefault(value, value) if isinstance(value, str) else value
+        get, share = entry.get, self._shared.setdefault
+        # One copy of each repeated text, inlined rather than a method: this runs for each of 196,608 ports at 32k.
+        width, speed, dname = get("active_width"), get("active_speed"), get("dname")
+        self.ports[name] = _PortSeen(get("node_description"),
+                                     share(width, width) if type(width) is str else width,
+                                     share(speed, speed) if type(speed) is str else speed,
+                                     share(dname, dname) if type(dname) is str else dname, get("number"))
 
     def add_system(self, entry: Mapping[str, Any], index: int) -> None:
         """Entry ``index`` of systems.json."""
