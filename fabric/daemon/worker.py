@@ -1,16 +1,18 @@
-"""The engine's own event loop, in a thread of its own, so that nothing the engine does blocks the API.
+"""The engine's own event loop, in a thread of its own, so that nothing the engine does holds the engine process's
+main loop: the leadership's heartbeat, the scheduler and the status record the API process reads.
 
 The engine's cycle is mostly synchronous work between its awaits: the pipeline's detectors and policy (a storm of
-100,000 events is about a second of Python), the store's SQLite writes, the guard. On the loop that serves the
-API, each of those would hold every request behind it, `/readyz` and host health included. So the daemon runs
-two loops: uvicorn and the scheduler on the main thread's, and everything that touches the engine, the UFM
-client and the simulator's clock on this one. The scheduler's jobs hand their work over with ``run`` and await
-it; cancelling the awaiting task cancels the work (``run_coroutine_threadsafe`` carries the cancellation over).
-The GIL still lets only one thread run Python at a time. A request needs it many times (each read, each write
-of its socket), and a thread asking for it waits up to the switch interval each time while the engine computes: at
-the default 5 ms a ``/status`` answer took a median 578 ms during a storm's cycle, at 0.5 ms (``SWITCH_INTERVAL``,
-set for the process when the engine's thread starts) 15 ms (``benchmarks/bench_daemon.py``, ``docs/benchmarks.md``).
-What one C call holds it for (decoding UFM's event list: about 0.3 s for 100,000 events) still delays requests.
+100,000 events is about a second of Python), the store's SQLite writes, the guard. On the main loop, each of those
+would delay the heartbeat (a leader whose heartbeat is late is deposed) and the status record (the API process
+reports an engine that has not written one for 10 s as not ready). So the engine process runs two loops: the
+scheduler's and the leadership's on the main thread's, and everything that touches the engine, the UFM client and
+the simulator's clock on this one. The scheduler's jobs hand their work over with ``run`` and await it; cancelling
+the awaiting task cancels the work (``run_coroutine_threadsafe`` carries the cancellation over). The GIL still lets
+only one thread run Python at a time; a thread asking for it waits up to the switch interval each time while the
+engine computes, so the interval is shortened (``SWITCH_INTERVAL``, set for the process when the engine's thread
+starts). The API is in another process (``fabric.daemon.process``) and waits for none of this: when both ran in
+one process, a ``/status`` answer took a median 15 ms during a storm's cycle at 0.5 ms, 578 ms at CPython's default
+5 ms (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
