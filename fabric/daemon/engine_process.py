@@ -145,7 +145,10 @@ async def _start(config: ServiceConfig, plan: Fabric, options: EngineOptions, ta
         fence = leadership.fence()
         engine = wiring.build_engine(plan, client, store.fenced(fence), tickets,
                                      wiring.engine_settings(config, fence.epoch), clock.now, telemetry)
-        return DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics, clock.now())
+        running = DaemonRuntime(engine, config, str(options.config_path), engine_loop, clock.sync, metrics,
+                                clock.now())
+        running.report_with(record)
+        return running
 
     def record() -> None:
         write_record(options.run_dir, StatusRecord(os.getpid(), time.monotonic(), clock.now(), instance.status(),

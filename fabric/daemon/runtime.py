@@ -84,6 +84,7 @@ class DaemonRuntime:
         self._stopping = False
         self._running: asyncio.Task[object] | None = None
         self._wake: Callable[[], None] | None = None
+        self._report: Callable[[], None] = _nothing
         self._cycling = self._again = False
         self._status = RuntimeStatus(started_at=started_at, dry_run=engine.dry_run,
                                      interval_seconds=config.daemon.interval.total_seconds(), ufm_reachable=True,
@@ -103,6 +104,11 @@ class DaemonRuntime:
                 Job(RECONCILE_JOB, self.reconcile, daemon.reconcile_interval),
                 Job(TICKET_POLL_JOB, self.poll_tickets, daemon.ticket_poll_interval),
                 Job(TICKET_SEND_JOB, self.send_tickets, daemon.ticket_send_interval, at_once=True)]
+
+    def report_with(self, report: Callable[[], None]) -> None:
+        """How to make what a job changed (the status, the metrics) visible at once: the engine process's status
+        record written, before the job's last line is logged (a reader of the log finds the API up to date)."""
+        self._report = report
 
     def wake_with(self, wake: Callable[[], None]) -> None:
         """How to make the cycle job run now (the scheduler's ``run_soon``, on the main loop)."""
@@ -240,8 +246,8 @@ class DaemonRuntime:
                 started = time.monotonic()
                 result = await work()
                 seconds = time.monotonic() - started
-                done(result, seconds)
                 self.metrics.job_done(name, seconds)
+                done(result, seconds)
                 release_freed_memory()
 
             try:
@@ -281,6 +287,7 @@ class DaemonRuntime:
             self.metrics.telemetry_sample(report.telemetry)
             self._status = replace(self._status, telemetry=report.telemetry)
         self._record_state(report.at)
+        self._report()
         log.info("cycle done in %.3f s: %d events, %d findings, %d decisions, %d failed", seconds, report.events,
                  len(report.findings), len(report.actions), len(report.failed))
 
@@ -288,6 +295,7 @@ class DaemonRuntime:
         self._log_decisions(report)
         self.metrics.report_done(report)
         self._record_state(report.at)
+        self._report()
         log.info("reconcile done in %.3f s: %d decisions, %d failed", seconds, len(report.actions),
                  len(report.failed))
 
@@ -308,16 +316,17 @@ class DaemonRuntime:
     def _failed(self, job: str, exc: Exception, seconds: float) -> None:
         error = as_fabric_error(exc)
         kind = error.kind.value if error is not None else "bug"
-        if error is None:
-            log.exception("%s failed (a bug): %s", job, exc)
-        else:
-            log.warning("%s failed (%s): %s", job, kind, error)
         self.metrics.job_failed(job, kind, seconds)
         if job == CYCLE_JOB:
             self._status = self._next_status(self.engine.clock(), error=f"{kind}: {error or exc}",
                                              counters=self._status.counters,
                                              reachable=error is None or error.kind is not ErrorKind.UFM,
                                              cycled=False)
+        self._report()
+        if error is None:
+            log.exception("%s failed (a bug): %s", job, exc)
+        else:
+            log.warning("%s failed (%s): %s", job, kind, error)
 
     def _next_status(self, at: datetime, *, error: str | None, counters: dict[str, int], reachable: bool,
                      cycled: bool = True, event_read: EventRead | None = None) -> RuntimeStatus:
@@ -351,6 +360,10 @@ class DaemonRuntime:
             # adoption search make the next start's attempt adopt what this one created.
             return False
         return True
+
+
+def _nothing() -> None:
+    """No status record to write (a runtime outside the engine process, as tests build)."""
 
 
 class InstanceRuntime:
