@@ -151,6 +151,8 @@ async def _start(config: ServiceConfig, plan: Fabric, options: EngineOptions, ta
         return running
 
     def record() -> None:
+        if instance.running is None and not leadership.tried:
+            return  # no role yet: the API process reports the engine as starting meanwhile
         write_record(options.run_dir, StatusRecord(os.getpid(), time.monotonic(), clock.now(), instance.status(),
                                                    metrics.render().decode()))
 

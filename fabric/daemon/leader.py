@@ -69,6 +69,9 @@ class Leadership:
         """Why this standby cannot end a hung leader's sessions (``None``: nothing keeps it from taking over)."""
         self._last_beat = 0.0
         self._seen = store.leader()
+        self.tried = False
+        """Whether this instance has tried the leadership yet: until then its role is none that anyone may rely on
+        (a single instance is no standby; a standby's readiness means it found another leading)."""
 
     @staticmethod
     def for_store(store: Store, settings: LeaderSection, instance: str) -> Leadership:
@@ -99,6 +102,7 @@ class Leadership:
         self._last_beat = time.monotonic()
         taken = await asyncio.to_thread(self.store.take_epoch, self.instance, lease=self.lease)
         self.epoch = taken.epoch
+        self.tried = True
         return True
 
     async def watch(self) -> str:
@@ -155,6 +159,7 @@ class AdvisoryLeadership(Leadership):
             started = time.monotonic()
             try:
                 locked = await self._bounded(self._try_lock)
+                self.tried = True
                 if not locked:
                     if not told:
                         holder = await self._bounded(lambda: describe_holder(self._connection, self._key))
@@ -165,6 +170,7 @@ class AdvisoryLeadership(Leadership):
                     if await self._bounded(self._end_hung_leader):
                         continue  # its lock is free: tried again at once
             except Exception as exc:  # the database out of reach: a standby goes on trying, on a new session
+                self.tried = True
                 log.warning("fabric %s: standby (%s): cannot try the leadership lock: %s", self.store.fabric,
                             self.instance, _first_line(exc))
                 await self._renewed()
