@@ -170,6 +170,18 @@ def daemons(each: list[tuple[Path, int, Path]], **env: str) -> Iterator[list[Dae
                 running.process.wait(BOUND)
 
 
+@contextmanager
+def ready_daemon(plan_path: Path, tmp_path: Path, *, extra: str = "", **env: str) -> Iterator[Daemon]:
+    """A dry-run daemon of ``plan_path`` on a fresh SQLite store and simulator, ready (``/readyz`` 200)."""
+    migrate(tmp_path / "fabric.db")
+    port = free_port()
+    with simulator(plan_path) as sim:
+        config = write_config(tmp_path, sim.url, plan_path, port=port, extra=extra)
+        with daemon(config, port, tmp_path / "daemon.log", **env) as running:
+            running.wait_for("ready", lambda: running.get("/readyz").status_code == 200)
+            yield running
+
+
 def _answers(running: Daemon) -> Callable[[], bool]:
     return lambda: running.get("/healthz").status_code == 200
 

@@ -70,8 +70,8 @@ def _apps() -> Iterator[tuple[str, FastAPI]]:
     from fabric.api.context import ApiContext
     from fabric.api.plan_index import plan_index
     from fabric.config import ServiceConfig
-    from fabric.daemon.app import build_app
     from fabric.daemon.api_metrics import ApiMetrics
+    from fabric.daemon.app import build_app
     from fabric.simulator.app import create_app as create_simulator
     from fabric.simulator.jira.app import create_jira_app
     from fabric.simulator.jira.state import JiraState

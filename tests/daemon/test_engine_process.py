@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import sqlalchemy as sa
-from daemon_support import BOUND, Daemon, daemon, migrate, simulator, write_config
+from daemon_support import BOUND, Daemon, daemon, migrate, ready_daemon, simulator, write_config
 
 from fabric.simulator.server import free_port
 from fabric.store import RequestKind
@@ -45,59 +45,44 @@ def _wait_gone(pid: int) -> None:
 
 def test_the_api_answers_while_the_engine_process_is_killed_and_started_again(tiny_plan: Path,
                                                                                tmp_path: Path) -> None:
-    migrate(tmp_path / "fabric.db")
-    port = free_port()
-    with simulator(tiny_plan) as sim:
-        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
-        with daemon(config, port, tmp_path / "daemon.log") as d:
-            d.wait_for("ready", lambda: d.get("/readyz").status_code == 200)
-            first = _engine_pid(d)
-            os.kill(first, signal.SIGKILL)
-            d.wait_for("not ready", lambda: d.get("/readyz").status_code == 503)
-            unready = d.get("/readyz").json()["reasons"]
-            assert any(reason.startswith("the engine process is ") for reason in unready), unready
-            # Reads go on from the store meanwhile.
-            assert d.get("/components").status_code == 200
-            assert d.get("/decisions").status_code == 200
-            assert d.get("/healthz").status_code == 200
-            d.wait_for("ready again", lambda: d.get("/readyz").status_code == 200)
-            engine = d.get("/status").json()["engine"]
-            assert engine["pid"] != first and engine["restarts"] == 1
-            assert engine["last_exit"] == "killed by SIGKILL"
-            assert d.metric("fabric_engine_process_restarts") == 1.0
-            assert d.metric("fabric_engine_process_up") == 1.0
-            cycles = d.cycles()
-            d.wait_for("the new engine's cycles", lambda: d.cycles() >= cycles + 2)
-            assert d.signal(signal.SIGTERM) == 0
+    with ready_daemon(tiny_plan, tmp_path) as d:
+        first = _engine_pid(d)
+        os.kill(first, signal.SIGKILL)
+        d.wait_for("not ready", lambda: d.get("/readyz").status_code == 503)
+        unready = d.get("/readyz").json()["reasons"]
+        assert any(reason.startswith("the engine process is ") for reason in unready), unready
+        # Reads go on from the store meanwhile.
+        assert d.get("/components").status_code == 200
+        assert d.get("/decisions").status_code == 200
+        assert d.get("/healthz").status_code == 200
+        d.wait_for("ready again", lambda: d.get("/readyz").status_code == 200)
+        engine = d.get("/status").json()["engine"]
+        assert engine["pid"] != first and engine["restarts"] == 1
+        assert engine["last_exit"] == "killed by SIGKILL"
+        assert d.metric("fabric_engine_process_restarts") == 1.0
+        assert d.metric("fabric_engine_process_up") == 1.0
+        cycles = d.cycles()
+        d.wait_for("the new engine's cycles", lambda: d.cycles() >= cycles + 2)
+        assert d.signal(signal.SIGTERM) == 0
 
 
 def test_sigterm_stops_both_processes_within_the_shutdown_wait(tiny_plan: Path, tmp_path: Path) -> None:
-    migrate(tmp_path / "fabric.db")
-    port = free_port()
-    with simulator(tiny_plan) as sim:
-        config = write_config(tmp_path, sim.url, tiny_plan, port=port)  # shutdown_wait = "20s"
-        with daemon(config, port, tmp_path / "daemon.log") as d:
-            d.wait_for("ready", lambda: d.get("/readyz").status_code == 200)
-            engine = _engine_pid(d)
-            started = time.monotonic()
-            assert d.signal(signal.SIGTERM) == 0
-            assert time.monotonic() - started < 20
-            assert _gone(engine)
-            messages = [line["message"] for line in d.lines()]
-            assert "the engine process stopped" in messages and messages[-1] == "stopped"
+    with ready_daemon(tiny_plan, tmp_path) as d:  # shutdown_wait = "20s"
+        engine = _engine_pid(d)
+        started = time.monotonic()
+        assert d.signal(signal.SIGTERM) == 0
+        assert time.monotonic() - started < 20
+        assert _gone(engine)
+        messages = [line["message"] for line in d.lines()]
+        assert "the engine process stopped" in messages and messages[-1] == "stopped"
 
 
 def test_the_engine_process_ends_with_the_api_process(tiny_plan: Path, tmp_path: Path) -> None:
-    migrate(tmp_path / "fabric.db")
-    port = free_port()
-    with simulator(tiny_plan) as sim:
-        config = write_config(tmp_path, sim.url, tiny_plan, port=port)
-        with daemon(config, port, tmp_path / "daemon.log") as d:
-            d.wait_for("ready", lambda: d.get("/readyz").status_code == 200)
-            engine = _engine_pid(d)
-            d.process.kill()
-            d.process.wait(BOUND)
-            _wait_gone(engine)
+    with ready_daemon(tiny_plan, tmp_path) as d:
+        engine = _engine_pid(d)
+        d.process.kill()
+        d.process.wait(BOUND)
+        _wait_gone(engine)
 
 
 def test_a_reload_asked_of_the_api_reaches_the_engine_process_through_the_store(tiny_plan: Path,
