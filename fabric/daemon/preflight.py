@@ -44,11 +44,13 @@ class Preflight:
     warnings: list[str] = field(default_factory=list)
 
 
-def preflight(config: ServiceConfig) -> Preflight:
+def preflight(config: ServiceConfig, *, plan: bool = True) -> Preflight:
     """Every check on ``config`` (a file ``load_config`` accepted) that needs no more than reading files, the
-    environment and the database."""
+    environment and the database; the plan's only when ``plan`` (``run``'s API process leaves it to the engine's,
+    which reads it at the same time as it does: ``read_plan``)."""
     found = Preflight()
-    found.plan = _checked(found, lambda: _read_plan(config))
+    if plan:
+        found.plan = _checked(found, lambda: read_plan(config))
     _checked(found, lambda: config.ufm.target().auth())
     if config.tickets.backend == "jira":
         _checked(found, lambda: wiring.jira_tickets(config))
@@ -71,7 +73,7 @@ def _checked(found: Preflight, check: Callable[[], T]) -> T | None:
         return None
 
 
-def _read_plan(config: ServiceConfig) -> Fabric:
+def read_plan(config: ServiceConfig) -> Fabric:
     if config.fabric.plan is None:
         raise ConfigError(["fabric.plan: not set: fabricctl run needs the wiring plan (an NDT CSV) in the file or "
                            "FABRIC_FABRIC__PLAN"])

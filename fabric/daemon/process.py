@@ -5,8 +5,10 @@ written or served: a bad configuration (``load_config`` names the file and the k
 ``fabric.daemon.preflight`` finds (``fabricctl config check`` reports them all): no ``[fabric] plan``, no UFM URL or
 secret, no Jira token, a database that is missing, unreachable or not at this version's schema (``fabricctl store
 migrate`` creates or migrates it: the daemon never does); its warnings are logged. Then: another daemon on the same
-SQLite database (``lock``), a port the API cannot listen on; and, from the engine's process, UFM refusing the
-credentials (its one line, and this process exits 2 with it).
+SQLite database (``lock``), a port the API cannot listen on; and, from the engine's process, a plan that does not
+read and UFM refusing the credentials (its one line, and this process exits 2 with it). The plan is read by both
+processes at once, once the SQLite lock is held: the engine's for its model, this one for the index the API reads
+(host health, the components' filters); the API serves once it has it.
 
 Two processes, one command and one systemd unit: this one serves the API (uvicorn, the store's reads, webhook
 receipt, host health from the plan's index) and supervises the engine's (``fabric.daemon.engine_process``:
@@ -47,16 +49,18 @@ from fabric.daemon.engine_link import EngineClock, EngineLink
 from fabric.daemon.gcpolicy import apply_gc_policy, release_freed_memory, widen_young_generation
 from fabric.daemon.leader import instance_id
 from fabric.daemon.logs import LogFormat
-from fabric.daemon.preflight import preflight
+from fabric.daemon.preflight import preflight, read_plan
 from fabric.daemon.sessions import store_session
 from fabric.daemon.status_record import RecordReader
-from fabric.daemon.supervisor import EngineSupervisor
+from fabric.daemon.supervisor import REFUSED, EngineSupervisor
 from fabric.errors import ErrorKind, FabricError
 from fabric.serving import ServerConfig, bind_listener
 from fabric.store import Store, database_errors
 
 log = logging.getLogger(__name__)
 
+PLAN_REFUSAL_WAIT = 60.0
+"""Seconds the API process waits for the engine's to refuse a plan it could not read itself."""
 ENGINE_COMMAND = "engine"
 """The ``fabricctl`` command that runs the engine's process (``fabric.cli.run.engine``; not in the help)."""
 
@@ -79,16 +83,12 @@ def run(options: RunOptions) -> None:
     the engine's process refused (it said why)."""
     widen_young_generation()  # before the plan is read: start-up's objects all live on
     config = load_config(options.config_path)
-    checked = preflight(config)  # what `fabricctl config check` reports: the first problem is the refusal
-    if checked.problems or checked.plan is None:
-        raise ConfigError(checked.problems[:1] or ["fabric.plan: does not read"])
-    # The API reads the plan's index alone: the model goes (the engine's process reads the plan for itself), and
-    # the memory it held goes back to the system before the engine's process starts up beside this one.
-    index = plan_index(checked.plan)
-    del checked
-    gc.collect()
-    release_freed_memory()
-    code = asyncio.run(_serve(config, index, options))
+    # What `fabricctl config check` reports, the plan apart: the first problem is the refusal. The plan is read once
+    # the engine's process is started (it reads it too, at the same time).
+    checked = preflight(config, plan=False)
+    if checked.problems:
+        raise ConfigError(checked.problems[:1])
+    code = asyncio.run(_serve(config, options))
     if code is not None:
         raise SystemExit(code)
 
@@ -107,7 +107,17 @@ def _listen(config: ServiceConfig) -> socket.socket:
     return sock
 
 
-async def _serve(config: ServiceConfig, index: PlanIndex, options: RunOptions) -> int | None:
+def _index_of_plan(config: ServiceConfig) -> PlanIndex:
+    """The plan's index, all the API reads of it: the model goes, and the memory it held back to the system."""
+    plan = read_plan(config)
+    index = plan_index(plan)
+    del plan
+    gc.collect()
+    release_freed_memory()
+    return index
+
+
+async def _serve(config: ServiceConfig, options: RunOptions) -> int | None:
     clock = make_clock(options.clock, config.ufm.target().url)
     try:
         await clock.sync()
@@ -116,10 +126,10 @@ async def _serve(config: ServiceConfig, index: PlanIndex, options: RunOptions) -
     # The simulator's time is read once, then followed as the engine reports it: a read of it here could make an
     # advance meant for the engine's next read (``at_next_read``).
     followed = EngineClock(clock.now()) if isinstance(clock, SimulatorClock) else None
-    return await _serve_with(config, index, options, clock if followed is None else followed, followed)
+    return await _serve_with(config, options, clock if followed is None else followed, followed)
 
 
-async def _serve_with(config: ServiceConfig, index: PlanIndex, options: RunOptions, clock: Clock | EngineClock,
+async def _serve_with(config: ServiceConfig, options: RunOptions, clock: Clock | EngineClock,
                       followed: EngineClock | None) -> int | None:
     url, instance = config.store.url, instance_id()
     with database_errors(url):
@@ -130,7 +140,7 @@ async def _serve_with(config: ServiceConfig, index: PlanIndex, options: RunOptio
     try:
         held = lock.hold(store)  # for the process's life: the engine process's restarts stay within it
         with _listen(config) as sock, _run_directory() as run_dir:
-            return await _run(config, index, options, clock, store, sock, run_dir, instance, followed)
+            return await _run(config, options, clock, store, sock, run_dir, instance, followed)
     finally:
         if held is not None:
             held.release()
@@ -151,10 +161,10 @@ def engine_command(options: RunOptions, run_dir: Path, instance: str, api: str) 
             "--instance", instance, "--parent", str(os.getpid()), "--api", api]
 
 
-async def _run(config: ServiceConfig, index: PlanIndex, options: RunOptions, clock: Clock | EngineClock, store: Store,
+async def _run(config: ServiceConfig, options: RunOptions, clock: Clock | EngineClock, store: Store,
                sock: socket.socket, run_dir: Path, instance: str, followed: EngineClock | None) -> int | None:
-    """Serve at once; run the engine's process until SIGTERM or SIGINT (or its refusal to start); then stop it,
-    and the server."""
+    """Start the engine's process; read the plan's index meanwhile; then serve, until SIGTERM or SIGINT (or the
+    engine's refusal to start); then stop the engine's process, and the server."""
     loop = asyncio.get_running_loop()
     host, port = sock.getsockname()[:2]
     api = f"http://{host}:{port}/api/v1"  # the engine process says it with its first cycle, as it did in this one
@@ -167,18 +177,28 @@ async def _run(config: ServiceConfig, index: PlanIndex, options: RunOptions, clo
         followed.link = link
     metrics = ApiMetrics()
     metrics.watch_engine(link.process)
-    apply_gc_policy()  # the index, start-up's, out of the collector's sight
-    context = ApiContext(config=config, index=index, store=store, runtime=link, clock=clock.now)
-    app = build_app(context, metrics, link.engine_metrics)
-    server = _Server(ServerConfig(app, config.api.server_limits(), log_config=None, access_log=False, lifespan="off"))
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, supervisor.signal, signal.SIGHUP)
-    serving = loop.create_task(server.serve(sockets=[sock]))
     supervising = loop.create_task(supervisor.run(stop))
+    server: _Server | None = None
+    serving: asyncio.Task[None] | None = None
     refused = None
     try:
+        try:
+            index = await asyncio.to_thread(_index_of_plan, config)
+        except FabricError:
+            refused = await _refused_too(supervising, stop)
+            if refused is None:
+                raise
+            return refused
+        apply_gc_policy()  # the index, start-up's, out of the collector's sight
+        context = ApiContext(config=config, index=index, store=store, runtime=link, clock=clock.now)
+        app = build_app(context, metrics, link.engine_metrics)
+        server = _Server(ServerConfig(app, config.api.server_limits(), log_config=None, access_log=False,
+                                      lifespan="off"))
+        serving = loop.create_task(server.serve(sockets=[sock]))
         await asyncio.wait({serving, supervising}, return_when=asyncio.FIRST_COMPLETED)
         if not supervising.done():
             log.info("stopping: the engine process first")
@@ -186,12 +206,28 @@ async def _run(config: ServiceConfig, index: PlanIndex, options: RunOptions, clo
         refused = await supervising
         return refused
     finally:
-        server.should_exit = True
-        await serving
+        stop.set()
+        if not supervising.done():
+            await supervising
+        if server is not None and serving is not None:
+            server.should_exit = True
+            await serving
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.remove_signal_handler(sig)
-        if refused is None:  # a refusal is the engine process's one line, and the last
+        if serving is not None and refused is None:  # a refusal is one line, and the last
             log.info("stopped")
+
+
+async def _refused_too(supervising: asyncio.Task[int | None], stop: asyncio.Event) -> int | None:
+    """The plan does not read here: the engine's process, reading the same file, refuses it too, in the one line
+    of a refusal (``REFUSED``). ``None``: it did not within ``PLAN_REFUSAL_WAIT`` (it is stopped; this process then
+    says why itself)."""
+    done, _ = await asyncio.wait({supervising}, timeout=PLAN_REFUSAL_WAIT)
+    if done and supervising.result() == REFUSED:
+        return REFUSED
+    stop.set()
+    await supervising
+    return None
 
 
 class _Server(uvicorn.Server):
