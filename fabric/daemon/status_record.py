@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from fabric.api.context import RuntimeStatus
+from topology import strictjson
 
 RECORD_NAME = "engine-status.json"
 WRITE_EVERY = 0.5
@@ -69,8 +70,8 @@ class RecordReader:
         key = (stat.st_ino, stat.st_mtime_ns)  # renamed over: a new inode every write
         if key != self._seen:
             try:
-                self._record = _RECORD.validate_json(self._path.read_bytes())
-            except (FileNotFoundError, ValidationError):
+                self._record = _RECORD.validate_python(strictjson.loads(self._path.read_bytes()))
+            except (FileNotFoundError, ValueError):  # a JsonError or a ValidationError: both ValueErrors
                 self._record = None
             self._seen = key
         return self._record
