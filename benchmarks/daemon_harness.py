@@ -64,15 +64,16 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def simulator(plan: Path, workdir: Path, *, speed: float = 0.0) -> Iterator[str]:
+def simulator(plan: Path, workdir: Path, *, speed: float = 0.0, max_events: int = 250_000) -> Iterator[str]:
     """``fabricctl simulate`` on ``plan``, its clock frozen (the benchmark moves it) or running ``speed`` simulated
-    seconds a real second; yields its URL."""
+    seconds a real second, its event history ``max_events`` long; yields its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = workdir / f"simulator-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "simulate", "--plan", str(plan), "--port",
-                                    str(port), "--speed", f"{speed:g}", "--password", PASSWORD],
+                                    str(port), "--speed", f"{speed:g}", "--password", PASSWORD,
+                                    "--max-events", str(max_events)],
                                    stdout=sink, stderr=subprocess.STDOUT)
     try:
         _wait("the simulator", lambda: httpx.get(f"{url}/ufmRest/app/versioning", auth=("admin", PASSWORD),
@@ -139,13 +140,19 @@ def _status_kib(pid: int, field: str) -> int:
 
 
 def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port: int, name: str,
-                 extra: str = "") -> Path:
+                 extra: str = "", checkout: Path | None = None) -> Path:
     """The daemon's configuration over a fresh SQLite database, migrated (``fabricctl store migrate``: the daemon
-    never migrates); ``extra`` is more TOML, keys of ``[daemon]`` first."""
+    never migrates) by this checkout or, given, by ``checkout``'s (whose daemon would refuse another schema);
+    ``extra`` is more TOML, keys of ``[daemon]`` first."""
     from fabric import wiring
 
     db = workdir / f"daemon-{port}.db"
-    wiring.open_store(f"sqlite:///{db}", fabric=name).close()
+    if checkout is None:
+        wiring.open_store(f"sqlite:///{db}", fabric=name).close()
+    else:
+        subprocess.run([sys.executable, "-m", "fabric.cli", "store", "migrate", "--store", f"sqlite:///{db}",
+                        "--fabric", name], cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)},
+                       check=True, capture_output=True)
     config = workdir / f"daemon-{port}.toml"
     config.write_text(f'[fabric]\nname = "{name}"\nplan = "{plan}"\n\n[ufm]\nurl = "{ufm_url}"\n\n'
                       f'[store]\nurl = "sqlite:///{db}"\n\n[daemon]\ninterval = "{interval}"\n'
@@ -155,16 +162,20 @@ def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port
 
 @contextmanager
 def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench",
-           extra: str = "") -> Iterator[Daemon]:
+           extra: str = "", checkout: Path | None = None) -> Iterator[Daemon]:
     """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
-    cycle; stopped with SIGTERM at the end."""
+    cycle; stopped with SIGTERM at the end. With ``checkout``, another checkout's daemon (run from its directory
+    with it first on ``PYTHONPATH``, on this interpreter), the database and configuration made by this one's."""
     port = free_port()
-    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name, extra=extra)
+    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name, extra=extra,
+                          checkout=checkout)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)
     log = workdir / f"daemon-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock",
-                                    "simulator"], stdout=subprocess.DEVNULL, stderr=sink,
+                                    "simulator"], stdout=subprocess.DEVNULL, stderr=sink, cwd=checkout,
                                    env={**env, "FABRIC_UFM_PASSWORD": PASSWORD})
     running = Daemon(process, f"http://127.0.0.1:{port}", log)
     try:
