@@ -1,8 +1,9 @@
 """The real daemon and the UFM simulator, each as its own process on loopback, for the daemon's benchmarks.
 
 ``fabricctl simulate --plan PLAN --speed 0`` serves UFM with its clock frozen (the benchmark moves it); the daemon
-is ``fabricctl run --config FILE --clock simulator`` on a migrated SQLite database, in dry run (the default), with
-the garbage-collector policy it applies itself (``fabric.daemon.gcpolicy``). Its log (JSON lines) goes to a file.
+is ``fabricctl run --config FILE --clock simulator`` (or on the wall clock) on a migrated SQLite database, in dry run
+(the default), with the garbage-collector policy it applies itself (``fabric.daemon.gcpolicy``). Its log (JSON
+lines) goes to a file.
 """
 
 from __future__ import annotations
@@ -162,10 +163,11 @@ def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port
 
 @contextmanager
 def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench",
-           extra: str = "", checkout: Path | None = None) -> Iterator[Daemon]:
+           extra: str = "", checkout: Path | None = None, clock: str = "simulator") -> Iterator[Daemon]:
     """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
-    cycle; stopped with SIGTERM at the end. With ``checkout``, another checkout's daemon (run from its directory
-    with it first on ``PYTHONPATH``, on this interpreter), the database and configuration made by this one's."""
+    cycle; stopped with SIGTERM at the end. Its clock is the simulator's (read over HTTP before each job and each
+    API request), or with ``clock="system"`` the wall clock. With ``checkout``, another checkout's daemon (run from
+    its directory with it first on ``PYTHONPATH``, on this interpreter), the configuration written by this one."""
     port = free_port()
     config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name, extra=extra,
                           checkout=checkout)
@@ -175,7 +177,7 @@ def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str 
     log = workdir / f"daemon-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock",
-                                    "simulator"], stdout=subprocess.DEVNULL, stderr=sink, cwd=checkout,
+                                    clock], stdout=subprocess.DEVNULL, stderr=sink, cwd=checkout,
                                    env={**env, "FABRIC_UFM_PASSWORD": PASSWORD})
     running = Daemon(process, f"http://127.0.0.1:{port}", log)
     try:
