@@ -15,8 +15,8 @@ Three storms (``STORMS``), each a ``python -m benchmarks.run`` suite:
 
 Setup (not timed): the plan; the simulator on it (``benchmarks.daemon_harness``: its own process, clock frozen);
 the daemon on it (its own processes, its own garbage-collector policy; every 2 s at 4k, every 30 s, the default,
-at 32k), past its first cycle. Then, just after the next one (quiet) ends, ``POST /simulator/events/bulk`` raises
-the storm at one simulated instant, so the daemon's next poll hands all of it to one cycle.
+at 32k), just after its first cycle (quiet) ends. Then ``POST /simulator/events/bulk`` raises the storm at one
+simulated instant, so the daemon's next poll hands all of it to one cycle.
 
 Measured, per run (a fresh simulator and daemon each):
 
@@ -28,6 +28,9 @@ Measured, per run (a fresh simulator and daemon each):
   its time) are the ones reported, p50, p99 and the longest. Neither this process nor the simulator's shares the
   probes' interpreter: this one reads the daemon's log as it grows, and parsing all of it at each look held this
   process's GIL for up to 90 ms, which the probes, when they ran on a thread here, counted as the daemon's;
+- the CPU seconds each process (the daemon's API and engine, the simulator, the probes) used over the cycle
+  (``/proc/PID/stat``, looked at every half second: from the last look before the cycle to the first after it),
+  which says how much of the cycle's wall time its engine ran, and what else had the cores;
 - the daemon's peak resident memory: each of its processes' ``VmHWM`` summed at the end (a bound), and the largest
   sum of their ``VmRSS`` seen every half second while the storm ran.
 
@@ -43,6 +46,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import random
 import re
 import statistics
@@ -56,7 +60,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.daemon_harness import Daemon, daemon, plan_file, simulator, tree_kib
+from benchmarks.daemon_harness import Daemon, daemon, plan_file, simulator, tree_cpu_s, tree_kib
 from benchmarks.measure import Measurement
 
 HERE = Path(__file__).resolve().parents[1]
@@ -196,9 +200,14 @@ def _planned_hosts(running: Daemon) -> list[str]:
 
 
 def _breaker_check(running: Daemon, ufm: str) -> dict[str, Any]:
-    """What the breaker storm left: halted (as ``/status`` and the metric say), and nothing disabled or reset."""
+    """What the breaker storm left: halted (as ``/status`` and the metric say), and nothing disabled or reset. The
+    two-process daemon's metrics are its engine's as its status record last carried them (at most 0.5 s old), so
+    they are read again until the halt is in them, for 10 s at most."""
     status = httpx.get(f"{running.api}/api/v1/status", timeout=120).json()
-    metrics = running.metrics()
+    deadline = time.monotonic() + 10
+    while (metrics := running.metrics()).get(("fabric_breaker_halted", ()), 0.0) != 1.0 \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
     decided = {dict(labels)["kind"]: value for (name, labels), value in metrics.items()
                if name == "fabric_decisions_total"}
     disabled = httpx.get(f"{ufm}/simulator/state", timeout=120).json()["disabled_ports"]
@@ -219,7 +228,7 @@ def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None) -> dic
         probes = _Probes(running.api, storm.paths, storm.probes_per_s, hosts)
         probes.start()
         cycles = _CycleLines(running.log)
-        # Raised just after a cycle ends, so that the next one starts after the simulator has raised it all: the
+        # Raised just after a cycle ended, so that the next one starts after the simulator has raised it all: the
         # raise holds the simulator's loop (13 s for the 32k storms on a loaded host), and a poll waiting on it
         # would count that wait in the cycle. ``raise_overlap_s`` says whether it did all the same.
         deadline = time.monotonic() + 300
@@ -233,16 +242,22 @@ def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None) -> dic
         least = int(raised.json()["count"])
         deadline = time.monotonic() + 600
         rss_peak_kib = 0
+        cpu = [(time.time(), tree_cpu_s(os.getpid()))]
         while (cycle := cycles.storm_cycle(least)) is None:
             if time.monotonic() > deadline:
                 raise RuntimeError("no cycle of the daemon handled the storm within 600 s")
             rss_peak_kib = max(rss_peak_kib, tree_kib(running.process.pid))
             time.sleep(0.5)
+            cpu.append((time.time(), tree_cpu_s(os.getpid())))
         samples, errors = probes.stop()
         end, seconds, events = cycle
         hwm = running.memory_mib("VmHWM")
         breaker = _breaker_check(running, ufm) if storm.breaker else None
     start = end - seconds
+    # CPU seconds each process used from the last look before the cycle began to the first after it ended.
+    before = max((sample for sample in cpu if sample[0] <= start), default=cpu[0], key=lambda sample: sample[0])
+    after = min((sample for sample in cpu if sample[0] >= end), default=cpu[-1], key=lambda sample: sample[0])
+    cpu_s = {command: used - before[1].get(command, 0.0) for command, used in after[1].items()}
     paths: dict[str, Any] = {}
     for path, probed in samples.items():
         during = sorted(done - began for began, done in probed if done > start and began < end)
@@ -253,7 +268,7 @@ def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None) -> dic
                        "errors": errors[path]}
     return {"events": events, "cycle_s": seconds, "events_per_s": events / seconds, "paths": paths,
             "simulator_raise_s": float(raised.json()["seconds"]), "raise_overlap_s": max(0.0, raised_at - start),
-            "rss_before_mib": rss_before,
+            "cpu_s": cpu_s, "cpu_window_s": after[0] - before[0], "rss_before_mib": rss_before,
             "rss_peak_mib": hwm, "rss_sampled_peak_mib": rss_peak_kib / 1024, "breaker": breaker}
 
 
@@ -323,7 +338,10 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, float]:
     medians = {"events/s": statistics.median(r["events_per_s"] for r in runs),
                "cycle s": statistics.median(r["cycle_s"] for r in runs),
                "peak RSS (VmHWM summed) MiB": statistics.median(r["rss_peak_mib"] for r in runs),
-               "peak RSS (sampled) MiB": statistics.median(r["rss_sampled_peak_mib"] for r in runs)}
+               "peak RSS (sampled) MiB": statistics.median(r["rss_sampled_peak_mib"] for r in runs),
+               "daemon CPU s (all its processes)": statistics.median(
+                   r["cpu_s"].get("run", 0.0) + r["cpu_s"].get("engine", 0.0) for r in runs),
+               "simulator CPU s": statistics.median(r["cpu_s"].get("simulate", 0.0) for r in runs)}
     for path in runs[0]["paths"]:
         for figure in ("p50_s", "p99_s", "max_s"):
             medians[f"{path} {figure[:-2]} ms"] = statistics.median(r["paths"][path][figure] for r in runs) * 1000

@@ -113,6 +113,27 @@ class Daemon:
 
 def tree_kib(root: int, field: str = "VmRSS") -> int:
     """``field`` of ``/proc/PID/status`` summed over ``root`` and every process under it, in KiB."""
+    return sum(_status_kib(pid, field) for pid in _tree(root))
+
+
+def tree_cpu_s(root: int) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by ``root`` and every process under it, summed by what each runs:
+    its ``fabricctl`` command (``simulate``, ``run``: the daemon's API, ``engine``), else ``other``."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    found: dict[str, float] = {}
+    for pid in _tree(root):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        command = argv[argv.index(b"fabric.cli") + 1].decode() if b"fabric.cli" in argv else "other"
+        found[command] = found.get(command, 0.0) + (int(stat[11]) + int(stat[12])) / ticks
+    return found
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and every process under it."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -122,12 +143,12 @@ def tree_kib(root: int, field: str = "VmRSS") -> int:
                 continue
             parent = int(stat.rpartition(")")[2].split()[1])
             children.setdefault(parent, []).append(int(entry))
-    total, todo = 0, [root]
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, ()))
-        total += _status_kib(pid, field)
-    return total
+        found.append(pid)
+    return found
 
 
 def _status_kib(pid: int, field: str) -> int:
