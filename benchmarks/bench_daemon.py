@@ -28,9 +28,9 @@ Measured, per run (a fresh simulator and daemon each):
   its time) are the ones reported, p50, p99 and the longest. Neither this process nor the simulator's shares the
   probes' interpreter: this one reads the daemon's log as it grows, and parsing all of it at each look held this
   process's GIL for up to 90 ms, which the probes, when they ran on a thread here, counted as the daemon's;
-- the CPU seconds each process (the daemon's API and engine, the simulator, the probes) used over the cycle
-  (``/proc/PID/stat``, looked at every half second: from the last look before the cycle to the first after it),
-  which says how much of the cycle's wall time its engine ran, and what else had the cores;
+- the seconds each process (the daemon's API and engine, the simulator, the probes) ran on a CPU and waited for one
+  over the cycle (``/proc/PID/schedstat``, looked at every half second: from the last look before the cycle to the
+  first after it), which say how much of the cycle's wall time its engine ran, and what else had the cores;
 - the daemon's peak resident memory: each of its processes' ``VmHWM`` summed at the end (a bound), and the largest
   sum of their ``VmRSS`` seen every half second while the storm ran.
 
@@ -60,7 +60,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.daemon_harness import Daemon, daemon, plan_file, simulator, tree_cpu_s, tree_kib
+from benchmarks.daemon_harness import Daemon, daemon, plan_file, simulator, tree_kib, tree_sched_s
 from benchmarks.measure import Measurement
 
 HERE = Path(__file__).resolve().parents[1]
@@ -242,13 +242,13 @@ def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None) -> dic
         least = int(raised.json()["count"])
         deadline = time.monotonic() + 600
         rss_peak_kib = 0
-        cpu = [(time.time(), tree_cpu_s(os.getpid()))]
+        cpu = [(time.time(), tree_sched_s(os.getpid()))]
         while (cycle := cycles.storm_cycle(least)) is None:
             if time.monotonic() > deadline:
                 raise RuntimeError("no cycle of the daemon handled the storm within 600 s")
             rss_peak_kib = max(rss_peak_kib, tree_kib(running.process.pid))
             time.sleep(0.5)
-            cpu.append((time.time(), tree_cpu_s(os.getpid())))
+            cpu.append((time.time(), tree_sched_s(os.getpid())))
         samples, errors = probes.stop()
         end, seconds, events = cycle
         hwm = running.memory_mib("VmHWM")
@@ -257,19 +257,25 @@ def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None) -> dic
     # CPU seconds each process used from the last look before the cycle began to the first after it ended.
     before = max((sample for sample in cpu if sample[0] <= start), default=cpu[0], key=lambda sample: sample[0])
     after = min((sample for sample in cpu if sample[0] >= end), default=cpu[-1], key=lambda sample: sample[0])
-    cpu_s = {command: used - before[1].get(command, 0.0) for command, used in after[1].items()}
+    cpu_s = {command: ran - before[1].get(command, (0.0, 0.0))[0] for command, (ran, _) in after[1].items()}
+    wait_s = {command: waited - before[1].get(command, (0.0, 0.0))[1] for command, (_, waited) in after[1].items()}
     paths: dict[str, Any] = {}
     for path, probed in samples.items():
-        during = sorted(done - began for began, done in probed if done > start and began < end)
+        overlapping = [(began, done) for began, done in probed if done > start and began < end]
+        during = sorted(done - began for began, done in overlapping)
         if not during:
             raise RuntimeError(f"no {path} probe overlapped the storm cycle")
+        # Where in the cycle its slowest probes were sent (seconds from the cycle's start), to place the stalls.
+        slowest = sorted(overlapping, key=lambda probe: probe[0] - probe[1])[:5]
         paths[path] = {"samples": len(during), "p50_s": statistics.median(during),
                        "p99_s": _percentile(during, 0.99), "max_s": during[-1], "latencies_s": during,
+                       "slowest": [(began - start, done - began) for began, done in slowest],
                        "errors": errors[path]}
     return {"events": events, "cycle_s": seconds, "events_per_s": events / seconds, "paths": paths,
             "simulator_raise_s": float(raised.json()["seconds"]), "raise_overlap_s": max(0.0, raised_at - start),
-            "cpu_s": cpu_s, "cpu_window_s": after[0] - before[0], "rss_before_mib": rss_before,
-            "rss_peak_mib": hwm, "rss_sampled_peak_mib": rss_peak_kib / 1024, "breaker": breaker}
+            "cpu_s": cpu_s, "runqueue_wait_s": wait_s, "cpu_window_s": after[0] - before[0],
+            "rss_before_mib": rss_before, "rss_peak_mib": hwm, "rss_sampled_peak_mib": rss_peak_kib / 1024,
+            "breaker": breaker}
 
 
 def _percentile(ordered: list[float], share: float) -> float:

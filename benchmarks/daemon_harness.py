@@ -116,19 +116,20 @@ def tree_kib(root: int, field: str = "VmRSS") -> int:
     return sum(_status_kib(pid, field) for pid in _tree(root))
 
 
-def tree_cpu_s(root: int) -> dict[str, float]:
-    """CPU seconds (user + system) used so far by ``root`` and every process under it, summed by what each runs:
-    its ``fabricctl`` command (``simulate``, ``run``: the daemon's API, ``engine``), else ``other``."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    found: dict[str, float] = {}
+def tree_sched_s(root: int) -> dict[str, tuple[float, float]]:
+    """Seconds on a CPU and seconds waiting for one (runnable, not run: ``/proc/PID/schedstat``) so far, of ``root``
+    and every process under it, summed by what each runs: its ``fabricctl`` command (``simulate``, ``run``: the
+    daemon's API, ``engine``), else ``other``."""
+    found: dict[str, tuple[float, float]] = {}
     for pid in _tree(root):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            ran, waited, _ = Path(f"/proc/{pid}/schedstat").read_text().split()
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
+        except (OSError, ValueError):
             continue
         command = argv[argv.index(b"fabric.cli") + 1].decode() if b"fabric.cli" in argv else "other"
-        found[command] = found.get(command, 0.0) + (int(stat[11]) + int(stat[12])) / ticks
+        cpu, wait = found.get(command, (0.0, 0.0))
+        found[command] = (cpu + int(ran) / 1e9, wait + int(waited) / 1e9)
     return found
 
 
