@@ -117,19 +117,20 @@ def tree_kib(root: int, field: str = "VmRSS") -> int:
 
 
 def tree_sched_s(root: int) -> dict[str, tuple[float, float]]:
-    """Seconds on a CPU and seconds waiting for one (runnable, not run: ``/proc/PID/schedstat``) so far, of ``root``
-    and every process under it, summed by what each runs: its ``fabricctl`` command (``simulate``, ``run``: the
-    daemon's API, ``engine``), else ``other``."""
+    """Seconds on a CPU and seconds waiting for one (runnable, not run: ``schedstat``) so far, of ``root`` and every
+    process under it, all their threads (the engine's cycle runs in one of its own), summed by what each runs: its
+    ``fabricctl`` command (``simulate``, ``run``: the daemon's API, ``engine``), else ``other``."""
     found: dict[str, tuple[float, float]] = {}
     for pid in _tree(root):
         try:
-            ran, waited, _ = Path(f"/proc/{pid}/schedstat").read_text().split()
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
+            threads = [(task / "schedstat").read_text().split() for task in Path(f"/proc/{pid}/task").iterdir()]
+        except OSError:
             continue
         command = argv[argv.index(b"fabric.cli") + 1].decode() if b"fabric.cli" in argv else "other"
         cpu, wait = found.get(command, (0.0, 0.0))
-        found[command] = (cpu + int(ran) / 1e9, wait + int(waited) / 1e9)
+        found[command] = (cpu + sum(int(ran) for ran, _, _ in threads) / 1e9,
+                          wait + sum(int(waited) for _, waited, _ in threads) / 1e9)
     return found
 
 
