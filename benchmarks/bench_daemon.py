@@ -31,8 +31,9 @@ Measured, per run (a fresh simulator and daemon each):
   probes' interpreter: this one reads the daemon's log as it grows, and parsing all of it at each look held this
   process's GIL for up to 90 ms, which the probes, when they ran on a thread here, counted as the daemon's;
 - the seconds each process (the daemon's API and engine, the simulator, the probes) ran on a CPU and waited for one
-  over the cycle (``/proc/PID/schedstat``, looked at every half second: from the last look before the cycle to the
-  first after it), which say how much of the cycle's wall time its engine ran, and what else had the cores;
+  over the cycle (``schedstat`` of all their threads, looked at every half second: from the last look before the
+  cycle to the first after it), which say how much of the cycle's wall time its engine ran, and what else had the
+  cores; and where in the cycle each path's five slowest probes were sent;
 - the daemon's peak resident memory: each of its processes' ``VmHWM`` summed at the end (a bound), and the largest
   sum of their ``VmRSS`` seen every half second while the storm ran.
 
@@ -252,7 +253,7 @@ def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None) -> dic
         hwm = running.memory_mib("VmHWM")
         breaker = _breaker_check(running, ufm) if storm.breaker else None
     start = end - seconds
-    # CPU seconds each process used from the last look before the cycle began to the first after it ended.
+    # Seconds each process ran and waited to run, from the last look before the cycle to the first after it.
     before = max((sample for sample in cpu if sample[0] <= start), default=cpu[0], key=lambda sample: sample[0])
     after = min((sample for sample in cpu if sample[0] >= end), default=cpu[-1], key=lambda sample: sample[0])
     cpu_s = {command: ran - before[1].get(command, (0.0, 0.0))[0] for command, (ran, _) in after[1].items()}
