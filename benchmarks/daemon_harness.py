@@ -1,8 +1,9 @@
 """The real daemon and the UFM simulator, each as its own process on loopback, for the daemon's benchmarks.
 
 ``fabricctl simulate --plan PLAN --speed 0`` serves UFM with its clock frozen (the benchmark moves it); the daemon
-is ``fabricctl run --config FILE --clock simulator`` on a migrated SQLite database, in dry run (the default), with
-the garbage-collector policy it applies itself (``fabric.daemon.gcpolicy``). Its log (JSON lines) goes to a file.
+is ``fabricctl run --config FILE --clock simulator`` (or on the wall clock) on a migrated SQLite database, in dry run
+(the default), with the garbage-collector policy it applies itself (``fabric.daemon.gcpolicy``). Its log (JSON
+lines) goes to a file.
 """
 
 from __future__ import annotations
@@ -64,15 +65,16 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def simulator(plan: Path, workdir: Path, *, speed: float = 0.0) -> Iterator[str]:
+def simulator(plan: Path, workdir: Path, *, speed: float = 0.0, max_events: int = 250_000) -> Iterator[str]:
     """``fabricctl simulate`` on ``plan``, its clock frozen (the benchmark moves it) or running ``speed`` simulated
-    seconds a real second; yields its URL."""
+    seconds a real second, its event history ``max_events`` long; yields its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = workdir / f"simulator-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "simulate", "--plan", str(plan), "--port",
-                                    str(port), "--speed", f"{speed:g}", "--password", PASSWORD],
+                                    str(port), "--speed", f"{speed:g}", "--password", PASSWORD,
+                                    "--max-events", str(max_events)],
                                    stdout=sink, stderr=subprocess.STDOUT)
     try:
         _wait("the simulator", lambda: httpx.get(f"{url}/ufmRest/app/versioning", auth=("admin", PASSWORD),
@@ -111,6 +113,29 @@ class Daemon:
 
 def tree_kib(root: int, field: str = "VmRSS") -> int:
     """``field`` of ``/proc/PID/status`` summed over ``root`` and every process under it, in KiB."""
+    return sum(_status_kib(pid, field) for pid in _tree(root))
+
+
+def tree_sched_s(root: int) -> dict[str, tuple[float, float]]:
+    """Seconds on a CPU and seconds waiting for one (runnable, not run: ``schedstat``) so far, of ``root`` and every
+    process under it, all their threads (the engine's cycle runs in one of its own), summed by what each runs: its
+    ``fabricctl`` command (``simulate``, ``run``: the daemon's API, ``engine``), else ``other``."""
+    found: dict[str, tuple[float, float]] = {}
+    for pid in _tree(root):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            threads = [(task / "schedstat").read_text().split() for task in Path(f"/proc/{pid}/task").iterdir()]
+        except OSError:
+            continue
+        command = argv[argv.index(b"fabric.cli") + 1].decode() if b"fabric.cli" in argv else "other"
+        cpu, wait = found.get(command, (0.0, 0.0))
+        found[command] = (cpu + sum(int(ran) for ran, _, _ in threads) / 1e9,
+                          wait + sum(int(waited) for _, waited, _ in threads) / 1e9)
+    return found
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and every process under it."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -120,12 +145,12 @@ def tree_kib(root: int, field: str = "VmRSS") -> int:
                 continue
             parent = int(stat.rpartition(")")[2].split()[1])
             children.setdefault(parent, []).append(int(entry))
-    total, todo = 0, [root]
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, ()))
-        total += _status_kib(pid, field)
-    return total
+        found.append(pid)
+    return found
 
 
 def _status_kib(pid: int, field: str) -> int:
@@ -158,16 +183,21 @@ def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port
 
 @contextmanager
 def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench",
-           extra: str = "") -> Iterator[Daemon]:
+           extra: str = "", checkout: Path | None = None, clock: str = "simulator") -> Iterator[Daemon]:
     """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
-    cycle; stopped with SIGTERM at the end."""
+    cycle; stopped with SIGTERM at the end. Its clock is the simulator's (read over HTTP before each job and each
+    API request), or with ``clock="system"`` the wall clock. With ``checkout``, another checkout's daemon (run from
+    its directory with it first on ``PYTHONPATH``, on this interpreter), the configuration written by this one."""
     port = free_port()
-    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name, extra=extra)
+    config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name, extra=extra,
+                          checkout=checkout)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)
     log = workdir / f"daemon-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock",
-                                    "simulator"], stdout=subprocess.DEVNULL, stderr=sink,
+                                    clock], stdout=subprocess.DEVNULL, stderr=sink, cwd=checkout,
                                    env={**env, "FABRIC_UFM_PASSWORD": PASSWORD})
     running = Daemon(process, f"http://127.0.0.1:{port}", log)
     try:

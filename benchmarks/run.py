@@ -27,7 +27,8 @@ from benchmarks import (
 from benchmarks.measure import Measurement
 
 SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pipeline.run,
-          "replay": bench_replay.run, "daemon": bench_daemon.run, "webhooks": bench_webhooks.run,
+          "replay": bench_replay.run, "daemon": bench_daemon.run,
+          "daemon32k": bench_daemon.run_32k, "breaker32k": bench_daemon.run_breaker_32k, "webhooks": bench_webhooks.run,
           "week": bench_week.run, "cadence": bench_cadence.run, "simtelemetry": bench_sim_telemetry.run,
           "telemetry": bench_telemetry.run, "start": bench_start.run, "storm32k": bench_storm32k.run,
           "hosts": bench_hosts.run}

@@ -30,6 +30,8 @@ def simulate(
     job_seconds: Annotated[float, typer.Option(min=0.0, help="Simulated seconds a port action runs.")] = 2.0,
     miswire: Annotated[int, typer.Option(min=0, help="Swap this many cable pairs in the as-built fabric.")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for random choices and planted miswires.")] = 0,
+    max_events: Annotated[int, typer.Option(min=1, help="Events UFM's history keeps (GET /app/events lists them "
+                                                          "all), the oldest dropped first.")] = 250_000,
     event_log: Annotated[Path | None, typer.Option(
         help="Write every event to this file as event.log lines. A file holding an earlier run's events is "
              "refused (replay would read both runs as one history) unless --append.")] = None,
@@ -55,7 +57,7 @@ def simulate(
         options = SimulateOptions(
             plan=plan, preset=preset, scenarios=scenario or [], host=host, port=port, tls=tls, user=user,
             password=password, ufm_version=ufm_version, rate=speed, job_seconds=job_seconds, miswire=miswire,
-            seed=seed, event_log=event_log, append=append, offline=seconds, snapshot=snapshot)
+            seed=seed, max_events=max_events, event_log=event_log, append=append, offline=seconds, snapshot=snapshot)
         code = run(options, lambda line: typer.echo(visible(line), err=True))  # scenario names, step errors
     except (InputError, ScenarioError, ValueError, OSError) as exc:
         fail(str(exc))

@@ -9,6 +9,8 @@
 | ``POST /simulator/faults``        | one scenario step, ``{"fault": "flap", "link": "…", "at": "30s"}``   |
 | ``POST /simulator/scenario``      | a whole scenario (the TOML/YAML structure as JSON)                   |
 | ``POST /simulator/events/bulk``   | ``{"count": 100000, "events": [110, 113]}``: an event storm, now     |
+|                                   | ``{"kind": "link_bounce", "up_after": 10}`` or ``{"kind": "ber_high"}``: |
+|                                   | one over the whole fabric (``storms.py``)                            |
 | ``POST /simulator/restart``       | a UFM restart (event ids reset, history and sessions gone)           |
 | ``PUT /simulator/ufm_version``    | ``{"version": "6.16"}``: switches the event payload shape            |
 | ``DELETE /simulator/api_faults``  | clears injected API faults                                           |
@@ -41,6 +43,11 @@ from fabric.simulator.events import parse_version
 from fabric.simulator.faults import MAX_STORM, STEP_TYPES, storm
 from fabric.simulator.scenario import ScenarioError, parse_duration, parse_scenario, parse_step
 from fabric.simulator.state import SimState, TargetError
+from fabric.simulator.storms import FABRIC_STORMS, ber_high, link_bounce
+
+THRESHOLD_STORM = "threshold"
+MAX_UP_AFTER_S = 3600.0
+"""The longest a ``link_bounce`` storm's cables stay down: its ups are raised with its downs, the clock moved."""
 
 
 async def _body(request: Request) -> Mapping[str, Any]:
@@ -73,8 +80,12 @@ _BODIES: dict[str, dict[str, Any]] = {
         "seed": {"type": ["integer", "null"]},
         "steps": {"type": "array", "minItems": 1, "items": _STEP}}},
     "bulk": {"type": "object", "properties": {
+        "kind": {"enum": [THRESHOLD_STORM, *FABRIC_STORMS], "description": "threshold events on random ports "
+                 "(count, events), or a storm over the whole fabric (fabric.simulator.storms)"},
         "count": {"type": "integer", "minimum": 1, "maximum": MAX_STORM},
-        "events": {"type": "array", "minItems": 1, "items": {"enum": list(STORM_EVENTS)}}}},
+        "events": {"type": "array", "minItems": 1, "items": {"enum": list(STORM_EVENTS)}},
+        "up_after": {"type": "number", "minimum": 0, "maximum": MAX_UP_AFTER_S,
+                     "description": "link_bounce: simulated seconds from the downs to the ups"}}},
 }
 
 
@@ -238,14 +249,27 @@ def _faults(router: APIRouter, state: SimState) -> None:
     @router.post("/events/bulk", responses=_REFUSED, openapi_extra=_documented("bulk"))
     async def bulk(request: Request) -> Stormed:
         body = await _body(request)
+        # Every field is checked whatever the kind, as documented: one the kind does not use is still refused
+        # when it is wrong.
+        kind = body.get("kind", THRESHOLD_STORM)
         count = body.get("count", 1000)
         events = body.get("events", [110, 111, 112, 113])
+        up_after = body.get("up_after", 10)
+        if kind not in (THRESHOLD_STORM, *FABRIC_STORMS):
+            raise HTTPException(400, f"kind must be one of {', '.join([THRESHOLD_STORM, *FABRIC_STORMS])}")
         if isinstance(count, bool) or not isinstance(count, int) or not 0 < count <= MAX_STORM:
             raise HTTPException(400, f"count must be an integer between 1 and {MAX_STORM:,}")
         if not isinstance(events, list) or not events or any(e not in (110, 111, 112, 113) for e in events):
             raise HTTPException(400, "events must be a non-empty list among 110, 111, 112, 113")
+        if isinstance(up_after, bool) or not isinstance(up_after, int | float) or not 0 <= up_after <= MAX_UP_AFTER_S:
+            raise HTTPException(400, f"up_after must be a number of seconds from 0 to {MAX_UP_AFTER_S:g}")
         started = time.perf_counter()
-        storm(state, count, [int(e) for e in events])
+        if kind == "link_bounce":
+            count = link_bounce(state, float(up_after))
+        elif kind == "ber_high":
+            count = ber_high(state)
+        else:
+            storm(state, count, [int(e) for e in events])
         return Stormed(count=count, last_event_id=state.events.last_id,
                        seconds=round(time.perf_counter() - started, 3))
 

@@ -49,6 +49,8 @@ class SimulateOptions:
     job_seconds: float = 2.0
     miswire: int = 0
     seed: int = 0
+    max_events: int = 250_000
+    """Events the history keeps (``SimSettings.max_events``): a full-fabric storm on h100-32k raises 393,216."""
     event_log: Path | None = None
     append: bool = False
     """Append to an ``event_log`` that holds events already (else such a file is refused)."""
@@ -87,7 +89,8 @@ def build_state(options: SimulateOptions) -> tuple[SimState, list[Scenario]]:
     parse_version(options.ufm_version)
     plan = load_plan(options)
     as_built = _miswired(plan, options.miswire, options.seed) if options.miswire else None
-    settings = SimSettings(ufm_version=options.ufm_version, job_seconds=options.job_seconds, seed=options.seed)
+    settings = SimSettings(ufm_version=options.ufm_version, job_seconds=options.job_seconds, seed=options.seed,
+                           max_events=options.max_events)
     state = SimState.from_plan(plan, as_built=as_built, clock=SimClock(rate=0.0), settings=settings)
     scenarios = [load_scenario(path) for path in options.scenarios]
     for scenario in scenarios:

@@ -241,6 +241,27 @@ def test_storm_and_scheduled_steps(sim: Sim) -> None:
     assert all("Peer info:" in (e.description or "") for e in events)
 
 
+def test_fabric_storms(sim: Sim) -> None:
+    cables = len(sim.state.fabric.links)
+    bounced = sim.http.post("/simulator/events/bulk", json={"kind": "link_bounce", "up_after": 10})
+    assert bounced.status_code == 200 and bounced.json()["count"] == 4 * cables
+    events = _events(sim)
+    downs, ups = events[:2 * cables], events[2 * cables:]
+    assert {e.event_id for e in downs} == {329} and {e.event_id for e in ups} == {328}
+    assert {e.timestamp for e in downs} == {START} and {e.timestamp for e in ups} == {START + timedelta(seconds=10)}
+    assert sim.get("/simulator/state")["links_down"] == []  # the events only: the fabric is as it was
+
+    names = sim.state.fabric.names
+    switch_cables = sum(1 for link in sim.state.fabric.links.values()
+                        if names[link.a].is_switch and names[link.b].is_switch)
+    ber = sim.http.post("/simulator/events/bulk", json={"kind": "ber_high"})
+    assert ber.status_code == 200 and ber.json()["count"] == 2 * switch_cables
+    assert {e.event_id for e in _events(sim)[4 * cables:]} == {918}
+    for refused in ({"kind": "melt"}, {"kind": "link_bounce", "up_after": -1},
+                    {"kind": "link_bounce", "up_after": "10s"}, {"kind": "link_bounce", "up_after": True}):
+        assert sim.http.post("/simulator/events/bulk", json=refused).status_code == 400, refused
+
+
 def test_bad_targets_are_rejected(sim: Sim) -> None:
     for step in ({"fault": "link_down", "link": "no-such-switch/1"},
                  {"fault": "switch_reboot", "switch": "pod01-node01"},
