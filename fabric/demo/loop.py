@@ -240,6 +240,10 @@ def _story(story: Story) -> None:
     story.inject(fault="flap", link=FLAPPING_PORT, cycles=5, period="20s", at="2m")
     story.note(FLAPPING, "injected", "flaps again, on probation", after=120)
     story.advance(6 * 60)  # a second strike: disabled again, its ticket reopened
+    # The reopen goes out with the ticket outbox, on its own job beside the cycles (real time, not the story's):
+    # awaiting repair once it has. A loaded host may take longer than the story's next step to send it.
+    story.daemon.wait_for("the reopened ticket", lambda: (story.component(FLAPPING)["state"] or {}).get(
+        "lifecycle") == "awaiting_repair")
     # The other repaired link soaks clean (2 h), and a telemetry sample judges its BER over windows wholly after its
     # repair: healthy.
     story.advance(CLEAN_AFTER)
