@@ -40,7 +40,7 @@ from fabric.daemon.gcpolicy import apply_gc_policy, widen_young_generation
 from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
 from fabric.daemon.leader import Leadership
 from fabric.daemon.metrics import DaemonMetrics
-from fabric.daemon.preflight import preflight, warnings
+from fabric.daemon.preflight import StartError, preflight, warnings
 from fabric.daemon.reload_requests import outcome_text
 from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
 from fabric.daemon.sessions import store_session
@@ -57,12 +57,6 @@ from topology.redact import redacted_url
 log = logging.getLogger(__name__)
 
 _PR_SET_PDEATHSIG = 1
-
-
-class StartError(FabricError):
-    """The engine cannot start as configured."""
-
-    kind = ErrorKind.CONFIG
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from fabric import wiring
 from fabric.config import ConfigError, ServiceConfig
-from fabric.errors import as_fabric_error
+from fabric.errors import ErrorKind, FabricError, as_fabric_error
 from fabric.store import database_errors
 from topology.formats.ndt import read_ndt
 from topology.model import Fabric
@@ -33,6 +33,12 @@ MAX_FABRIC_NAME = 64
 """Characters a fabric's name is sane within: it keys every row and labels every log line and ticket."""
 MAX_INTERVAL = timedelta(hours=1)
 """A cycle less often than this leaves a fault alone for longer than any rule's window expects."""
+
+
+class StartError(FabricError):
+    """The daemon cannot start as configured (either of its processes: the port, UFM's credentials)."""
+
+    kind = ErrorKind.CONFIG
 
 
 @dataclass(slots=True)

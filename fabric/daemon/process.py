@@ -49,11 +49,11 @@ from fabric.daemon.engine_link import EngineClock, EngineLink
 from fabric.daemon.gcpolicy import apply_gc_policy, release_freed_memory, widen_young_generation
 from fabric.daemon.leader import instance_id
 from fabric.daemon.logs import LogFormat
-from fabric.daemon.preflight import preflight, read_plan
+from fabric.daemon.preflight import StartError, preflight, read_plan
 from fabric.daemon.sessions import store_session
 from fabric.daemon.status_record import RecordReader
 from fabric.daemon.supervisor import REFUSED, EngineSupervisor
-from fabric.errors import ErrorKind, FabricError
+from fabric.errors import FabricError
 from fabric.serving import ServerConfig, bind_listener
 from fabric.store import Store, database_errors
 
@@ -63,12 +63,6 @@ PLAN_REFUSAL_WAIT = 60.0
 """Seconds the API process waits for the engine's to refuse a plan it could not read itself."""
 ENGINE_COMMAND = "engine"
 """The ``fabricctl`` command that runs the engine's process (``fabric.cli.run.engine``; not in the help)."""
-
-
-class StartError(FabricError):
-    """The daemon cannot start as configured."""
-
-    kind = ErrorKind.CONFIG
 
 
 @dataclass(frozen=True, slots=True)
