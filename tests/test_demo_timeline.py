@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from fabric.demo.timeline import WIDTH, Entry, decision_entries, followed_entries, render, short
+from fabric.api.timeline import WIDTH, Entry, decision_entries, followed_entries, render, short
 
 AT = datetime(2026, 1, 15, 3, 20, 6, tzinfo=UTC)
 GUARD = {"c": 0.75, "disabled": 10, "cap": 40, "disables_last_hour": 10, "hourly_limit": 20, "affected_leaves": 1,

@@ -1,4 +1,5 @@
-"""The demo's timeline: what the daemon did, one line each at 80 columns (time, component, what, why).
+"""The timeline of what the daemon did, one line each at 80 columns (time, component, what, why): the demo's, and
+the console's decisions page (``fabric.console``) reads ``decision_entries`` too.
 
 Lines are built from what the running daemon answers over HTTP (its decisions, and for the components the demo
 follows closely their findings, UFM writes and tickets) and from what the demo itself did to the fabric and the
