@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from fabric.api.app import PREFIX, install
 from fabric.api.context import ApiContext, EngineState, Role, RuntimeStatus
 from fabric.api.webhooks import count_deliveries
+from fabric.console.app import install as install_console
 from fabric.daemon.api_metrics import ApiMetrics
 from fabric.jsonbody import strict_app, strict_router
 
@@ -43,6 +44,7 @@ def build_app(context: ApiContext, metrics: ApiMetrics, engine_metrics: Callable
     app.include_router(_health_router(PREFIX))
     app.include_router(_health_router(""), include_in_schema=False)  # the same answers: documented once
     install(app)  # the API's reads, host health, writes and the webhook receiver
+    install_console(app)  # GET / and /ui/...
     count_deliveries(app, metrics.webhook_delivery)
     return app
 
