@@ -16,6 +16,7 @@ from fabric.remediation.correlate import hosts_behind
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.signals import link_id
 from topology.model import Fabric
+from topology.picture.layout import Layout, layout_of
 from topology.ports import Kind
 
 
@@ -34,6 +35,8 @@ class PlanIndex:
     behind: Mapping[str, tuple[str, ...]]
     """Every switch cabled to an adapter, to the hosts (case-folded) behind it, by planned name: the hosts a
     ``switch_fault`` of it makes unhealthy."""
+    layout: Layout
+    """Where the console's fabric picture draws each switch (``topology.picture``): tiers, pods, hosts per leaf."""
 
     def device_of_port(self, name: str) -> str | None:
         """The device of a port component ``device/label`` (a label may hold '/' too: ``1/3/1``)."""
@@ -85,4 +88,4 @@ def plan_index(plan: Fabric) -> PlanIndex:
     behind = {switch: tuple(dict.fromkeys(name.casefold() for name in names))
               for switch, names in hosts_behind(plan).items()}
     switches = frozenset(key for key, device in plan.devices.items() if device.kind is Kind.SWITCH)
-    return PlanIndex(switches, hosts, links, adapters, by_name, behind)
+    return PlanIndex(switches, hosts, links, adapters, by_name, behind, layout_of(plan))
