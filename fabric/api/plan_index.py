@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fabric.remediation.correlate import hosts_behind
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.signals import link_id
+from topology.guard import CapacityGuard
 from topology.model import Fabric
 from topology.picture.layout import Layout, layout_of
 from topology.ports import Kind
@@ -37,6 +38,9 @@ class PlanIndex:
     ``switch_fault`` of it makes unhealthy."""
     layout: Layout
     """Where the console's fabric picture draws each switch (``topology.picture``): tiers, pods, hosts per leaf."""
+    planned_paths: Mapping[str, int]
+    """Every leaf (device key) to its planned paths to core: the console's guard bars of the leaves the engine's
+    guard reports whole (``GuardFigures.reduced_leaves`` names the others)."""
 
     def device_of_port(self, name: str) -> str | None:
         """The device of a port component ``device/label`` (a label may hold '/' too: ``1/3/1``)."""
@@ -88,4 +92,4 @@ def plan_index(plan: Fabric) -> PlanIndex:
     behind = {switch: tuple(dict.fromkeys(name.casefold() for name in names))
               for switch, names in hosts_behind(plan).items()}
     switches = frozenset(key for key, device in plan.devices.items() if device.kind is Kind.SWITCH)
-    return PlanIndex(switches, hosts, links, adapters, by_name, behind, layout_of(plan))
+    return PlanIndex(switches, hosts, links, adapters, by_name, behind, layout_of(plan), CapacityGuard(plan).planned)

@@ -60,12 +60,12 @@ def cable_marks(index: PlanIndex, records: dict[ComponentId, ComponentRecord], g
             marks.append(CableMark(ends[0], ends[1], state, component.name))
     for a, b in guard.down_not_ours:
         name = f"{a}|{b}"
-        record = records.get(ComponentId(ComponentKind.LINK, name))
-        if record is not None and record.lifecycle in DRAWN:
+        held = records.get(ComponentId(ComponentKind.LINK, name))
+        if held is not None and held.lifecycle in DRAWN:
             continue  # automation holds it out: drawn in its state above
-        ends = index.device_of_port(a), index.device_of_port(b)
-        if ends[0] is not None and ends[1] is not None:
-            marks.append(CableMark(ends[0], ends[1], CableState.DOWN, name))
+        device_a, device_b = index.device_of_port(a), index.device_of_port(b)
+        if device_a is not None and device_b is not None:
+            marks.append(CableMark(device_a, device_b, CableState.DOWN, name))
     return marks
 
 

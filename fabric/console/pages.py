@@ -8,7 +8,7 @@ them in its worker threads, as it does the API's, so the blocking store never ho
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
@@ -46,7 +46,7 @@ def components_page(request: Request, context: ContextDep, state: Text = None, s
                     host: Text = None, rule: Text = None,
                     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> HTMLResponse:
     filters = {"state": _given(state), "switch": _given(switch), "host": _given(host), "rule": _given(rule)}
-    values = {"filters": filters, "states": list(Lifecycle), "found": None}
+    values: dict[str, Any] = {"filters": filters, "states": list(Lifecycle), "found": None}
     try:
         lifecycle = None if filters["state"] is None else Lifecycle(filters["state"])
     except ValueError:
@@ -101,9 +101,8 @@ def _lines(decisions: list[Decision]) -> list[tuple[Decision, str, str]]:
 
 def hosts_page(request: Request, context: ContextDep, host: Text = None) -> HTMLResponse:
     wanted = _given(host)
-    values: dict[str, object] = {"host": wanted, "health": None}
-    unhealthy = hosts.list_hosts(context.store, context.index, False, "json")
-    values["unhealthy"] = unhealthy
+    values: dict[str, Any] = {"host": wanted, "health": None}
+    values["unhealthy"] = hosts.list_hosts(context.store, context.index, False, "json")
     if wanted is not None:
         try:
             values["health"] = hosts.get_host_health(wanted, context.store, context.index)
