@@ -13,6 +13,7 @@ Used by ``fabricctl verify --html`` (the cabling report) and the daemon's consol
   per pod, each linked to ``pod_href(number)`` (the console: ``/ui/fabric?pod=N``).
 - ``pod_svg(layout, number, marks, leaves) -> str``: one pod in detail (KeyError for a pod the layout lacks).
 - ``legend_svg(states) -> str``: the colours of ``states`` and of the leaves' bars.
+- ``marks_by_pod(layout, marks) -> {pod number: marks}``: which pods hold marked cables (to list or open them).
 
 Every SVG is a string holding one ``<svg>`` element, every name in it escaped: safe to put in a page as it is (in
 Jinja2, ``Markup(svg)``). See ``topology.picture.svg`` for the data attributes tests can find elements by.
@@ -29,10 +30,10 @@ from topology.picture.marks import (
     guard_figures,
     share_figures,
 )
-from topology.picture.svg import OVERVIEW_PODS, fabric_svg, legend_svg, pod_svg
+from topology.picture.svg import OVERVIEW_PODS, fabric_svg, legend_svg, marks_by_pod, pod_svg
 
 __all__ = [
     "CONSOLE_STATES", "OVERVIEW_PODS", "STYLES", "VERIFY_STATES", "CableMark", "CableState", "Layout",
-    "LeafFigures", "Pod", "fabric_svg", "guard_figures", "layout_of", "legend_svg", "pod_svg",
+    "LeafFigures", "Pod", "fabric_svg", "guard_figures", "layout_of", "legend_svg", "marks_by_pod", "pod_svg",
     "share_figures",
 ]

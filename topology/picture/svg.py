@@ -98,9 +98,9 @@ def _cut(name: str, most: int) -> str:
 
 
 def fabric_svg(layout: Layout, marks: Iterable[CableMark], leaves: Mapping[str, LeafFigures], *,
-               pod_href: Callable[[int], str] | None = None) -> str:
+               pod_href: Callable[[int], str | None] | None = None) -> str:
     """The whole fabric: every switch, or past ``OVERVIEW_PODS`` pods one block per pod (``pod_href``: where a pod's
-    block links, e.g. ``lambda n: f"/ui/fabric?pod={n}"``)."""
+    block or name links, e.g. ``lambda n: f"/ui/fabric?pod={n}"``; None for a pod not linked)."""
     if len(layout.pods) > OVERVIEW_PODS:
         return _overview(layout, list(marks), leaves, pod_href)
     return _tree(layout, layout.pods, list(marks), leaves, _WHOLE, "the fabric", pod_href)
@@ -118,7 +118,7 @@ def pod_svg(layout: Layout, number: int, marks: Iterable[CableMark], leaves: Map
 
 
 def _tree(layout: Layout, pods: Sequence[Pod], marks: list[CableMark], leaves: Mapping[str, LeafFigures],
-          geometry: _Geometry, label: str, pod_href: Callable[[int], str] | None) -> str:
+          geometry: _Geometry, label: str, pod_href: Callable[[int], str | None] | None) -> str:
     canvas = _Canvas()
     gap = geometry.column * 1.5
     widths = [max(len(pod.spines), len(pod.leaves), 1) * geometry.column for pod in pods]
@@ -132,12 +132,12 @@ def _tree(layout: Layout, pods: Sequence[Pod], marks: list[CableMark], leaves: M
     for pod, width in zip(pods, widths, strict=True):
         _draw_pod(canvas, layout, pod, x, width, geometry, leaves)
         title = f"pod {pod.number}"
-        if pod_href is not None:
-            canvas.add(f'<a href="{_attr(pod_href(pod.number))}">')
-            canvas.text(x + width / 2, _LEAF_Y + 86, title, 10, "middle")
+        href = pod_href(pod.number) if pod_href is not None else None
+        if href is not None:
+            canvas.add(f'<a href="{_attr(href)}">')
+        canvas.text(x + width / 2, _LEAF_Y + 86, title, 10, "middle")
+        if href is not None:
             canvas.add("</a>")
-        else:
-            canvas.text(x + width / 2, _LEAF_Y + 86, title, 10, "middle")
         x += width + gap
     right = max(x - gap, _LEFT + core_room) + 20
     bottom = _LEAF_Y + 100
@@ -258,8 +258,19 @@ def _spread(index: int) -> float:
     return 0.0 if index == 0 else (1 if index % 2 else -1) * 2.0 * ((index + 1) // 2)
 
 
+def marks_by_pod(layout: Layout, marks: Iterable[CableMark],
+                 places: Mapping[str, tuple[Place, int]] | None = None) -> dict[int, list[CableMark]]:
+    """The marks on each pod's switches, by pod number (a spine-core cable is its spine's pod's)."""
+    where = layout.places() if places is None else places
+    by_pod: dict[int, list[CableMark]] = defaultdict(list)
+    for mark in marks:
+        for number in {where[end][1] for end in (mark.a, mark.b) if end in where and where[end][1]}:
+            by_pod[number].append(mark)
+    return dict(by_pod)
+
+
 def _overview(layout: Layout, marks: list[CableMark], leaves: Mapping[str, LeafFigures],
-              pod_href: Callable[[int], str] | None) -> str:
+              pod_href: Callable[[int], str | None] | None) -> str:
     canvas = _Canvas()
     per_row, block, gap = 32, 34.0, 8.0
     width = per_row * (block + gap) - gap
@@ -267,11 +278,7 @@ def _overview(layout: Layout, marks: list[CableMark], leaves: Mapping[str, LeafF
     canvas.text(8, _CORE_Y + 111, "pods")
     _core_row(canvas, layout, _LEFT, width, 12.0, 14.0)
     places = layout.places()
-    by_pod: dict[int, list[CableMark]] = defaultdict(list)
-    for mark in marks:
-        pods = {places[end][1] for end in (mark.a, mark.b) if end in places and places[end][1]}
-        for number in pods:
-            by_pod[number].append(mark)
+    by_pod = marks_by_pod(layout, marks, places)
     top = _CORE_Y + 100
     spine_cores: list[CableMark] = []
     for index, pod in enumerate(layout.pods):
@@ -291,7 +298,7 @@ def _overview(layout: Layout, marks: list[CableMark], leaves: Mapping[str, LeafF
 
 def _pod_block(canvas: _Canvas, pod: Pod, marks: list[CableMark], leaves: Mapping[str, LeafFigures],
                names: Mapping[str, str], x: float, y: float, size: float,
-               pod_href: Callable[[int], str] | None) -> None:
+               pod_href: Callable[[int], str | None] | None) -> None:
     """One pod as a block: filled by its worst leaf's health, edged in its most severe mark's colour."""
     figures = [leaves[key] for key in pod.leaves if key in leaves]
     health = min((f.health for f in figures), key=HEALTH_ORDER.index, default="planned")
@@ -303,8 +310,9 @@ def _pod_block(canvas: _Canvas, pod: Pod, marks: list[CableMark], leaves: Mappin
                           sorted(counts.items(), key=lambda item: SEVERITY[item[0]])) or "no marked cable"
     below = sum(1 for f in figures if f.health == "below")
     state = f' data-state="{worst.value}"' if worst else ""
-    if pod_href is not None:
-        canvas.add(f'<a href="{_attr(pod_href(pod.number))}">')
+    href = pod_href(pod.number) if pod_href is not None else None
+    if href is not None:
+        canvas.add(f'<a href="{_attr(href)}">')
     canvas.add(f'<g data-pod="{pod.number}" data-health="{health}" data-marks="{len(marks)}"{state}>'
                f'<title>pod {pod.number} ({_attr(first)}\u2026): {len(pod.leaves)} leaves, {below} below the guard; '
                f'{_attr(described)}</title>'
@@ -312,7 +320,7 @@ def _pod_block(canvas: _Canvas, pod: Pod, marks: list[CableMark], leaves: Mappin
                f'fill="{HEALTH_COLOURS[health]}" fill-opacity="0.55" {edge}/>'
                f'<text x="{x + size / 2:.1f}" y="{y + size / 2 + 4:.1f}" font-size="11" {_FONT} '
                f'text-anchor="middle">{pod.number}</text></g>')
-    if pod_href is not None:
+    if href is not None:
         canvas.add("</a>")
 
 
