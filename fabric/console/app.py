@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
@@ -9,23 +12,29 @@ from fabric.console import actions, fabric_page, pages
 from fabric.console.pages import UI
 from fabric.console.sessions import Sessions
 
+ROUTES: tuple[tuple[str, str, Callable[..., Any]], ...] = (
+    ("GET", "/", pages.status_page),
+    ("GET", UI + "/fabric", fabric_page.fabric_page),
+    ("GET", UI + "/components", pages.components_page),
+    ("GET", UI + "/components/{component_id:path}", pages.component_page),
+    ("GET", UI + "/decisions", pages.decisions_page),
+    ("GET", UI + "/hosts", pages.hosts_page),
+    ("GET", UI + "/silences", pages.silences_page),
+    ("POST", UI + "/silences", actions.add_silence),
+    ("POST", UI + "/silences/{silence_id}/expire", actions.expire_silence),
+    ("POST", UI + "/resume", actions.resume),
+    ("GET", UI + "/login", pages.login_page),
+    ("POST", UI + "/login", actions.login),
+    ("POST", UI + "/logout", actions.logout),
+)
+"""Every page and form of the console: method, path, endpoint."""
+
 
 def console_router() -> APIRouter:
-    """Every page and form of the console; none in the API's OpenAPI document (they answer HTML)."""
+    """The console's routes; none in the API's OpenAPI document (they answer HTML)."""
     router = APIRouter(include_in_schema=False)
-    router.add_api_route("/", pages.status_page, methods=["GET"])
-    router.add_api_route(UI + "/fabric", fabric_page.fabric_page, methods=["GET"])
-    router.add_api_route(UI + "/components", pages.components_page, methods=["GET"])
-    router.add_api_route(UI + "/components/{component_id:path}", pages.component_page, methods=["GET"])
-    router.add_api_route(UI + "/decisions", pages.decisions_page, methods=["GET"])
-    router.add_api_route(UI + "/hosts", pages.hosts_page, methods=["GET"])
-    router.add_api_route(UI + "/silences", pages.silences_page, methods=["GET"])
-    router.add_api_route(UI + "/silences", actions.add_silence, methods=["POST"])
-    router.add_api_route(UI + "/silences/{silence_id}/expire", actions.expire_silence, methods=["POST"])
-    router.add_api_route(UI + "/resume", actions.resume, methods=["POST"])
-    router.add_api_route(UI + "/login", pages.login_page, methods=["GET"])
-    router.add_api_route(UI + "/login", actions.login, methods=["POST"])
-    router.add_api_route(UI + "/logout", actions.logout, methods=["POST"])
+    for method, path, endpoint in ROUTES:
+        router.add_api_route(path, endpoint, methods=[method])
     return router
 
 

@@ -24,7 +24,7 @@ from fabric.console.sessions import COOKIE
 from fabric.daemon.api_metrics import ApiMetrics
 from fabric.daemon.app import build_app
 from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
-from fabric.store import Store
+from fabric.store import RequestKind, Store
 from topology.model import Fabric
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -62,7 +62,7 @@ def _silence(console: httpx.Client, csrf: str | None) -> dict[str, str]:
 
 
 @pytest.mark.usefixtures("token")
-def test_the_login_cookie_is_http_only_and_same_site_strict_and_a_silence_is_recorded_with_who_and_why(
+def test_the_login_cookie_is_http_only_and_same_site_strict_and_a_silence_is_added_and_expired_with_who_and_why(
         console: httpx.Client, store: Store) -> None:
     answer = console.post("/ui/login", data={"by": "alice", "token": TOKEN})
     cookie = answer.headers["set-cookie"]
@@ -73,6 +73,9 @@ def test_the_login_cookie_is_http_only_and_same_site_strict_and_a_silence_is_rec
     (silence,) = store.silences()
     assert (silence.matcher, silence.created_by, silence.reason) == ("switch:pod01-leaf01", "alice", "swap the PSU")
     assert "swap the PSU" in console.get("/ui/silences").text
+    expire = {"csrf": csrf, "reason": "PSU swapped"}
+    assert console.post(f"/ui/silences/{silence.id}/expire", data=expire).status_code == 303
+    assert store.silences() == []
 
 
 @pytest.mark.usefixtures("token")
@@ -118,6 +121,21 @@ def test_the_standby_says_so_offers_no_form_and_refuses_writes(console: httpx.Cl
     answer = console.post("/ui/silences", data=_silence(console, csrf))
     assert answer.status_code == 409 and "standby" in answer.text
     assert store.silences() == []
+
+
+@pytest.mark.usefixtures("token")
+def test_a_halt_is_shown_with_its_reason_and_an_admin_resumes_it_as_the_api_would(
+        console: httpx.Client, store: Store, runtime: FakeRuntime) -> None:
+    store.halt("storm: 40 components within 5m")
+    assert "resume automation" not in console.get("/").text  # not logged in: no form
+    csrf = _logged_in(console)
+    page = console.get("/").text
+    assert "halted" in page and "storm: 40 components within 5m" in page and "resume automation" in page
+    assert console.post("/ui/resume", data={"csrf": csrf, "reason": "a UFM restart"}).status_code == 303
+    (request,) = store.pending_requests()
+    assert (request.kind, request.requested_by, request.reason) == (RequestKind.RESUME, "alice", "a UFM restart")
+    assert runtime.wakes == 1
+    assert "pending: resume by alice: a UFM restart" in console.get("/").text
 
 
 @pytest.mark.usefixtures("token")

@@ -17,6 +17,7 @@ from urllib.parse import quote
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: daemon_support, as pytest would put it
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import daemon_support
 from console_support import TOKEN, Fault, console
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -28,6 +29,9 @@ from topology.formats.ndt import write_ndt
 from topology.generate import PRESETS, fat_tree
 from topology.model import Cable, Fabric, Tier
 
+PATIENCE = 180.0
+"""Real seconds a wait of the daemon may take here: h100-4k's cycles take many seconds on a busy host, and a picture
+is worth the wait where a test's bound (``daemon_support.BOUND``) is not."""
 GUARD = "\n[guard]\ncap_fraction = 0.0\ncap_floor = 2\n"
 """A blast-radius cap of two cables, so that the third flapped is deferred and the picture shows both states."""
 
@@ -71,6 +75,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/images"), help="where the PNGs go")
     out = parser.parse_args().out
+    daemon_support.BOUND = PATIENCE
     if missing := missing_browser():
         print(f"screenshots: {', '.join(missing)} not installed (Debian: chromium, chromium-driver)",
               file=sys.stderr)
