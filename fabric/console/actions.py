@@ -31,6 +31,7 @@ from fabric.console.sessions import COOKIE, LIFETIME, Session
 from fabric.http_problems import problems
 from fabric.remediation.textlimits import BY_MAX
 
+STANDBY = "this instance is the standby: it serves reads only; log in and write on the leader"
 FORM_MOST = 16 * 1024
 """Bytes a form may send (a silence's matcher and reason are far shorter)."""
 
@@ -58,8 +59,7 @@ def _writer(request: Request, context: ContextDep, form: dict[str, str]) -> tupl
     """The viewer, once they may write: logged in, on the leader, with the session's CSRF token in the form."""
     who = viewer(request, context)
     if who.standby:
-        raise HTTPException(status.HTTP_409_CONFLICT, "this instance is the standby: it serves reads only; write on "
-                                                      "the leader")
+        raise HTTPException(status.HTTP_409_CONFLICT, STANDBY)
     if who.session is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "log in with the admin token first")
     if not who.session.csrf_matches(form.get("csrf")):
@@ -76,6 +76,8 @@ async def login(request: Request, context: ContextDep) -> Response:
     form = await _form(request)
     who = viewer(request, context)
     by, token = form.get("by", "").strip(), admin_token(context)
+    if who.standby:
+        return _refusal("login.html", who, HTTPException(status.HTTP_409_CONFLICT, STANDBY))
     if token is None:
         return _refusal("login.html", who, HTTPException(status.HTTP_403_FORBIDDEN, "writes are off: no admin "
                                                          "token is configured"))

@@ -120,6 +120,7 @@ def test_the_standby_says_so_offers_no_form_and_refuses_writes(console: httpx.Cl
     assert 'id="add-silence"' not in page.text and "/expire" not in page.text  # no form to write with
     answer = console.post("/ui/silences", data=_silence(console, csrf))
     assert answer.status_code == 409 and "standby" in answer.text
+    assert console.post("/ui/login", data={"by": "bob", "token": TOKEN}).status_code == 409
     assert store.silences() == []
 
 
