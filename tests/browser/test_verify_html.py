@@ -3,41 +3,26 @@ renders from the file alone, and the cables the picture marks missing and miswir
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_support import screenshot
+from screenshots import write_demo_report
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from fabric.demo.story import DEMO_FAULTS
-from tests.browser.conftest import screenshot
-from topology.faults import PlantedFaults, plant
-from topology.formats.ndt import write_ndt
-from topology.formats.ufm_render import write_ufm_snapshot
-from topology.generate import PRESETS, fat_tree
+from topology.faults import PlantedFaults
 from topology.model import Fabric
-
-DEMO_SEED = 7
-"""``fabricctl demo``'s default seed: the faults its part 2 plants."""
 
 
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Fabric, PlantedFaults]:
-    """The demo's h100-4k plan and faulty as-built snapshot, and the report the real command writes of them."""
+    """The demo's h100-4k plan and faulty as-built snapshot, and the report the real command writes of them (the
+    demo's own fabric: a few seconds, most of this test's time, on a smaller one the faults would not be the
+    demo's)."""
     workdir = tmp_path_factory.mktemp("verify-html")
-    plan = fat_tree(PRESETS["h100-4k"])
-    with (workdir / "plan.csv").open("w", newline="") as handle:
-        write_ndt(plan, handle)
-    planted = plant(plan, DEMO_FAULTS, DEMO_SEED)
-    write_ufm_snapshot(planted.fabric, workdir / "as-built")
-    report = workdir / "report.html"
-    done = subprocess.run([sys.executable, "-m", "fabric.cli", "verify", "-p", str(workdir / "plan.csv"),
-                           "-a", str(workdir / "as-built"), "--no-plan-cache", "--html", str(report)],
-                          check=False, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1, done.stderr  # 1: the fabric does not match its plan
+    plan, planted, report = write_demo_report(workdir)
     return report, plan, planted
 
 

@@ -221,7 +221,7 @@ def _row(canvas: _Canvas, keys: Sequence[str], names: Mapping[str, str], title: 
     canvas.text(8, top + 11, title)
     width = max(geometry.box, 9.0) if not geometry.labels else geometry.box
     for index, key in enumerate(keys):
-        canvas.switch(key, names.get(key, key), place, _LEFT + index * (width + 3), top, width, geometry.height,
+        canvas.switch(key, names.get(key, key), place, _LEFT + index * (width + 16), top, width, geometry.height,
                       geometry.labels)
     return top + geometry.height + 30
 
