@@ -29,8 +29,8 @@ fuzz: $(STAMP)  # the schemathesis suites with 500 fuzzing examples per operatio
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
 
-screenshots: $(STAMP)  # docs/images: the console and verify --html in headless Chromium (Debian: chromium, chromium-driver)
-	PYTHONPATH=. $(BIN)/python tests/browser/screenshots.py --out docs/images
+screenshots: $(STAMP)  # docs/images again (the console, verify --html), in headless Chromium (Debian: chromium, chromium-driver)
+	$(BIN)/python tests/browser/screenshots.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

@@ -77,11 +77,12 @@ def test_a_hostile_switch_name_is_text_in_the_report(tmp_path: Path, tiny_plan: 
     assert not [attrs for _, attrs in _elements(text) if "onerror" in attrs]
 
 
-@pytest.mark.parametrize("where", ["directory", "under a file"])
+@pytest.mark.parametrize("where", ["directory", "under a file", "-"])
 def test_an_html_path_that_cannot_be_written_is_one_line_exit_2(tmp_path: Path, tiny_plan: Path,
                                                                  where: str) -> None:
     (tmp_path / "file").write_text("")
-    target = tmp_path if where == "directory" else tmp_path / "file" / "report.html"
+    target = {"directory": tmp_path, "under a file": tmp_path / "file" / "report.html", "-": Path("-")}[where]
     result = runner.invoke(app, ["verify", "-p", str(tiny_plan), "-a", str(tiny_plan), "--html", str(target)])
     assert result.exit_code == 2
-    assert result.output.count("\n") == 1 and f"cannot write {target}" in result.output
+    assert result.output.count("\n") == 1
+    assert ("needs a file name" if where == "-" else f"cannot write {target}") in result.output

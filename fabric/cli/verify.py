@@ -79,6 +79,8 @@ def verify(
     if not (math.isfinite(guard) and 0.0 <= guard <= 1.0):
         fail(f"--guard must be a share from 0 to 1 of the planned paths to core, not {guard}")
     if html is not None:
+        if str(html) == "-":  # the terminal has the tables or the JSON already
+            fail("--html needs a file name, not '-'")
         check_writable(html)
     # A one-shot command that builds ~100k objects and frees them at exit: the cyclic collector would only
     # rescan them over and over (a fifth of the run time on the reference fabric).

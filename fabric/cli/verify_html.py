@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
+from fabric.cli.verify_render import rate
 from topology.model import Cable, Fabric
 from topology.picture import VERIFY_STATES, fabric_svg, layout_of, legend_svg, marks_by_pod, pod_svg
 from topology.picture.marks import STYLES, CableState
@@ -35,11 +36,6 @@ class CableRow:
     origin: str
 
 
-def _rate(width: int | None, speed: float | None) -> str:
-    parts = [f"{width}x" if width else "", f"{speed:g} Gb/s" if speed else ""]
-    return " ".join(part for part in parts if part) or "?"
-
-
 def _cable_rows(report: VerifyReport) -> list[CableRow]:
     plan, actual = report.plan, report.actual
 
@@ -51,8 +47,8 @@ def _cable_rows(report: VerifyReport) -> list[CableRow]:
         *(row(CableState.MISWIRED, m.expected, "; ".join(actual.describe_cable(c) for c in m.actual)
               + (f" (swapped with {plan.describe_cable(m.swapped_with)})" if m.swapped_with else ""))
           for m in report.miswired),
-        *(row(CableState.DEGRADED, d.planned, f"{_rate(d.actual.width, d.actual.speed_gbps)}, planned "
-              f"{_rate(d.expected_width, d.expected_speed_gbps)}") for d in report.degraded),
+        *(row(CableState.DEGRADED, d.planned, f"{rate(d.actual.width, d.actual.speed_gbps)}, planned "
+              f"{rate(d.expected_width, d.expected_speed_gbps)}") for d in report.degraded),
         *(CableRow(CableState.UNEXPECTED, "", actual.describe_cable(cable), "") for cable in report.unexpected),
     ]
 

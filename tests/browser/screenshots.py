@@ -1,42 +1,71 @@
-"""Regenerate the screenshots in docs/images: the console of a daemon on the h100-4k simulator with cables disabled
-and deferred, and ``fabricctl verify --html`` of the demo's planted faults.
+"""The screenshots in docs/images, made again: ``python tests/browser/screenshots.py`` (``make screenshots``).
 
-    PYTHONPATH=. python tests/browser/screenshots.py [--out docs/images]
-
-Needs Debian's ``chromium`` and ``chromium-driver`` (as the browser tests do); takes a minute or so.
+Each is of a page as an operator sees it, in the headless Chromium the browser tests use (``browser_support.py``):
+``verify-report.png``, the fat tree of ``fabricctl verify --html`` on the demo's planted faults; ``console-*.png``,
+the console of the real daemon on the h100-4k simulator with two spine-core cables disabled and a leaf-spine cable
+deferred (``console_support.py``), logged in as an admin. A minute or two.
 """
 
 from __future__ import annotations
 
-import argparse
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: daemon_support, as pytest would put it
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for daemon_support, as pytest puts it
 
 import daemon_support
+from browser_support import missing, screenshot, start
 from console_support import TOKEN, Fault, console
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from fabric.demo.story import planted_snapshot
 from fabric.remediation.signals import end_name, link_id
-from tests.browser.conftest import missing_browser, screenshot, start_browser
-from tests.browser.demo_report import write_demo_report
+from topology.faults import PlantedFaults
 from topology.formats.ndt import write_ndt
 from topology.generate import PRESETS, fat_tree
 from topology.model import Cable, Fabric, Tier
 
+IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+DEMO_SEED = 7
+"""``fabricctl demo``'s default seed: the faults its part 2 plants."""
 PATIENCE = 180.0
 """Real seconds a wait of the daemon may take here: h100-4k's cycles take many seconds on a busy host, and a picture
 is worth the wait where a test's bound (``daemon_support.BOUND``) is not."""
-GUARD = "\n[guard]\ncap_fraction = 0.0\ncap_floor = 2\n"
+CONSOLE_GUARD = "\n[guard]\ncap_fraction = 0.0\ncap_floor = 2\n"
 """A blast-radius cap of two cables, so that the third flapped is deferred and the picture shows both states."""
 
 
-def _faults(plan: Fabric) -> list[Fault]:
+def write_demo_report(workdir: Path) -> tuple[Fabric, PlantedFaults, Path]:
+    """The demo's h100-4k plan and faulty as-built snapshot in ``workdir``, and the report ``fabricctl verify
+    --html`` (the real command, a process of its own) writes of them."""
+    plan = fat_tree(PRESETS["h100-4k"])
+    plan_path = workdir / "plan.csv"
+    with plan_path.open("w", newline="") as handle:
+        write_ndt(plan, handle)
+    planted, snapshot = planted_snapshot(plan, workdir, DEMO_SEED)
+    report = workdir / "report.html"
+    done = subprocess.run([sys.executable, "-m", "fabric.cli", "verify", "-p", str(plan_path), "-a", str(snapshot),
+                           "--no-plan-cache", "--html", str(report)],
+                          check=False, capture_output=True, text=True, timeout=300)
+    if done.returncode != 1:  # 1: the fabric does not match its plan, as planted
+        raise RuntimeError(f"fabricctl verify --html exited {done.returncode}: {done.stderr[-500:]}")
+    return plan, planted, report
+
+
+def verify_report(driver: WebDriver, workdir: Path) -> None:
+    _, _, report = write_demo_report(workdir)
+    driver.set_window_size(1400, 900)
+    driver.get(report.as_uri())
+    heading = driver.find_element(By.XPATH, "//h2[text()='The fabric']")
+    driver.execute_script("arguments[0].scrollIntoView()", heading)
+    screenshot(driver, IMAGES / "verify-report.png")
+
+
+def _console_faults(plan: Fabric) -> list[Fault]:
     """Two spine-core cables of different pods disabled, then a leaf-spine cable deferred (the cap reached)."""
     def tiers(cable: Cable) -> set[Tier]:
         return {plan.devices[cable.a.device].tier, plan.devices[cable.b.device].tier}
@@ -47,52 +76,42 @@ def _faults(plan: Fabric) -> list[Fault]:
     return [Fault(end_name(cable.a), str(link_id(cable.key)), state) for cable, state in chosen]
 
 
-def _console_shots(browser: WebDriver, workdir: Path, out: Path) -> None:
+def console_pages(driver: WebDriver, workdir: Path) -> None:
     plan = fat_tree(PRESETS["h100-4k"])
     with (workdir / "plan.csv").open("w", newline="") as handle:
         write_ndt(plan, handle)
-    faults = _faults(plan)
-    with console(workdir, workdir / "plan.csv", faults, extra=GUARD) as running:
-        browser.get(running.url + "/ui/login")
-        browser.find_element(By.NAME, "by").send_keys("alice")
-        browser.find_element(By.NAME, "token").send_keys(TOKEN)
-        browser.find_element(By.CSS_SELECTOR, "#login button").click()
+    faults = _console_faults(plan)
+    daemon_support.BOUND = PATIENCE
+    with console(workdir, workdir / "plan.csv", faults, extra=CONSOLE_GUARD) as running:
+        driver.set_window_size(1400, 1000)
+        driver.get(running.url + "/ui/login")
+        driver.find_element(By.NAME, "by").send_keys("alice")
+        driver.find_element(By.NAME, "token").send_keys(TOKEN)
+        driver.find_element(By.CSS_SELECTOR, "#login button").click()
         shots = {"console-status.png": "/", "console-fabric.png": "/ui/fabric",
                  "console-decisions.png": "/ui/decisions",
                  "console-component.png": "/ui/components/" + quote(faults[0].component, safe="")}
         for name, path in shots.items():
-            browser.get(running.url + path)
-            screenshot(browser, out / name)
-
-
-def _report_shot(browser: WebDriver, workdir: Path, out: Path) -> None:
-    report, _, _ = write_demo_report(workdir)
-    browser.get(report.as_uri())
-    screenshot(browser, out / "verify-report.png")
+            driver.get(running.url + path)
+            screenshot(driver, IMAGES / name)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("docs/images"), help="where the PNGs go")
-    out = parser.parse_args().out
-    daemon_support.BOUND = PATIENCE
-    if missing := missing_browser():
-        print(f"screenshots: {', '.join(missing)} not installed (Debian: chromium, chromium-driver)",
-              file=sys.stderr)
+    absent = missing()
+    if absent:
+        print(f"screenshots: {', '.join(absent)} not installed (Debian: chromium, chromium-driver)", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="screenshots-") as scratch:
-        root = Path(scratch)
-        browser = start_browser(root / "profile")
+    with tempfile.TemporaryDirectory(prefix="fabric-screenshots-") as tmp:
+        driver = start(Path(tmp) / "profile")
         try:
-            (root / "console").mkdir()
-            _console_shots(browser, root / "console", out)
-            (root / "report").mkdir()
-            _report_shot(browser, root / "report", out)
+            for name, make in (("report", verify_report), ("console", console_pages)):
+                (Path(tmp) / name).mkdir()
+                make(driver, Path(tmp) / name)
         finally:
-            browser.quit()
-    print(f"screenshots written to {out}")
+            driver.quit()
+    print(f"wrote the screenshots in {IMAGES}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -7,19 +7,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_support import screenshot
+from screenshots import write_demo_report
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.browser.conftest import screenshot
-from tests.browser.demo_report import write_demo_report
 from topology.faults import PlantedFaults
 from topology.model import Fabric
 
 
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Fabric, PlantedFaults]:
-    """The demo's h100-4k plan and faulty as-built snapshot, and the report the real command writes of them."""
-    return write_demo_report(tmp_path_factory.mktemp("verify-html"))
+    """The demo's h100-4k plan and faulty as-built snapshot, and the report the real command writes of them (the
+    demo's own fabric: a few seconds, most of this test's time, on a smaller one the faults would not be the
+    demo's)."""
+    workdir = tmp_path_factory.mktemp("verify-html")
+    plan, planted, report = write_demo_report(workdir)
+    return report, plan, planted
 
 
 @pytest.fixture

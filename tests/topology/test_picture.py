@@ -182,3 +182,29 @@ def test_the_legend_names_each_state_asked_for() -> None:
     root = ET.fromstring(legend_svg(states))
     assert [element.attrib["data-legend"] for element in root.iter() if "data-legend" in element.attrib] == [
         "missing", "miswired"]
+
+
+def test_the_daemons_plan_index_draws_a_link_component_from_what_it_holds() -> None:
+    """The console's path: the API process has the plan's index, not the plan; a link component's devices and name
+    are a mark."""
+    from fabric.api.plan_index import plan_index
+
+    plan = _plan("tiny")
+    index = plan_index(plan)
+    assert index.layout == _layout("tiny")
+    links = sorted(index.link_devices, key=lambda component: component.name)[::7]
+    marks = [CableMark(*index.link_devices[link], CableState.DISABLED, link.name) for link in links]
+    assert _marked(fabric_svg(index.layout, marks, guard_figures(CapacityGuard(plan)))) == {
+        (link.name, "disabled") for link in links}
+
+
+def test_switches_of_no_known_tier_and_many_ends_off_the_plan_wrap_within_the_pictures_width() -> None:
+    layout = dataclasses.replace(_layout("tiny"), others=tuple(f"lab{n}" for n in range(40)),
+                                 names={**_layout("tiny").names, **{f"lab{n}": f"lab{n}" for n in range(40)}})
+    marks = [CableMark("pod01-spine01", f"stray{n}", CableState.UNEXPECTED, f"s{n}") for n in range(60)]
+    root = ET.fromstring(fabric_svg(layout, marks, {}))
+    width = float(root.attrib["width"])
+    others = [element for element in root.iter() if element.attrib.get("data-place") == "other"]
+    assert len(others) == 100
+    assert all(float(element.attrib["x"]) + float(element.attrib["width"]) <= width for element in others)
+    assert _marked(ET.tostring(root, encoding="unicode")) == {(f"s{n}", "unexpected") for n in range(60)}

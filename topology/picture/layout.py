@@ -87,17 +87,24 @@ def layout_of(fabric: Fabric) -> Layout:
         return tuple(sorted(keys, key=lambda key: name_order(names[key])))
 
     leaves, spines, cores = set(tiers[Tier.LEAF]), set(tiers[Tier.SPINE]), set(tiers[Tier.CORE])
+    adapters = {key for key, device in fabric.devices.items() if device.kind is Kind.ADAPTER}
     hosts: Counter[str] = Counter()
     core_spines: dict[str, set[str]] = defaultdict(set)
-    for cable in fabric.cables:
+    in_pods = []
+    for cable in fabric.cables:  # one pass, set lookups only: h100-32k has 98,304 cables
         a, b = cable.a.device, cable.b.device
-        for near, far in ((a, b), (b, a)):
-            if near in leaves and fabric.devices[far].kind is Kind.ADAPTER:
-                hosts[near] += 1
-            elif near in cores and far in spines:
-                core_spines[near].add(far)
+        if a in leaves or b in leaves:
+            leaf, other = (a, b) if a in leaves else (b, a)
+            if other in adapters:
+                hosts[leaf] += 1
+            elif other in spines:
+                in_pods.append(cable)
+        elif a in cores and b in spines:
+            core_spines[a].add(b)
+        elif b in cores and a in spines:
+            core_spines[b].add(a)
     pods: list[Pod] = []
-    groups = switch_components(leaves | spines, fabric.cables)
+    groups = switch_components(leaves | spines, in_pods)
     for members in sorted((ordered(group) for group in groups), key=lambda group: name_order(names[group[0]])):
         pod_leaves = tuple(key for key in members if key in leaves)
         pod_spines = tuple(key for key in members if key in spines)

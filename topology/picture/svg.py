@@ -67,6 +67,8 @@ class _Canvas:
         self.parts: list[str] = []
         self.anchor: dict[str, tuple[float, float, float]] = {}
         """Device key -> (x of its centre, top, bottom)."""
+        self.hosts: dict[str, tuple[float, float, float]] = {}
+        """Leaf key -> where its hosts' box stands, the same way."""
 
     def add(self, part: str) -> None:
         self.parts.append(part)
@@ -142,13 +144,13 @@ def _tree(layout: Layout, pods: Sequence[Pod], marks: list[CableMark], leaves: M
     right = max(x - gap, _LEFT + core_room) + 20
     bottom = _LEAF_Y + 100
     if layout.others and len(pods) == len(layout.pods):
-        bottom = _row(canvas, layout.others, layout.names, "other switches", bottom, geometry, Place.OTHER)
+        bottom = _row(canvas, layout.others, layout.names, "other switches", bottom, right, geometry)
     ends = {end for mark in marks for end in (mark.a, mark.b)}
     host_side = {end for mark in marks for end, other in ((mark.a, mark.b), (mark.b, mark.a))
-                 if end not in layout.names and f"hosts:{other}" in canvas.anchor}
+                 if end not in layout.names and other in canvas.hosts}
     strays = sorted(end for end in ends if end not in canvas.anchor and end not in host_side)
     if strays:
-        bottom = _row(canvas, strays, layout.names, "other ends", bottom, geometry, Place.OTHER)
+        bottom = _row(canvas, strays, layout.names, "other ends", bottom, right, geometry)
     _draw_marks(canvas, marks)
     return canvas.svg(max(right, 300), bottom + 10, label)
 
@@ -190,7 +192,7 @@ def _draw_pod(canvas: _Canvas, layout: Layout, pod: Pod, left: float, width: flo
             _bar(canvas, layout.names[key], figures, x - geometry.box / 2, bottom + 4, geometry.box)
         name = _attr(layout.names[key])
         top = bottom + 28
-        canvas.anchor[f"hosts:{key}"] = (x, top, top + 10)
+        canvas.hosts[key] = (x, top, top + 10)
         canvas.add(f'<rect x="{x - geometry.box / 2:.1f}" y="{top:.1f}" width="{geometry.box:.1f}" height="10" '
                    f'fill="#eef0e6" stroke="#8a9070" stroke-width="0.5" data-hosts="{hosts}" data-leaf="{name}">'
                    f'<title>{hosts} hosts on {name}</title></rect>')
@@ -216,14 +218,17 @@ def _bar(canvas: _Canvas, name: str, figures: LeafFigures, x: float, y: float, w
         'stroke-width="0.8"/></g>')
 
 
-def _row(canvas: _Canvas, keys: Sequence[str], names: Mapping[str, str], title: str, top: float,
-         geometry: _Geometry, place: Place) -> float:
+def _row(canvas: _Canvas, keys: Sequence[str], names: Mapping[str, str], title: str, top: float, right: float,
+         geometry: _Geometry) -> float:
+    """Switches drawn apart from the tree (of no known tier, or not in the plan), in rows as wide as the tree."""
     canvas.text(8, top + 11, title)
-    width = max(geometry.box, 9.0) if not geometry.labels else geometry.box
+    step = geometry.box + 16
+    per_row = max(int((right - _LEFT) // step), 1)
     for index, key in enumerate(keys):
-        canvas.switch(key, names.get(key, key), place, _LEFT + index * (width + 3), top, width, geometry.height,
-                      geometry.labels)
-    return top + geometry.height + 30
+        row, column = divmod(index, per_row)
+        canvas.switch(key, names.get(key, key), Place.OTHER, _LEFT + column * step, top + row * (geometry.height + 12),
+                      geometry.box, geometry.height, geometry.labels)
+    return top + ((len(keys) - 1) // per_row + 1) * (geometry.height + 12) + 18
 
 
 def _draw_marks(canvas: _Canvas, marks: Sequence[CableMark]) -> None:
@@ -250,7 +255,7 @@ def _draw_marks(canvas: _Canvas, marks: Sequence[CableMark]) -> None:
 
 def _anchor(canvas: _Canvas, end: str, other: str) -> tuple[float, float, float] | None:
     """Where a mark's ``end`` is drawn: its box, else the hosts box of the leaf at its ``other`` end."""
-    return canvas.anchor.get(end) or canvas.anchor.get(f"hosts:{other}")
+    return canvas.anchor.get(end) or canvas.hosts.get(other)
 
 
 def _spread(index: int) -> float:
