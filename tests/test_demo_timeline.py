@@ -48,6 +48,13 @@ def test_a_deferral_reads_the_guards_verdict_and_its_ticket_joins_its_line() -> 
     assert [e.what for e in decision_entries([decision("record", "already deferred")], verbose=True)] == ["noted"]
 
 
+def test_a_deferral_the_capacity_allowed_reads_its_reason_not_a_verdict_the_guard_did_not_give() -> None:
+    reason = "flap: 5 down/up cycles within 0:10:00; deferred: 2 cables already disabled by automation, the cap is 2"
+    within = {**GUARD, "worst_leaf_paths_after": 988}  # above the minimum: the blast radius refused it
+    (entry,) = decision_entries([decision("defer", reason, within, rule="flap")], verbose=False)
+    assert entry.why == reason
+
+
 def test_a_cable_is_named_by_its_first_end() -> None:
     assert short(LINK) == "pod03-leaf05/41"
     assert short("switch:pod07-spine02") == "pod07-spine02" and short(None) == "the fabric"
