@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from fabric.remediation.correlate import hosts_behind
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.signals import link_name
+from topology.guard import CapacityGuard
 from topology.model import Fabric
+from topology.picture.layout import Layout, Pod, layout_of
 from topology.ports import Kind
 
 
@@ -35,6 +37,11 @@ class PlanIndex:
     behind: Mapping[str, tuple[str, ...]]
     """Every switch cabled to an adapter, to the hosts (case-folded) behind it, by planned name: the hosts a
     ``switch_fault`` of it makes unhealthy."""
+    layout: Layout
+    """Where the console's fabric picture draws each switch (``topology.picture``): tiers, pods, hosts per leaf."""
+    planned_paths: Mapping[str, int]
+    """Every leaf (device key) to its planned paths to core: the console's guard bars of the leaves the engine's
+    guard reports whole (``GuardFigures.reduced_leaves`` names the others)."""
 
     def device_of_port(self, name: str) -> str | None:
         """The device of a port component ``device/label`` (a label may hold '/' too: ``1/3/1``)."""
@@ -103,6 +110,11 @@ def plan_index(plan: Fabric) -> PlanIndex:
     behind = {switch: tuple(dict.fromkeys(name.casefold() for name in names))
               for switch, names in hosts_behind(plan).items()}
     switches = [key for key, device in plan.devices.items() if device.kind is Kind.SWITCH]
-    copied = marshal.loads(marshal.dumps((switches, hosts, links, adapters, by_name, behind)))
-    switches, hosts, links, adapters, by_name, behind = copied
-    return PlanIndex(frozenset(switches), hosts, frozenset(links), adapters, tuple(by_name), behind)
+    drawn = layout_of(plan)
+    layout = (drawn.core_groups, [(pod.number, pod.spines, pod.leaves, pod.hosts) for pod in drawn.pods],
+              drawn.others, dict(drawn.names))
+    planned = dict(CapacityGuard(plan).planned)
+    copied = marshal.loads(marshal.dumps((switches, hosts, links, adapters, by_name, behind, layout, planned)))
+    switches, hosts, links, adapters, by_name, behind, (core_groups, pods, others, names), planned = copied
+    return PlanIndex(frozenset(switches), hosts, frozenset(links), adapters, tuple(by_name), behind,
+                     Layout(core_groups, tuple(Pod(*pod) for pod in pods), others, names), planned)
