@@ -182,6 +182,7 @@ def test_the_legend_names_each_state_asked_for() -> None:
     root = ET.fromstring(legend_svg(states))
     assert [element.attrib["data-legend"] for element in root.iter() if "data-legend" in element.attrib] == [
         "missing", "miswired"]
+    assert "pod: filled" in legend_svg(states, pods=True) and "pod: filled" not in legend_svg(states)
 
 
 def test_the_daemons_plan_index_draws_a_link_component_from_what_it_holds() -> None:

@@ -12,7 +12,8 @@ Used by ``fabricctl verify --html`` (the cabling report) and the daemon's consol
 - ``fabric_svg(layout, marks, leaves, pod_href=None) -> str``: the whole fabric; past ``OVERVIEW_PODS`` pods one block
   per pod, each linked to ``pod_href(number)`` (the console: ``/ui/fabric?pod=N``).
 - ``pod_svg(layout, number, marks, leaves) -> str``: one pod in detail (KeyError for a pod the layout lacks).
-- ``legend_svg(states) -> str``: the colours of ``states`` and of the leaves' bars.
+- ``legend_svg(states, pods=False) -> str``: the colours of ``states`` and of the leaves' bars (``pods``: and of
+  the pods' blocks, for the view past ``OVERVIEW_PODS``).
 - ``marks_by_pod(layout, marks) -> {pod number: marks}``: which pods hold marked cables (to list or open them).
 
 Every SVG is a string holding one ``<svg>`` element, every name in it escaped: safe to put in a page as it is (in
