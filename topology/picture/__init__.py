@@ -16,6 +16,16 @@ Used by ``fabricctl verify --html`` (the cabling report) and the daemon's consol
   the pods' blocks, for the view past ``OVERVIEW_PODS``).
 - ``marks_by_pod(layout, marks) -> {pod number: marks}``: which pods hold marked cables (to list or open them).
 
+The console's use, from the API process's ``PlanIndex`` (``index.layout``) and the components out of service::
+
+    marks = [CableMark(*index.link_devices[record.component], CableState.DISABLED, record.component.name)
+             for record in disabled_links]
+    svg = fabric_svg(index.layout, marks, leaves, pod_href=lambda n: f"/ui/fabric?pod={n}")
+    detail = pod_svg(index.layout, n, marks, leaves)  # for /ui/fabric?pod=n; KeyError -> 404
+
+with ``leaves`` from the guard's figures per leaf key (``guard_figures`` on a ``GuardReading``, or ``LeafFigures``
+built from the status the engine process publishes).
+
 Every SVG is a string holding one ``<svg>`` element, every name in it escaped: safe to put in a page as it is (in
 Jinja2, ``Markup(svg)``). See ``topology.picture.svg`` for the data attributes tests can find elements by.
 """
