@@ -52,7 +52,7 @@ class _Geometry:
     core_step: float
     """Largest horizontal room of a core."""
     labels: bool
-    """Names written under the boxes (one pod's detail), else only in their tooltips."""
+    """Names written in the boxes (one pod's detail), else only in their tooltips."""
 
 
 _WHOLE = _Geometry(column=12, box=9, height=14, core_step=12, labels=False)
