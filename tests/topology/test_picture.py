@@ -186,17 +186,19 @@ def test_the_legend_names_each_state_asked_for() -> None:
 
 
 def test_the_daemons_plan_index_draws_a_link_component_from_what_it_holds() -> None:
-    """The console's path: the API process has the plan's index, not the plan; a link component's devices and name
-    are a mark."""
+    """The console's path: the API process has the plan's index, not the plan; a link component's two devices and
+    its name are a mark."""
     from fabric.api.plan_index import plan_index
+    from fabric.remediation.signals import link_id
 
     plan = _plan("tiny")
     index = plan_index(plan)
     assert index.layout == _layout("tiny")
-    links = sorted(index.link_devices, key=lambda component: component.name)[::7]
-    marks = [CableMark(*index.link_devices[link], CableState.DISABLED, link.name) for link in links]
+    cables = plan.cables[::7]
+    marks = [CableMark(cable.a.device, cable.b.device, CableState.DISABLED, link_id(cable.key).name)
+             for cable in cables]
     assert _marked(fabric_svg(index.layout, marks, guard_figures(CapacityGuard(plan)))) == {
-        (link.name, "disabled") for link in links}
+        (link_id(cable.key).name, "disabled") for cable in cables}
 
 
 def test_switches_of_no_known_tier_and_many_ends_off_the_plan_wrap_within_the_pictures_width() -> None:

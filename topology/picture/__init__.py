@@ -18,8 +18,10 @@ Used by ``fabricctl verify --html`` (the cabling report) and the daemon's consol
 
 The console's use, from the API process's ``PlanIndex`` (``index.layout``) and the components out of service::
 
-    marks = [CableMark(*index.link_devices[record.component], CableState.DISABLED, record.component.name)
-             for record in disabled_links]
+    marks = []
+    for record in disabled_links:  # link components out of service
+        a, b = ...  # the link's two device keys, from the index (PlanIndex's link devices)
+        marks.append(CableMark(a, b, CableState.DISABLED, record.component.name))
     svg = fabric_svg(index.layout, marks, leaves, pod_href=lambda n: f"/ui/fabric?pod={n}")
     detail = pod_svg(index.layout, n, marks, leaves)  # for /ui/fabric?pod=n; KeyError -> 404
 
