@@ -1,7 +1,8 @@
 """The screenshots in docs/images, made again: ``python tests/browser/screenshots.py`` (``make screenshots``).
 
 Each is of a page as an operator sees it, in the headless Chromium the browser tests use (``browser_support.py``):
-``verify-report.png``, the fat tree of ``fabricctl verify --html`` on the demo's planted faults.
+``verify-report.png``, the fat tree of ``fabricctl verify --html`` on the demo's planted faults, and
+``verify-report-32k.png``, the same faults planted in h100-32k, drawn one block per pod.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ from topology.model import Fabric
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 DEMO_SEED = 7
 """``fabricctl demo``'s default seed: the faults its part 2 plants."""
+SHOTS = (("h100-4k", "verify-report.png"), ("h100-32k", "verify-report-32k.png"))
+"""The report on the demo's fabric, every switch drawn, and on h100-32k, one block per pod."""
 
 
-def write_demo_report(workdir: Path) -> tuple[Fabric, PlantedFaults, Path]:
-    """The demo's h100-4k plan and faulty as-built snapshot in ``workdir``, and the report ``fabricctl verify
-    --html`` (the real command, a process of its own) writes of them."""
-    plan = fat_tree(PRESETS["h100-4k"])
+def write_demo_report(workdir: Path, preset: str = "h100-4k") -> tuple[Fabric, PlantedFaults, Path]:
+    """The demo's plan (h100-4k) and faulty as-built snapshot in ``workdir``, and the report ``fabricctl verify
+    --html`` (the real command, a process of its own) writes of them; ``preset``: the demo's faults on another
+    fabric."""
+    plan = fat_tree(PRESETS[preset])
     plan_path = workdir / "plan.csv"
     with plan_path.open("w", newline="") as handle:
         write_ndt(plan, handle)
@@ -43,13 +47,15 @@ def write_demo_report(workdir: Path) -> tuple[Fabric, PlantedFaults, Path]:
     return plan, planted, report
 
 
-def verify_report(driver: WebDriver, workdir: Path) -> None:
-    _, _, report = write_demo_report(workdir)
+def verify_report(driver: WebDriver, workdir: Path, preset: str, image: str) -> Path:
+    """The report's picture (scrolled to it) of the demo's faults on ``preset``."""
+    _, _, report = write_demo_report(workdir, preset)
     driver.set_window_size(1400, 900)
     driver.get(report.as_uri())
     heading = driver.find_element(By.XPATH, "//h2[text()='The fabric']")
     driver.execute_script("arguments[0].scrollIntoView()", heading)
-    screenshot(driver, IMAGES / "verify-report.png")
+    screenshot(driver, IMAGES / image)
+    return IMAGES / image
 
 
 def main() -> int:
@@ -60,10 +66,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fabric-screenshots-") as tmp:
         driver = start(Path(tmp) / "profile")
         try:
-            verify_report(driver, Path(tmp))
+            for preset, image in SHOTS:
+                workdir = Path(tmp) / preset
+                workdir.mkdir()
+                print(f"wrote {verify_report(driver, workdir, preset, image)}")
         finally:
             driver.quit()
-    print(f"wrote {IMAGES / 'verify-report.png'}")
     return 0
 
 
