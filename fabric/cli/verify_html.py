@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from fabric.cli.verify_render import rate
 from topology.model import Cable, Fabric
-from topology.picture import VERIFY_STATES, fabric_svg, layout_of, legend_svg, marks_by_pod, pod_svg
+from topology.picture import OVERVIEW_PODS, VERIFY_STATES, fabric_svg, layout_of, legend_svg, marks_by_pod, pod_svg
 from topology.picture.marks import STYLES, CableState
 from topology.picture.verified import verify_figures, verify_marks
 from topology.printable import visible
@@ -74,7 +74,7 @@ def render_verify_html(report: VerifyReport) -> str:
         summary=report.summary(),
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         picture=Markup(picture),
-        legend=Markup(legend_svg(VERIFY_STATES)),
+        legend=Markup(legend_svg(VERIFY_STATES, pods=len(layout.pods) > OVERVIEW_PODS)),
         pods=[(number, Markup(pod_svg(layout, number, marks, figures))) for number in detailed],
         marked_pods=len(marks_by_pod(layout, marks)),
         rows=_cable_rows(report),

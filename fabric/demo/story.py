@@ -66,9 +66,9 @@ def _verify(console: Console, plan: Fabric, plan_path: Path, workdir: Path, seed
                   f"{len(planted.unexpected)} unexpected")
 
     report = workdir / "report.html"
-    console.rule(f"3. fabricctl verify --plan {plan_path} --as-built {faulty_dir} --html {report}")
+    console.rule(f"3. fabricctl verify --plan {plan_path} --as-built {faulty_dir}")
     first = _fabricctl("verify", "--plan", str(plan_path), "--as-built", str(faulty_dir), "--html", str(report))
-    console.print(f"the same report as one HTML page, the faulty cables drawn on the fat tree -> {report}")
+    console.print(f"--html {report}: the report as one page, the faulty cables drawn on the fat tree")
 
     console.rule("4. The top layer cabled as eight disjoint networks (the published build's mistake)")
     split_dir = workdir / "as-built-eight-networks"

@@ -1,7 +1,8 @@
 """The screenshots in docs/images, made again: ``python tests/browser/screenshots.py`` (``make screenshots``).
 
 Each is of a page as an operator sees it, in the headless Chromium the browser tests use (``browser_support.py``):
-``verify-report.png``, the fat tree of ``fabricctl verify --html`` on the demo's planted faults; ``console-*.png``,
+``verify-report.png``, the fat tree of ``fabricctl verify --html`` on the demo's planted faults, and
+``verify-report-32k.png``, the same faults planted in h100-32k, drawn one block per pod; ``console-*.png``,
 the console of the real daemon on the h100-4k simulator with two spine-core cables disabled and a leaf-spine cable
 deferred (``console_support.py``), logged in as an admin. A minute or two.
 """
@@ -37,12 +38,15 @@ PATIENCE = 180.0
 is worth the wait where a test's bound (``daemon_support.BOUND``) is not."""
 CONSOLE_GUARD = "\n[guard]\ncap_fraction = 0.0\ncap_floor = 2\n"
 """A blast-radius cap of two cables, so that the third flapped is deferred and the picture shows both states."""
+SHOTS = (("h100-4k", "verify-report.png"), ("h100-32k", "verify-report-32k.png"))
+"""The report on the demo's fabric, every switch drawn, and on h100-32k, one block per pod."""
 
 
-def write_demo_report(workdir: Path) -> tuple[Fabric, PlantedFaults, Path]:
-    """The demo's h100-4k plan and faulty as-built snapshot in ``workdir``, and the report ``fabricctl verify
-    --html`` (the real command, a process of its own) writes of them."""
-    plan = fat_tree(PRESETS["h100-4k"])
+def write_demo_report(workdir: Path, preset: str = "h100-4k") -> tuple[Fabric, PlantedFaults, Path]:
+    """The demo's plan (h100-4k) and faulty as-built snapshot in ``workdir``, and the report ``fabricctl verify
+    --html`` (the real command, a process of its own) writes of them; ``preset``: the demo's faults on another
+    fabric."""
+    plan = fat_tree(PRESETS[preset])
     plan_path = workdir / "plan.csv"
     with plan_path.open("w", newline="") as handle:
         write_ndt(plan, handle)
@@ -56,13 +60,15 @@ def write_demo_report(workdir: Path) -> tuple[Fabric, PlantedFaults, Path]:
     return plan, planted, report
 
 
-def verify_report(driver: WebDriver, workdir: Path) -> None:
-    _, _, report = write_demo_report(workdir)
+def verify_report(driver: WebDriver, workdir: Path, preset: str, image: str) -> Path:
+    """The report's picture (scrolled to it) of the demo's faults on ``preset``."""
+    _, _, report = write_demo_report(workdir, preset)
     driver.set_window_size(1400, 900)
     driver.get(report.as_uri())
     heading = driver.find_element(By.XPATH, "//h2[text()='The fabric']")
     driver.execute_script("arguments[0].scrollIntoView()", heading)
-    screenshot(driver, IMAGES / "verify-report.png")
+    screenshot(driver, IMAGES / image)
+    return IMAGES / image
 
 
 def _console_faults(plan: Fabric) -> list[Fault]:
@@ -104,9 +110,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fabric-screenshots-") as tmp:
         driver = start(Path(tmp) / "profile")
         try:
-            for name, make in (("report", verify_report), ("console", console_pages)):
-                (Path(tmp) / name).mkdir()
-                make(driver, Path(tmp) / name)
+            for preset, image in SHOTS:
+                workdir = Path(tmp) / preset
+                workdir.mkdir()
+                print(f"wrote {verify_report(driver, workdir, preset, image)}")
+            (Path(tmp) / "console").mkdir()
+            console_pages(driver, Path(tmp) / "console")
         finally:
             driver.quit()
     print(f"wrote the screenshots in {IMAGES}")

@@ -182,11 +182,12 @@ def test_the_legend_names_each_state_asked_for() -> None:
     root = ET.fromstring(legend_svg(states))
     assert [element.attrib["data-legend"] for element in root.iter() if "data-legend" in element.attrib] == [
         "missing", "miswired"]
+    assert "pod: filled" in legend_svg(states, pods=True) and "pod: filled" not in legend_svg(states)
 
 
 def test_the_daemons_plan_index_draws_a_link_component_from_what_it_holds() -> None:
-    """The console's path: the API process has the plan's index, not the plan; a link component's devices and name
-    are a mark."""
+    """The console's path: the API process has the plan's index, not the plan; a link component's two devices and
+    its name are a mark."""
     from fabric.api.plan_index import plan_index
 
     plan = _plan("tiny")

@@ -12,8 +12,21 @@ Used by ``fabricctl verify --html`` (the cabling report) and the daemon's consol
 - ``fabric_svg(layout, marks, leaves, pod_href=None) -> str``: the whole fabric; past ``OVERVIEW_PODS`` pods one block
   per pod, each linked to ``pod_href(number)`` (the console: ``/ui/fabric?pod=N``).
 - ``pod_svg(layout, number, marks, leaves) -> str``: one pod in detail (KeyError for a pod the layout lacks).
-- ``legend_svg(states) -> str``: the colours of ``states`` and of the leaves' bars.
+- ``legend_svg(states, pods=False) -> str``: the colours of ``states`` and of the leaves' bars (``pods``: and of
+  the pods' blocks, for the view past ``OVERVIEW_PODS``).
 - ``marks_by_pod(layout, marks) -> {pod number: marks}``: which pods hold marked cables (to list or open them).
+
+The console's use, from the API process's ``PlanIndex`` (``index.layout``) and the components out of service::
+
+    marks = []
+    for record in disabled_links:  # link components out of service
+        a, b = ...  # the link's two device keys, from the index (PlanIndex's link devices)
+        marks.append(CableMark(a, b, CableState.DISABLED, record.component.name))
+    svg = fabric_svg(index.layout, marks, leaves, pod_href=lambda n: f"/ui/fabric?pod={n}")
+    detail = pod_svg(index.layout, n, marks, leaves)  # for /ui/fabric?pod=n; KeyError -> 404
+
+with ``leaves`` from the guard's figures per leaf key (``guard_figures`` on a ``GuardReading``, or ``LeafFigures``
+built from the status the engine process publishes).
 
 Every SVG is a string holding one ``<svg>`` element, every name in it escaped: safe to put in a page as it is (in
 Jinja2, ``Markup(svg)``). See ``topology.picture.svg`` for the data attributes tests can find elements by.

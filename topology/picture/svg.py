@@ -52,7 +52,7 @@ class _Geometry:
     core_step: float
     """Largest horizontal room of a core."""
     labels: bool
-    """Names written under the boxes (one pod's detail), else only in their tooltips."""
+    """Names written in the boxes (one pod's detail), else only in their tooltips."""
 
 
 _WHOLE = _Geometry(column=12, box=9, height=14, core_step=12, labels=False)
@@ -329,8 +329,9 @@ def _pod_block(canvas: _Canvas, pod: Pod, marks: list[CableMark], leaves: Mappin
         canvas.add("</a>")
 
 
-def legend_svg(states: Iterable[CableState] = tuple(STYLES)) -> str:
-    """The colours of ``states`` (``marks.CONSOLE_STATES``, ``marks.VERIFY_STATES``) and of the guard bar."""
+def legend_svg(states: Iterable[CableState] = tuple(STYLES), *, pods: bool = False) -> str:
+    """The colours of ``states`` (``marks.CONSOLE_STATES``, ``marks.VERIFY_STATES``) and of the guard bar; ``pods``:
+    and what a pod's block says (the whole fabric past ``OVERVIEW_PODS`` pods)."""
     canvas = _Canvas()
     y = 14.0
     for state in states:
@@ -345,4 +346,9 @@ def legend_svg(states: Iterable[CableState] = tuple(STYLES)) -> str:
         canvas.add(f'<rect x="8" y="{y - 9:.1f}" width="30" height="6" fill="{HEALTH_COLOURS[health]}"/>')
         canvas.text(46, y, f"leaf bar: {meaning} (tick: the minimum)")
         y += 18
-    return canvas.svg(440, y, "legend")
+    if pods:
+        canvas.add(f'<rect x="14" y="{y - 12:.1f}" width="16" height="14" rx="2" fill="{HEALTH_COLOURS["reduced"]}" '
+                   f'fill-opacity="0.55" stroke="{STYLES[CableState.MISSING].colour}" stroke-width="2.5"/>')
+        canvas.text(46, y, "pod: filled as its worst leaf's bar, edged in its most severe cable's colour")
+        y += 18
+    return canvas.svg(520, y, "legend")
