@@ -241,8 +241,8 @@ def _verdicts(fits: dict[str, list[Fit]]) -> dict[str, tuple[Confidence, str | N
 
 
 def _named_why(fit: Fit, runner_up: Fit | None) -> str:
-    against = f"; next {runner_up.name} {runner_up.exact}/{runner_up.near}" if runner_up else ""
-    return f"{fit.exact} cables exact, {fit.near} to planned neighbours{against}"
+    against = f"; next {runner_up.name}: {runner_up.exact} exact" if runner_up else ""
+    return f"{fit.exact} exact, {fit.near} near{against}"
 
 
 def _described(plan: Fabric, evidence: _Evidence, match: SwitchMatch) -> str:

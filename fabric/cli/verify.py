@@ -18,7 +18,7 @@ from fabric.cli.ufm import (
     UfmTimeout,
     UfmUrl,
     UfmUser,
-    read_snapshot,
+    read_as_built,
     ufm_target,
 )
 from fabric.ufm.address import DEFAULT_TIMEOUT_S
@@ -57,12 +57,9 @@ def verify(
 
     Exit 0 when it matches, 1 when not, 2 on bad input.
     """
-    from topology.formats.asbuilt import load_as_built
     from topology.plancache import default_directory, read_plan
     from topology.verify import verify as run_verify
 
-    if (as_built is None) == (ufm is None):
-        fail("give exactly one as-built source: --as-built PATH or --ufm URL")
     if not (math.isfinite(guard) and 0.0 <= guard <= 1.0):
         fail(f"--guard must be a share from 0 to 1 of the planned paths to core, not {guard}")
     # A one-shot command that builds ~100k objects and frees them at exit: the cyclic collector would only
@@ -70,15 +67,8 @@ def verify(
     gc.disable()
     try:
         planned = read_plan(plan, lenient=lenient_plan, directory=default_directory() if plan_cache else None)
-        if as_built is not None:
-            actual = load_as_built(as_built)
-        else:
-            assert ufm is not None
-            from fabric.ufm.snapshot import read_topology
-
-            actual = read_snapshot(ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure,
-                                              ufm_timeout),
-                                   lambda lists, source: read_topology(lists, source, prefix=source).fabric)
+        actual = read_as_built(as_built, ufm, lambda url: ufm_target(
+            url, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure, ufm_timeout))
     except InputError as exc:
         fail(str(exc))
     report = run_verify(planned, actual, guard, bandwidth=bandwidth)
