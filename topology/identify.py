@@ -161,13 +161,30 @@ def identify(plan: Fabric, actual: Fabric) -> Identification:
     strangers: list[str] = []
     for key, device in actual.devices.items():
         if device.kind is Kind.ADAPTER:
-            planned = plan.devices.get(key)
-            if planned is not None and planned.kind is Kind.ADAPTER:
+            twin = plan.devices.get(key)
+            if twin is not None and twin.kind is Kind.ADAPTER:
                 evidence.named[key] = key
             else:
                 strangers.append(device.name)
     anchors = len(evidence.named)
     switches = [d.key for d in actual.switches()]
+    fits, verdicts = _converge(plan, evidence, switches)
+    matches = []
+    for key in switches:
+        device = actual.devices[key]
+        confidence, planned, why = verdicts[key]
+        matches.append(SwitchMatch(key, device.name, device.guid, confidence, planned,
+                                   tuple(fits[key][:SHOWN_CANDIDATES]), why))
+    taken = {m.planned.casefold() for m in matches if m.planned}
+    not_found = [d.name for d in plan.switches() if d.key not in taken]
+    matches = [_with_why(m, _described(plan, evidence, m)) if m.confidence is Confidence.AMBIGUOUS else m
+               for m in matches]
+    return Identification(matches, not_found, anchors, strangers)
+
+
+def _converge(plan: Fabric, evidence: _Evidence, switches: list[str]
+              ) -> tuple[dict[str, list[Fit]], dict[str, tuple[Confidence, str | None, str]]]:
+    """Fits and verdicts computed again, for the switches whose evidence changed, until no name changes."""
     fits: dict[str, list[Fit]] = {}
     dirty: Iterable[str] = switches
     verdicts: dict[str, tuple[Confidence, str | None, str]] = {}
@@ -186,17 +203,7 @@ def identify(plan: Fabric, actual: Fabric) -> Identification:
                 evidence.named.pop(key, None)
         # Only the neighbours of a switch whose name changed have new evidence.
         dirty = {c.other(_end_on(c, k)).device for k in changed for c in evidence.cables.get(k, ())} & set(switches)
-    matches = []
-    for key in switches:
-        device = actual.devices[key]
-        confidence, planned, why = verdicts[key]
-        matches.append(SwitchMatch(key, device.name, device.guid, confidence, planned,
-                                   tuple(fits[key][:SHOWN_CANDIDATES]), why))
-    taken = {m.planned.casefold() for m in matches if m.planned}
-    not_found = [d.name for d in plan.switches() if d.key not in taken]
-    matches = [_with_why(m, _described(plan, evidence, m)) if m.confidence is Confidence.AMBIGUOUS else m
-               for m in matches]
-    return Identification(matches, not_found, anchors, strangers)
+    return fits, verdicts
 
 
 def _with_why(match: SwitchMatch, why: str) -> SwitchMatch:

@@ -60,7 +60,8 @@ def simulate(
         options = SimulateOptions(
             plan=plan, preset=preset, scenarios=scenario or [], host=host, port=port, tls=tls, user=user,
             password=password, ufm_version=ufm_version, rate=speed, job_seconds=job_seconds, miswire=miswire,
-            factory_names=factory_names, seed=seed, max_events=max_events, event_log=event_log, append=append, offline=seconds, snapshot=snapshot)
+            factory_names=factory_names, seed=seed, max_events=max_events, event_log=event_log, append=append,
+            offline=seconds, snapshot=snapshot)
         code = run(options, lambda line: typer.echo(visible(line), err=True))  # scenario names, step errors
     except (InputError, ScenarioError, ValueError, OSError) as exc:
         fail(str(exc))
