@@ -1,8 +1,9 @@
 """The node-name-map file of OpenSM and infiniband-diags (``ibnetdiscover --node-name-map``, ``ibdiagnet``,
 ``opensm``'s ``node_name_map_name``): GUIDs to the names a person reads.
 
-The format, as ibnetdiscover(8) documents it under "NODE NAME MAP FILE FORMAT": one node a line, its GUID
-(``0x`` and hex digits) then its name in double quotes; ``#`` starts a comment line; blank lines are skipped. A name
+The format, as the infiniband-diags man pages document it (ibnetdiscover(8), "NODE NAME MAP FILE FORMAT"; the
+parser is OpenSM's, in opensm-libs): one node a line, its GUID (``0x`` and hex digits) then its name in double
+quotes; ``#`` starts a comment line; blank lines are skipped. A name
 cannot hold a double quote or a line break, so such a name is refused rather than written broken.
 """
 

@@ -3,7 +3,9 @@
 UNCONFIRMED: no UFM REST call that renames a switch (sets a system's ``system_name``) is documented in the UFM
 Enterprise REST API guides or used in NVIDIA's UFM SDK, as far as we could check; UFM shows a switch by the node
 description the switch reports. So the plan is a file an operator applies (on the switch, or through the
-node-name-map that ``identify --node-name-map`` writes for OpenSM and ibdiagnet), not a call this service makes.
+node-name-map that ``identify --node-name-map`` writes for OpenSM and the diagnostics; MLNX-OS documents
+``ib nodename <guid> name <name>`` for the same pairs on a switch that runs the subnet manager), not a call this
+service makes.
 Only ``unique`` matches are in it: a rename on weaker evidence is a guess.
 """
 
