@@ -29,6 +29,7 @@ from enum import StrEnum
 from typing import Any
 
 from topology.model import Cable, End, Fabric
+from topology.numerals import whole_number
 from topology.ports import Kind
 
 MIN_EXACT = 2
@@ -99,8 +100,8 @@ class Identification:
     def counts(self) -> dict[str, int]:
         tally = Counter(m.confidence.value for m in self.switches)
         return {c.value: tally.get(c.value, 0) for c in Confidence} | {
-            "planned not found": len(self.not_found), "host adapters anchored": self.anchors,
-            "host adapters not in the plan": len(self.strangers)}
+            "planned_not_found": len(self.not_found), "adapters_anchored": self.anchors,
+            "adapters_not_in_plan": len(self.strangers)}
 
 
 class _Evidence:
@@ -278,4 +279,6 @@ def _planned_far(plan: Fabric, end: End) -> str | None:
 
 
 def _port_order(port: str) -> tuple[int, str]:
-    return (int(port), "") if port.isdigit() else (1 << 30, port)
+    """Numbered ports in number order, then labelled ones (a director's ``Blade 1_Port 1/1``) in text order."""
+    number = whole_number(port)
+    return (number, "") if number is not None else (1 << 62, port)
