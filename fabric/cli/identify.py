@@ -117,11 +117,18 @@ def _render(found: Identification, report: VerifyReport) -> None:
     counts = found.counts()
     title = (f"Switches named from their hosts: {counts['unique']} unique, {counts['ambiguous']} ambiguous, "
              f"{counts['unmatched']} unmatched of {len(found.switches)}")
-    table = LineTable(out, title, "guid", "as-built name", "planned", "confidence", "why")
+    table = LineTable(out, title, "guid", "as-built name", "planned", "confidence")
     order = {"unmatched": 0, "ambiguous": 1, "unique": 2}
-    for match in sorted(found.switches, key=lambda m: (order[m.confidence.value], m.planned or m.name)):
-        table.add(match.guid or "", match.name, match.planned or "-", match.confidence.value, match.why)
+    ranked = sorted(found.switches, key=lambda m: (order[m.confidence.value], m.planned or m.name))
+    for match in ranked:
+        table.add(match.guid or "", match.name, match.planned or "-", match.confidence.value)
     out.print(table)
+    unsure = [m for m in ranked if m.planned is None]
+    if unsure:  # the evidence gets a table of its own: beside four columns it would be cut to nothing at 80
+        why = LineTable(out, "Why not named, and what would tell", "guid", "why")
+        for match in unsure:
+            why.add(match.guid or match.name, match.why)
+        out.print(why)
     if found.not_found:
         out.print(f"Planned switches not found ({len(found.not_found)}): " + ", ".join(found.not_found[:_WORST])
                   + (" …" if len(found.not_found) > _WORST else ""), markup=False, highlight=False)
