@@ -9,27 +9,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from topology.errors import InputError
-from topology.model import Cable, End, Fabric
+from topology.model import Cable, Device, End, Fabric
 
 
 def relabelled(fabric: Fabric, names: Mapping[str, str], source: str,
                guids: Mapping[str, str] | None = None) -> Fabric:
     """``fabric`` with device key ``k`` named ``names[k]`` (others keep theirs) and, where ``guids`` gives one, that
-    GUID, as an as-built fabric (what a fabric calls itself, not a plan). Two devices given one name are refused: the
-    model would merge them into one."""
-    built = Fabric(source)
+    GUID (canonical, and none given twice: the caller's to keep), as an as-built fabric (what a fabric calls itself,
+    not a plan). Two devices given one name are refused: the model would take them for one. The cables passed the
+    model's checks when ``fabric`` was built, and a rename one to one keeps them true, so the fabric is rebuilt
+    without them (``Fabric.restored``): on h100-32k that is most of the time a rename took."""
     keys: dict[str, str] = {}
+    devices: dict[str, Device] = {}
     for key, device in fabric.devices.items():
         name = names.get(key, device.name)
-        if name.casefold() in built.devices:
+        renamed = Device(name, device.kind, device.tier, (guids or {}).get(key, device.guid), device.host,
+                         device.origin)
+        if renamed.key in devices:
             raise InputError(f"two devices would be named {name!r}", source=source)
-        keys[key] = built.add_device(name, device.kind, tier=device.tier, guid=(guids or {}).get(key, device.guid),
-                                     host=device.host, origin=device.origin).key
+        keys[key] = renamed.key
+        devices[renamed.key] = renamed
 
     def end(old: End) -> End:
         return End(keys[old.device], old.port)
 
-    for cable in fabric.cables:
-        built.add_cable(Cable(end(cable.a), end(cable.b), cable.width, cable.speed_gbps, cable.origin))
-    built.port_names.update({name: end(old) for name, old in fabric.port_names.items()})
-    return built
+    cables = [Cable(end(c.a), end(c.b), c.width, c.speed_gbps, c.origin) for c in fabric.cables]
+    return Fabric.restored(source, plan=False, devices=devices.values(), cables=cables,
+                           port_names=((name, end(old)) for name, old in fabric.port_names.items()))
