@@ -14,7 +14,7 @@ from topology.faults import copy_fabric
 from topology.formats.ibnetdiscover import parse_ibnetdiscover
 from topology.formats.nodenamemap import parse_node_name_map, render_node_name_map
 from topology.identify import MIN_EXACT, Confidence, Identification, identify
-from topology.model import Cable, End, Fabric
+from topology.model import Cable, End, Fabric, Tier
 from topology.ports import Kind
 from topology.verify import verify
 
@@ -147,3 +147,26 @@ def test_the_node_name_map_read_back_by_the_ibnetdiscover_reader_gives_the_plann
     assert {d.name for d in renamed.switches()} == {d.name for d in plan.switches()}
     summary = verify(plan, renamed).summary()  # the dump says HDR where the plan says NDR: degraded, not miscabled
     assert (summary["missing"], summary["miswired"], summary["unexpected"]) == (0, 0, 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(pods=st.integers(1, 3), hosts=st.integers(1, 4), rails=st.integers(1, 3), spines=st.integers(1, 3),
+       cores=st.integers(1, 3), up=st.integers(1, 2), top=st.integers(1, 2), seed=st.integers(0, 99))
+def test_a_fabric_cabled_as_planned_is_named_right_whatever_its_shape(pods: int, hosts: int, rails: int, spines: int,
+                                                                      cores: int, up: int, top: int, seed: int) -> None:
+    """No name is wrong; and a tier is named whole when the tier below is and each of its switches has at least
+    ``MIN_EXACT`` cables down to it (the evidence a name needs)."""
+    from topology.generate import FatTreeSpec, fat_tree
+
+    plan = fat_tree(FatTreeSpec(pods=pods, hosts_per_pod=hosts, rails=rails, spines_per_pod=spines,
+                                cores_per_group=cores, leaf_spine_cables=up, spine_core_cables=top, radix=64))
+    hidden = factory_named(plan, seed)
+    found = identify(plan, hidden.fabric)
+    leaves = hosts >= MIN_EXACT
+    spines_named = leaves and rails * up >= MIN_EXACT
+    named_tiers = {Tier.LEAF: leaves, Tier.SPINE: spines_named, Tier.CORE: spines_named and pods * top >= MIN_EXACT}
+    for match in found.switches:
+        truth = hidden.planned[match.key]
+        assert match.planned in (None, truth)
+        if named_tiers[plan.devices[truth.casefold()].tier]:
+            assert match.planned == truth, match
