@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from topology.errors import InputError
 from topology.numerals import whole_number
-from topology.ports import Kind, display_port, excerpt, host_of
+from topology.ports import Kind, checked_switch_port, display_port, excerpt, host_of, is_adapter_name
 
 
 class Tier(StrEnum):
@@ -79,6 +79,15 @@ class Cable:
 
     def other(self, end: End) -> End:
         return self.b if end == self.a else self.a
+
+
+def forget_read_names() -> None:
+    """Empty the caches of names and labels the readers filled. Their entries were made while a plan or snapshot
+    was read, among its model's objects, and keep the memory the model held from going back to the system once
+    it is dropped: a process that keeps only what it derived from a model calls this after dropping it (on
+    h100-32k, 47 of the 69 MiB of the plan's model)."""
+    for cached in (checked_switch_port, is_adapter_name, canonical_guid):
+        cached.cache_clear()
 
 
 @lru_cache(maxsize=1 << 16)

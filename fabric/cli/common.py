@@ -57,14 +57,20 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
-@contextmanager
-def replacing(output: Path) -> Iterator[Path]:
-    """A path to write to that becomes ``output`` only once everything was written: a failed write leaves no
-    half file where a good one may have been. Any failure to write is one line naming ``output``, exit 2."""
+def check_writable(output: Path) -> None:
+    """One line naming ``output``, exit 2, when it surely cannot be written as a file: checked before the work whose
+    result it is to hold, so that a typo costs no wait."""
     if output.is_dir():
         fail(f"cannot write {output}: it is a directory (give a file name)")
     if output.parent.exists() and not output.parent.is_dir():
         fail(f"cannot write {output}: {output.parent} is not a directory")
+
+
+@contextmanager
+def replacing(output: Path) -> Iterator[Path]:
+    """A path to write to that becomes ``output`` only once everything was written: a failed write leaves no
+    half file where a good one may have been. Any failure to write is one line naming ``output``, exit 2."""
+    check_writable(output)
     partial = output.with_name(f".{output.name}.partial")
     try:
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, fail, print_json, write_text
+from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, check_writable, fail, print_json, write_text
 from fabric.cli.ufm import (
     UfmAuthOption,
     UfmCa,
@@ -71,6 +71,9 @@ def identify(
     from topology.relabel import relabelled
     from topology.verify import verify
 
+    for output in (node_name_map, rename_plan):
+        if output is not None:
+            check_writable(output)  # before the work, so that a typo costs no wait
     gc.disable()  # a one-shot command over ~100k objects: as verify does
     try:
         planned = read_plan(plan, directory=default_directory())
