@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 from fabric.cli import (
     config_cmd,
     demo,
+    identify,
     ops,
     plan,
     replay,
@@ -52,6 +53,7 @@ class _Commands(TyperGroup):
 _PARTS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], object]], ...] = (
     (("plan",), lambda app: app.add_typer(plan.plan_app, name="plan")),
     (("verify",), lambda app: app.command()(verify.verify)),
+    (("identify",), lambda app: app.command()(identify.identify)),
     (("replay",), lambda app: app.command()(replay.replay)),
     (("demo",), lambda app: app.command()(demo.demo)),
     (("simulate",), lambda app: app.command()(simulate.simulate)),

@@ -83,6 +83,12 @@ def replacing(output: Path) -> Iterator[Path]:
             partial.unlink(missing_ok=True)
 
 
+def write_text(output: Path, text: str) -> None:
+    """``text`` written to ``output`` whole or not at all (``replacing``)."""
+    with replacing(output) as partial:
+        partial.write_text(text, encoding="utf-8")
+
+
 def bounded(type_name: str, option: str) -> Callable[[str], Any]:
     """A typer ``parser`` for ``option``: its text read as the type ``type_name`` of ``fabric.bounded`` (the one the
     HTTP API validates the same value with); out of bounds, one line naming the option and exit 2. Imported when

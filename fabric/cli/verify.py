@@ -17,7 +17,7 @@ from fabric.cli.common import (
     check_writable,
     fail,
     print_json,
-    replacing,
+    write_text,
 )
 from fabric.cli.ufm import (
     UfmAuthOption,
@@ -27,7 +27,7 @@ from fabric.cli.ufm import (
     UfmTimeout,
     UfmUrl,
     UfmUser,
-    read_snapshot,
+    read_as_built,
     ufm_target,
 )
 from fabric.ufm.address import DEFAULT_TIMEOUT_S
@@ -70,12 +70,9 @@ def verify(
 
     Exit 0 when it matches, 1 when not, 2 on bad input.
     """
-    from topology.formats.asbuilt import load_as_built
     from topology.plancache import default_directory, read_plan
     from topology.verify import verify as run_verify
 
-    if (as_built is None) == (ufm is None):
-        fail("give exactly one as-built source: --as-built PATH or --ufm URL")
     if not (math.isfinite(guard) and 0.0 <= guard <= 1.0):
         fail(f"--guard must be a share from 0 to 1 of the planned paths to core, not {guard}")
     if html is not None:
@@ -87,23 +84,15 @@ def verify(
     gc.disable()
     try:
         planned = read_plan(plan, lenient=lenient_plan, directory=default_directory() if plan_cache else None)
-        if as_built is not None:
-            actual = load_as_built(as_built)
-        else:
-            assert ufm is not None
-            from fabric.ufm.snapshot import read_topology
-
-            actual = read_snapshot(ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure,
-                                              ufm_timeout),
-                                   lambda lists, source: read_topology(lists, source, prefix=source).fabric)
+        actual = read_as_built(as_built, ufm, lambda url: ufm_target(
+            url, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure, ufm_timeout))
     except InputError as exc:
         fail(str(exc))
     report = run_verify(planned, actual, guard, bandwidth=bandwidth)
     if html is not None:
         from fabric.cli.verify_html import render_verify_html
 
-        with replacing(html) as partial:
-            partial.write_text(render_verify_html(report), encoding="utf-8")
+        write_text(html, render_verify_html(report))
     if output_format is OutputFormat.JSON:
         print_json(report.to_dict(worst))
     else:
