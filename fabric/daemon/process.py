@@ -56,7 +56,7 @@ from fabric.daemon.supervisor import REFUSED, EngineSupervisor
 from fabric.errors import FabricError
 from fabric.serving import ServerConfig, bind_listener
 from fabric.store import Store, database_errors
-from topology.model import forget_read_names
+from topology.readcaches import forget_read_names
 
 log = logging.getLogger(__name__)
 
