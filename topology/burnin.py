@@ -153,7 +153,7 @@ def _mending_pairs(paths: PathLoads, hosts: list[Host], missing: set[int]) -> li
 
 
 def _packed(pairs: list[Pair], size: int) -> list[list[Pair]]:
-    """``pairs`` in stages of at most ``size``, no host in two pairs of a stage: each pair into the first that takes it."""
+    """``pairs`` in stages of at most ``size``, no host in two pairs of a stage: each into the first that takes it."""
     stages: list[tuple[list[Pair], set[str]]] = []
     for pair in pairs:
         names = {pair.first.name, pair.second.name}

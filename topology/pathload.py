@@ -87,7 +87,8 @@ class PathLoads:
                 break
             if backward.distance.get(switch) != length - step:
                 continue  # on no shortest path to the target
+            rest = length - step - 1
             for neighbour, index in self._links[switch]:
-                if forward.distance.get(neighbour) == step + 1 and backward.distance.get(neighbour) == length - step - 1:
+                if forward.distance.get(neighbour) == step + 1 and backward.distance.get(neighbour) == rest:
                     shares[index] = shares.get(index, 0.0) + forward.paths[switch] * backward.paths[neighbour] / total
         return shares
