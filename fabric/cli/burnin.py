@@ -3,16 +3,33 @@
 from __future__ import annotations
 
 import gc
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, command_group, fail, replacing
+from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, FormatOption, OutputFormat, command_group, fail, replacing
+from fabric.cli.ufm import (
+    UfmAuthOption,
+    UfmCa,
+    UfmInsecure,
+    UfmSecretFile,
+    UfmTimeout,
+    UfmUrl,
+    UfmUser,
+    ufm_target,
+)
+from fabric.ufm.address import DEFAULT_TIMEOUT_S, TELEMETRY_INSTANCE
 from topology.errors import InputError
+from topology.redact import redacted_url
 
 if TYPE_CHECKING:
+    from fabric.config import ServiceConfig
+    from fabric.replay.burnin import WindowReport
+    from fabric.ufm.connect import UfmTarget
     from topology.burnin import BurninPlan
+    from topology.model import Fabric
 
 burnin_app = command_group("Burn-in: load every cable, then keep what survived.")
 
@@ -87,3 +104,125 @@ def _print_summary(burnin: BurninPlan, out: Path) -> None:
     typer.echo(f"{covered} of {len(burnin.fabric.cables)} cables carry traffic in some stage")
     for index in burnin.uncovered[:10]:
         typer.echo(f"not loaded: {burnin.fabric.describe_cable(burnin.fabric.cables[index])}")
+
+
+@burnin_app.command("watch")
+def burnin_watch(
+    plan: Annotated[Path, typer.Option("--plan", "-p", help="The wiring plan (NDT CSV).")],
+    ufm: UfmUrl = None,
+    ufm_auth: UfmAuthOption = "basic",
+    ufm_user: UfmUser = "admin",
+    ufm_secret_file: UfmSecretFile = None,
+    ufm_ca_bundle: UfmCa = None,
+    ufm_insecure: UfmInsecure = False,
+    ufm_timeout: UfmTimeout = DEFAULT_TIMEOUT_S,
+    duration: Annotated[str | None, typer.Option(
+        help="How long the window lasts (90s, 10m, 1h; default: the configuration's burnin.duration).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="Service configuration (TOML): its [burnin] thresholds, rules, guard and policy.")]
+    = None,
+    telemetry: Annotated[str | None, typer.Option(
+        "--telemetry", help="UFM Telemetry's URL: a sample at each end of the window tells the ports that carried "
+                            "no traffic.")] = None,
+    telemetry_instance: Annotated[str, typer.Option(
+        help="The UFM Telemetry instance read (GET <url>/csv/xcset/<instance>).")] = TELEMETRY_INSTANCE,
+    output_format: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Watch a burn-in window on UFM: the survivors per port and switch, and what the policy would take out.
+
+    The window's events are judged by the service's rules with [burnin]'s stricter thresholds and decided by the
+    same policy, guard, cap and breaker, dry: nothing is written (the running daemon acts: POST /api/v1/burnin).
+    Exit 0 when every port survived, 1 when some did not, 2 on bad input or an unreachable UFM.
+    """
+    from fabric.config import ConfigError, load_config
+    from fabric.durations import parse_duration
+    from topology.plancache import default_directory, read_plan
+
+    if ufm is None:
+        fail("--ufm URL is required (or set FABRIC_UFM_URL)")
+    target = ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure, ufm_timeout)
+    try:
+        settings = load_config(config)
+    except ConfigError as exc:
+        fail(str(exc))
+    window = settings.burnin.duration
+    if duration is not None:
+        try:
+            window = parse_duration(duration)
+        except ValueError as exc:
+            fail(f"--duration: {exc}")
+    try:
+        fabric = read_plan(plan, directory=default_directory())
+    except InputError as exc:
+        fail(str(exc))
+    report = _watch(target, fabric, settings, window, telemetry, telemetry_instance)
+    if output_format is OutputFormat.JSON:
+        from fabric.cli.common import print_json
+
+        print_json(window_dict(report))
+    else:
+        _print_window(report)
+    raise typer.Exit(EXIT_OK if all(s.survived for s in report.switches) else EXIT_FINDINGS)
+
+
+def _watch(target: UfmTarget, fabric: Fabric, settings: ServiceConfig, window: timedelta, telemetry: str | None,
+           instance: str) -> WindowReport:
+    """``watch_window`` on the UFM ``target`` names; UFM or UFM Telemetry out of reach, or a sample that is not
+    one, is one line and exit 2."""
+    import asyncio
+
+    from fabric.replay.burnin import watch_window
+    from fabric.telemetry.errors import TelemetryInputError
+    from fabric.ufm.connect import ConnectError
+    from fabric.ufm.errors import UfmError
+    from fabric.ufm.telemetry import TelemetryClient
+
+    def opened(start: datetime, end: datetime) -> None:
+        typer.echo(f"burn-in window open: {start:%H:%M:%S} to {end:%H:%M:%S} UTC", err=True)
+
+    async def run() -> WindowReport:
+        async with target.client() as client:
+            if telemetry is None:
+                return await watch_window(client, fabric, settings, window, opened=opened)
+            async with TelemetryClient(telemetry, instance, verify=not target.insecure, ca_bundle=target.ca_bundle,
+                                       timeout=target.timeout) as feed:
+                return await watch_window(client, fabric, settings, window, telemetry=feed.sample, opened=opened)
+
+    try:
+        return asyncio.run(run())
+    except (ConnectError, UfmError, TelemetryInputError) as exc:
+        fail(f"{redacted_url(target.url)}: {exc}")
+
+
+def _print_window(report: WindowReport) -> None:
+    from fabric.remediation.burnin import PortVerdict
+    from fabric.terminal import LineTable, console, one_line
+
+    terminal = console()
+    table = LineTable(terminal, f"burn-in window {report.started:%H:%M:%S}-{report.ended:%H:%M:%S} UTC, "
+                      f"{report.events} UFM events", "switch", "survived", "failed", "down", "idle", "alerts")
+    for switch in report.switches:
+        if not switch.survived or switch.counts[PortVerdict.IDLE] or switch.utilisation_alerts:
+            table.add(switch.switch, "yes" if switch.survived else "no",
+                      *(switch.counts[v] for v in (PortVerdict.FAILED, PortVerdict.DOWN, PortVerdict.IDLE)),
+                      switch.utilisation_alerts)
+    terminal.print(table)
+    kept = sum(s.survived for s in report.switches)
+    survived = sum(p.verdict is PortVerdict.SURVIVED for p in report.ports)
+    typer.echo(f"{kept} of {len(report.switches)} switches and {survived} of {len(report.ports)} ports survived"
+               + ("" if report.telemetry else " (no --telemetry: ports without traffic not told)"))
+    for port in report.ports:
+        if port.verdict is not PortVerdict.SURVIVED:
+            typer.echo(one_line(f"{port.port}: {port.verdict.value}: {port.why}"))
+    acted = [entry for entry in report.decisions if entry["action"] != "record"]
+    typer.echo(f"{len(acted)} decisions, dry run (the daemon acts: POST /api/v1/burnin):")
+    for entry in acted:
+        typer.echo(one_line(f"{entry['action']} {entry.get('component', '')}: {entry['reason']}"))
+
+
+def window_dict(report: WindowReport) -> dict[str, Any]:
+    from fabric.remediation.burnin import report_dict
+
+    return {"started": report.started.isoformat(), "ended": report.ended.isoformat(), "events": report.events,
+            "telemetry": report.telemetry, **report_dict(report.ports, report.switches),
+            "decisions": report.decisions}
