@@ -199,8 +199,9 @@ def _print_window(report: WindowReport) -> None:
     from fabric.terminal import LineTable, console, one_line
 
     terminal = console()
-    table = LineTable(terminal, f"burn-in window {report.started:%H:%M:%S}-{report.ended:%H:%M:%S} UTC, "
-                      f"{report.events} UFM events", "switch", "survived", "failed", "down", "idle", "alerts")
+    typer.echo(f"burn-in window {report.started:%H:%M:%S}-{report.ended:%H:%M:%S} UTC, {report.events} UFM events; "
+               "switches that lost a port or had one idle or alerted:")
+    table = LineTable(terminal, "", "switch", "survived", "failed", "down", "idle", "alerts")
     for switch in report.switches:
         if not switch.survived or switch.counts[PortVerdict.IDLE] or switch.utilisation_alerts:
             table.add(switch.switch, "yes" if switch.survived else "no",
