@@ -7,9 +7,10 @@ flap, a link down for a minute a fault; and no reset first (``strict_policy``). 
 go to the same policy, guard, cap and breaker as any other (``decide``), which takes out what the fabric can spare
 and defers the rest.
 
-The survivors report (``survivors``) is per planned switch port, then per switch: ``failed`` when the window's
-decisions acted on its cable (taken out, deferred, reset, ticketed), ``down`` when its cable was not up when the
-window began (it cannot have been loaded), ``idle`` when UFM Telemetry's receive-packet counter of the port grew by
+The survivors report (``survivors``) is per planned switch port, then per switch: ``failed`` when the window found
+its cable faulty (the command: the policy acted on it, taking it out, deferring or ticketing it; the daemon: a
+finding, which its policy then decides on), ``down`` when its cable was not up when the window began (it cannot
+have been loaded), ``idle`` when UFM Telemetry's receive-packet counter of the port grew by
 less than ``min_packets`` over the window (it carried no traffic: untested, neither kept nor failed), else
 ``survived``. A port that crossed UFM's utilisation alert during the window is flagged (loaded as asked: not a fault).
 """
@@ -23,7 +24,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from fabric.remediation.domain import ActionKind, ComponentId
+from fabric.remediation.domain import ActionKind, ComponentId, Finding
 from fabric.remediation.policy import FabricContext, PolicyConfig
 from fabric.remediation.rules import RuleSettings, Threshold
 from topology.guard import CableKey
@@ -119,14 +120,32 @@ class WindowFacts:
     """Ends UFM raised a utilisation alert on."""
 
 
-def survivors(plan: Fabric, context: FabricContext, decided: Iterable[Decided],
-              facts: WindowFacts) -> tuple[list[PortReport], list[SwitchReport]]:
-    """Each planned switch port's verdict (see the module docstring), then each switch's counts, by name."""
-    failing: dict[CableKey, list[str]] = defaultdict(list)
+def failures_decided(decided: Iterable[Decided]) -> dict[ComponentId, list[str]]:
+    """The components the policy acted on as faulty (``FAILING``), each with what it did and by which rule."""
+    failures: dict[ComponentId, list[str]] = defaultdict(list)
     for decision in decided:
-        acted_on = context.cables.get(decision.component)
-        if acted_on is not None and decision.action in FAILING:
-            failing[acted_on].append(f"{decision.action.value}: {decision.rule}")
+        if decision.action in FAILING:
+            failures[decision.component].append(f"{decision.action.value}: {decision.rule}")
+    return dict(failures)
+
+
+def failures_found(findings: Iterable[Finding]) -> dict[ComponentId, list[str]]:
+    """The components of ``findings``, each with its rules (the daemon's window: its findings go on to the policy)."""
+    failures: dict[ComponentId, list[str]] = defaultdict(list)
+    for finding in findings:
+        failures[finding.component].append(finding.rule)
+    return dict(failures)
+
+
+def survivors(plan: Fabric, context: FabricContext, failures: Mapping[ComponentId, Collection[str]],
+              facts: WindowFacts) -> tuple[list[PortReport], list[SwitchReport]]:
+    """Each planned switch port's verdict (see the module docstring), then each switch's counts, by name.
+    ``failures``: the components that failed the window, with why (``failures_decided``, ``failures_found``)."""
+    failing: dict[CableKey, list[str]] = defaultdict(list)
+    for component, why in failures.items():
+        failed = context.cables.get(component)
+        if failed is not None:
+            failing[failed].extend(why)
     ports: list[PortReport] = []
     for cable in plan.cables:
         for end in cable.key:
@@ -172,7 +191,7 @@ def report_dict(ports: Iterable[PortReport], switches: Iterable[SwitchReport]) -
         "switches": {"survived": sum(s.survived for s in switch_list),
                      "failed": sum(not s.survived for s in switch_list)},
         "by_switch": [{"switch": s.switch, "survived": s.survived, "utilisation_alerts": s.utilisation_alerts,
-                       **{verdict.value: count for verdict, count in s.counts.items()}} for s in switch_list],
+                       "ports": {verdict.value: count for verdict, count in s.counts.items()}} for s in switch_list],
         "not_survived": [{"port": p.port, "verdict": p.verdict.value, "why": p.why} for p in port_list
                          if p.verdict is not PortVerdict.SURVIVED],
         "utilisation_alerts": [p.port for p in port_list if p.utilisation_alert],

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fabric.config import ServiceConfig
-from fabric.remediation.burnin import Decided, PortReport, SwitchReport, WindowFacts, survivors
+from fabric.remediation.burnin import Decided, PortReport, SwitchReport, WindowFacts, failures_decided, survivors
 from fabric.remediation.domain import ActionKind, ComponentId
 from fabric.remediation.view import FabricView, build_view
 from fabric.replay.events import BY_TIME, LoadedEvents
@@ -82,7 +82,8 @@ async def watch_window(ufm: UfmClient, plan: Fabric, config: ServiceConfig, dura
                     policy=burnin.strict_policy(config.policy_config()), rules=burnin.strict(config.rule_settings()),
                     guard=config.guard_settings(), interval=config.daemon.interval)
     entries = list(judged.decision_entries())
-    ports, switches = survivors(plan, view.context, _decided(entries), WindowFacts(down, idle, alerted))
+    ports, switches = survivors(plan, view.context, failures_decided(_decided(entries)),
+                                WindowFacts(down, idle, alerted))
     return WindowReport(started, ended, len(events), telemetry is not None, ports, switches, entries)
 
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabric.config import ConfigError, load_config
-from fabric.remediation.burnin import BurninSettings, Decided, PortVerdict, WindowFacts, survivors
+from fabric.remediation.burnin import BurninSettings, Decided, PortVerdict, WindowFacts, failures_decided, survivors
 from fabric.remediation.domain import ActionKind
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
@@ -53,7 +53,7 @@ def test_verdicts_failed_before_down_before_idle_and_alerts_only_flag() -> None:
                Decided(link_id(down.key), ActionKind.DEFER, "flap", "kept up")]
     facts = WindowFacts(down_at_start=frozenset({down.key, failed.key}), idle=frozenset({idle_end}),
                         alerted=frozenset({alerted_end}))
-    ports, switches = survivors(plan, context, decided, facts)
+    ports, switches = survivors(plan, context, failures_decided(decided), facts)
     by_name = {p.port: p for p in ports}
     assert by_name["pod01-leaf01/Port 1"].verdict is PortVerdict.FAILED  # failed wins over down
     assert by_name["pod01-leaf01/Port 1"].why == "ticket: port_errors"
