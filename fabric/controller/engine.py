@@ -221,15 +221,15 @@ class Engine:
         A pipeline is built on them from the state as it stands (the desired state of every component, the
         breaker, the storm window), its guard counting what the old one counted, and warmed on UFM's event log as
         at start-up: the detectors' windows hold the same history judged by the new rules, and no event already
-        handed over is acted on again. Only the settings the pipeline is built from change; the caller refuses
-        the others (they need a restart).
+        handed over is acted on again. Only the settings the pipeline is built from change (and the next burn-in
+        window's thresholds); the caller refuses the others (they need a restart).
         """
         now = self.clock()
         kept = self.settings
         # Dry run or live is kept: the state a switch would start from lives in another scope (``dryrun``).
         policy = replace(settings.policy, dry_run=kept.policy.dry_run)
         self.settings = replace(kept, policy=policy, rules=settings.rules, guard=settings.guard,
-                                plausibility=settings.plausibility)
+                                plausibility=settings.plausibility, burnin=settings.burnin)
         try:
             pipeline = self._new_pipeline(self.state, now, succeeding=self.pipeline)
             self._remember_findings(pipeline, now)
