@@ -9,8 +9,9 @@ the window, and the window's findings go to that cycle's own step (``Pipeline.st
 engine's policy decides on them with everything else, through the same correlation, guard, cap and breaker, and
 the engine carries out what it decides (in dry run: records it). No second rule engine decides anything.
 
-The window's pipeline lives in the engine process: a restart mid-window starts it afresh (the events before the
-restart are judged by the service's own thresholds only), and the window still closes at its stored end.
+The window's pipeline lives in the engine process: after a restart mid-window it is made again and handed first
+the events of UFM's history (as the engine read it at start) raised since the window opened, so a window judges the
+same events whether or not the engine restarted during it (the pipeline counts each event once).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class BurninWindows:
         self._found: dict[ComponentId, Finding] = {}
         self._alerted: set[End] = set()
         self._down: frozenset[CableKey] = frozenset()
+        self.history: Sequence[Event] = ()
+        """UFM's events as the engine read them at start: a window found open judges those raised since it opened."""
 
     def cycle(self, view: FabricView, events: Sequence[Event], now: datetime, *, burnin: BurninSettings,
               policy: PolicyConfig, rules: RuleSettings, guard: GuardSettings,
@@ -56,6 +59,10 @@ class BurninWindows:
             self._window, self._found, self._alerted, self._down = window, {}, set(), down
             self._pipeline = Pipeline(view, replace(burnin.strict_policy(policy), dry_run=True),
                                       burnin.strict(rules), guard)
+            assert window.started_at is not None
+            opened = window.started_at
+            events = sorted([*(e for e in self.history if e.timestamp >= opened), *events], key=_time)
+            self.history = ()
         assert self._pipeline is not None
         if self._pipeline.view is not view:
             self._pipeline.rebase(view)
@@ -96,3 +103,7 @@ class BurninWindows:
                  report["switches"]["survived"], len(switches), len(found))
         self._window, self._pipeline, self._found, self._alerted = None, None, {}, set()
         return found
+
+
+def _time(event: Event) -> datetime:
+    return event.timestamp

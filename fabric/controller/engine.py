@@ -204,6 +204,7 @@ class Engine:
         self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
         events = await self.ufm.events()
+        self.burnin.history = events
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
         # happens from now on, a restart on what came after the saved cursor. The cursor tells which those are,
         # UFM restarts included (ids below the mark may be new ones): they wait for the first cycle.
