@@ -64,7 +64,7 @@ def test_one_window_at_a_time_and_a_dry_run_window_takes_nothing_out(tmp_path: P
     with rig(TINY, tmp_path, dry_run=True) as r:
         with r.store.transaction() as tx:
             first, _ = tx.ask_burnin(timedelta(minutes=5), reason="first", requested_by="ops")
-            second, _ = tx.ask_burnin(timedelta(minutes=5), reason="second", requested_by="ops")
+            tx.ask_burnin(timedelta(minutes=5), reason="second", requested_by="ops")
         r.cycle()
         assert [w.started_at is not None for w in r.store.burnin_windows()] == [False, True]  # newest first
         _weak_ports(r)
