@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from fabric.cli import (
+    burnin,
     config_cmd,
     demo,
     identify,
@@ -54,6 +55,7 @@ _PARTS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], object]], ...] = (
     (("plan",), lambda app: app.add_typer(plan.plan_app, name="plan")),
     (("verify",), lambda app: app.command()(verify.verify)),
     (("identify",), lambda app: app.command()(identify.identify)),
+    (("burnin",), lambda app: app.add_typer(burnin.burnin_app, name="burnin")),
     (("replay",), lambda app: app.command()(replay.replay)),
     (("demo",), lambda app: app.command()(demo.demo)),
     (("simulate",), lambda app: app.command()(simulate.simulate)),

@@ -43,7 +43,7 @@ T = TypeVar("T")
 REPORT_COUNTS = ("events", "repeated_events", "views_refused", "executed", "writes_pending", "writes_backing_off",
                  "writes_given_up", "ports_out_unheld", "switch_faults", "folded", "settling", "repairs_backed_out",
                  "deliveries")
-RELOADED = ("rules", "escalation", "policy", "guard", "plausibility")
+RELOADED = ("rules", "escalation", "policy", "guard", "plausibility", "burnin")
 """The sections a reload applies (the engine's pipeline is built from them); a change to any other, or to
 ``policy.dry_run``, takes a restart."""
 

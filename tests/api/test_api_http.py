@@ -37,6 +37,7 @@ ROUTES = {
     ("get", "/hosts/{host}/health"), ("get", "/hosts"), ("get", "/silences"), ("post", "/silences"),
     ("delete", "/silences/{silence_id}"), ("post", "/resume"), ("post", "/components/{component_id}/clear"),
     ("post", "/reload"), ("post", "/webhooks/jira"), ("post", "/webhooks/generic"), ("get", "/tickets"),
+    ("post", "/burnin"), ("get", "/burnin"),
 }
 
 
