@@ -606,6 +606,10 @@ class DaemonSection(_Section):
     events_untrusted_for: Duration = timedelta(minutes=5)
     """How long every event list UFM answers may be one not believed (empty, short, stale: nothing is taken from
     it) before ``/readyz`` says the daemon is not ready."""
+    engine_niceness: int = Field(5, ge=0, le=19)
+    """How much nicer (``nice``) the engine's process runs than the API's: on a host whose cores are all busy (a
+    storm's cycle, UFM itself) the API's requests get a core first. The shipped systemd unit runs the daemon at
+    ``Nice=-5``: the API ahead of the host's other work, the engine level with it."""
 
 
 LEASE_HEARTBEATS = 3

@@ -69,6 +69,9 @@ url = "sqlite:///{db}"
 [daemon]
 interval = "1s"
 shutdown_wait = "20s"
+# Level with the tests, which share the cores with the other pytest worker's (the default, 5, is for a host
+# where the engine should yield to UFM's own work).
+engine_niceness = 0
 
 [api]
 port = {port}

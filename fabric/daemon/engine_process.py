@@ -78,6 +78,9 @@ def run_engine(options: EngineOptions) -> None:
     _end_with_parent(options.parent)
     widen_young_generation()  # before the plan is read: start-up's objects all live on
     config = load_config(options.config_path)
+    if config.daemon.engine_niceness:
+        # Always allowed: a process may lower its own priority (``[daemon] engine_niceness``).
+        os.nice(config.daemon.engine_niceness)
     checked = preflight(config)
     if checked.problems or checked.plan is None:
         raise ConfigError(checked.problems[:1] or ["fabric.plan: does not read"])

@@ -113,3 +113,14 @@ def test_a_reload_asked_of_the_api_reaches_the_engine_process_through_the_store(
     assert all(row.instance and row.handled_at is not None for row in rows)
     assert rows[0].outcome.startswith("applied: reload: applied rules")
     assert rows[1].outcome.startswith("invalid: reload: ")
+
+
+def _niceness(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[16])
+
+
+def test_the_engine_process_runs_nicer_than_the_api_by_engine_niceness(tiny_plan: Path, tmp_path: Path) -> None:
+    """The API's requests get a core before the engine's cycle does (``[daemon] engine_niceness``)."""
+    with ready_daemon(tiny_plan, tmp_path, FABRIC_DAEMON__ENGINE_NICENESS="3") as d:
+        assert _niceness(_engine_pid(d)) == _niceness(d.process.pid) + 3
+        assert d.signal(signal.SIGTERM) == 0
