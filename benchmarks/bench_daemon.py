@@ -215,13 +215,18 @@ def _breaker_check(running: Daemon, ufm: str) -> dict[str, Any]:
             "disabled_ports": len(disabled)}
 
 
-def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None) -> dict[str, Any]:
-    """One run: a fresh simulator and daemon (``checkout``'s, else this one's), the storm raised and its cycle
-    measured."""
+UNIT_NICE = -5
+"""The niceness the shipped systemd unit runs the daemon at (``Nice=-5``; its engine's process sets itself 5
+nicer): the daemon measured as it is deployed."""
+
+
+def storm_once(workdir: Path, storm: Storm, checkout: Path | None = None, nice: int = UNIT_NICE) -> dict[str, Any]:
+    """One run: a fresh simulator and daemon (``checkout``'s, else this one's, started at ``nice``), the storm
+    raised and its cycle measured."""
     plan = plan_file(workdir, storm.preset)
     with simulator(plan, workdir, max_events=storm.max_events) as ufm, \
             daemon(workdir, ufm, plan, interval=storm.interval, extra=storm.extra, checkout=checkout,
-                   clock="system") as running:
+                   clock="system", nice=nice) as running:
         hosts = _planned_hosts(running) if any("{host}" in path for path in storm.paths) else []
         rss_before = running.memory_mib()
         probes = _Probes(running.api, storm.paths, storm.probes_per_s, hosts)
@@ -360,14 +365,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--storm", choices=sorted(STORMS), default="daemon32k")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, help="Every run's figures as JSON, written after each run.")
+    parser.add_argument("--nice", type=int, default=UNIT_NICE,
+                        help="This checkout's daemon started at this niceness (the shipped unit's by default).")
+    parser.add_argument("--baseline-nice", type=int, default=0,
+                        help="BASELINE's daemon started at this niceness (0: its unit had no Nice=).")
     args = parser.parse_args(argv)
     storm = STORMS[args.storm]
-    sides = {"this checkout": None, args.baseline.name: args.baseline.resolve()}
+    sides = {"this checkout": (None, args.nice), args.baseline.name: (args.baseline.resolve(), args.baseline_nice)}
     found: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
     with tempfile.TemporaryDirectory(prefix="fabric-bench-daemon-") as tmp:
         for _ in range(args.runs):
-            for name, checkout in sides.items():
-                run = storm_once(Path(tmp), storm, checkout)
+            for name, (checkout, nice) in sides.items():
+                run = storm_once(Path(tmp), storm, checkout, nice)
                 found[name].append(run)
                 p99s = {path: probed["p99_s"] * 1000 for path, probed in run["paths"].items()}
                 print(f"{name}: {run['events_per_s']:,.0f} events/s in {run['cycle_s']:.1f} s, p99 "

@@ -201,11 +201,14 @@ def write_config(workdir: Path, ufm_url: str, plan: Path, *, interval: str, port
 
 @contextmanager
 def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str = "bench",
-           extra: str = "", checkout: Path | None = None, clock: str = "simulator") -> Iterator[Daemon]:
+           extra: str = "", checkout: Path | None = None, clock: str = "simulator",
+           nice: int = 0) -> Iterator[Daemon]:
     """``fabricctl run`` against ``ufm_url`` on a fresh, migrated SQLite database, answering and past its first
     cycle; stopped with SIGTERM at the end. Its clock is the simulator's (read over HTTP before each job and each
     API request), or with ``clock="system"`` the wall clock. With ``checkout``, another checkout's daemon (run from
-    its directory with it first on ``PYTHONPATH``, on this interpreter), the configuration written by this one."""
+    its directory with it first on ``PYTHONPATH``, on this interpreter), the configuration written by this one.
+    ``nice``: started at that niceness, as the shipped systemd unit starts it (``Nice=-5``; below 0 takes root or
+    CAP_SYS_NICE, else ``nice`` says so and it runs at 0)."""
     port = free_port()
     config = write_config(workdir, ufm_url, plan, interval=interval, port=port, name=name, extra=extra,
                           checkout=checkout)
@@ -214,8 +217,9 @@ def daemon(workdir: Path, ufm_url: str, plan: Path, *, interval: str, name: str 
         env["PYTHONPATH"] = str(checkout)
     log = workdir / f"daemon-{port}.log"
     with log.open("wb") as sink:
-        process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock",
-                                    clock], stdout=subprocess.DEVNULL, stderr=sink, cwd=checkout,
+        niced = ["nice", "-n", str(nice)] if nice else []
+        process = subprocess.Popen([*niced, sys.executable, "-m", "fabric.cli", "run", "--config", str(config),
+                                    "--clock", clock], stdout=subprocess.DEVNULL, stderr=sink, cwd=checkout,
                                    env={**env, "FABRIC_UFM_PASSWORD": PASSWORD})
     running = Daemon(process, f"http://127.0.0.1:{port}", log)
     try:
