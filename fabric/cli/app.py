@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 from fabric.cli import (
     config_cmd,
     demo,
+    hosts,
     ops,
     plan,
     replay,
@@ -63,6 +64,7 @@ _PARTS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], object]], ...] = (
     (("config",), lambda app: app.add_typer(config_cmd.config_app, name="config")),
     (("webhook",), lambda app: app.command()(webhook.webhook)),
     (("silence", "components", "store"), ops.register),
+    (("hosts",), hosts.register),
 )
 """Each module's commands and groups, by the names they add, in the order ``fabricctl --help`` lists them."""
 

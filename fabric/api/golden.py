@@ -1,0 +1,79 @@
+"""The golden set as the API answers it: the store's reliability history folded per host, kept in the API's
+process and brought up to date with the rows added since the last request (``Store.history_after``), so that a
+request costs what changed since the last one and the plan's hosts once, never a read of the whole history.
+
+A host's faults are those of its adapters' cables and ports, of the host itself (``PlanIndex.hosts_of``) and of
+a leaf it hangs from (``PlanIndex.behind``): a leaf that failed failed its hosts' jobs too.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta
+
+from fabric.api.health import UNUSABLE, unhealthy
+from fabric.api.models import ComponentReliability, HostReliability, reliability
+from fabric.api.plan_index import PlanIndex
+from fabric.remediation.domain import ComponentId, ComponentKind
+from fabric.remediation.golden import Ledger, days_clean
+from fabric.store import HistoryMark, Store
+
+
+class GoldenIndex:
+    """One per API process (``ApiContext.golden``); its methods may be called from several worker threads."""
+
+    def __init__(self, index: PlanIndex) -> None:
+        self._index = index
+        self._ledger = Ledger(self._hosts_of)
+        self._mark = HistoryMark()
+        self._watched_since: datetime | None = None
+        self._lock = threading.Lock()
+
+    def _hosts_of(self, component: ComponentId) -> tuple[str, ...]:
+        if component.kind is ComponentKind.SWITCH:
+            return self._index.behind.get(component.name, ())
+        return self._index.hosts_of(component)
+
+    def _catch_up(self, store: Store) -> datetime | None:
+        """Fold what the store added since the last call (under the lock); when the watch began."""
+        rows = store.history_after(self._mark)
+        for component, at in rows.findings:
+            self._ledger.finding(component, at)
+        for component in rows.quarantines:
+            self._ledger.quarantine(component)
+        for ticket_id, component, repaired in rows.tickets:
+            self._ledger.ticket(ticket_id, component, repaired=repaired)
+        for component, strikes in rows.strikes:
+            self._ledger.strikes(component, strikes)
+        self._mark = rows.mark
+        if self._watched_since is None:
+            self._watched_since = store.watched_since()
+        return self._watched_since
+
+    def golden(self, store: Store, now: datetime, clean_for: timedelta) -> list[HostReliability]:
+        """The golden hosts at ``now``, by planned name, each with its history (without its components')."""
+        sick = unhealthy(self._index, store.components(UNUSABLE))
+        with self._lock:
+            since = self._catch_up(store) or now
+            return [self._answer(host, now, since, golden=True, components=False)
+                    for host in self._ledger.golden(self._index.by_name, now, clean_for, since, sick)]
+
+    def count(self, store: Store, now: datetime, clean_for: timedelta) -> int:
+        """How many hosts are golden at ``now`` (the metric)."""
+        return len(self.golden(store, now, clean_for))
+
+    def history(self, store: Store, host: str, now: datetime, clean_for: timedelta) -> HostReliability:
+        """``host``'s history (a case-folded planned name) with its components', and whether it is golden."""
+        sick = unhealthy(self._index, store.components(UNUSABLE))
+        with self._lock:
+            since = self._catch_up(store) or now
+            golden = self._ledger.is_golden(host, now, clean_for, since, sick)
+            return self._answer(host, now, since, golden=golden, components=True)
+
+    def _answer(self, host: str, now: datetime, since: datetime, *, golden: bool,
+                components: bool) -> HostReliability:
+        history = self._ledger.host(host)
+        parts = ([ComponentReliability(component=str(component), **reliability(self._ledger.components[component]))
+                  for component in self._ledger.of_host(host)] if components else [])
+        return HostReliability(host=self._index.hosts[host], golden=golden, clean_since=history.clean_since(since),
+                               days_clean=days_clean(history, now, since), components=parts, **reliability(history))
