@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from fabric.cli import (
+    bisect,
     config_cmd,
     demo,
     hosts,
@@ -65,6 +66,7 @@ _PARTS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], object]], ...] = (
     (("webhook",), lambda app: app.command()(webhook.webhook)),
     (("silence", "components", "store"), ops.register),
     (("hosts",), hosts.register),
+    (("bisect",), lambda app: app.command()(bisect.bisect)),
 )
 """Each module's commands and groups, by the names they add, in the order ``fabricctl --help`` lists them."""
 
