@@ -37,7 +37,7 @@ def get_host_history(host: str, context: ContextDep) -> HostReliability:
     return context.golden.history(context.store, key, context.clock(), context.config.golden.clean_for)
 
 
-@router.get("/hosts", response_model=list[HostHealth] | list[HostReliability],
+@router.get("/hosts", response_model=list[HostHealth | HostReliability],
             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
                              "description": "JSON, or with format=text one host name a line (an exclude file; with "
                                             "golden=true, the hosts to fill first)."}},

@@ -32,7 +32,7 @@ def bisect(
 ) -> None:
     """Name the hosts consistent with the failures and propose the next split. Exit 0 with suspects named; 1 when
     no set of up to --culprits hosts explains the runs with at most --noise outcomes wrong."""
-    from fabric.remediation.bisect import TooManyExplanations, explain, expected_suspects, propose
+    from fabric.remediation.bisect import TooManyExplanations, expected_suspects, explain, propose
 
     read = _runs(runs)
     try:

@@ -1,5 +1,5 @@
-"""The API process's own metrics: webhook receipt, the engine's process and the golden set's size. ``/metrics`` serves them followed by
-the engine process's (``DaemonMetrics``), as its status record last carried them.
+"""The API process's own metrics: webhook receipt, the engine's process and the golden set's size. ``/metrics``
+serves them followed by the engine process's (``DaemonMetrics``), as its status record last carried them.
 
 Why not prometheus-client's multiprocess mode: it keeps every series in files of a shared directory, cannot serve
 the gauges read at scrape time that the engine process has (its leadership), and sums a dead process's counters

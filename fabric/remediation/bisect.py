@@ -53,7 +53,7 @@ def explain(runs: Sequence[Run], culprits: int = 1, noise: int = 0) -> Verdict:
     """The explanations of ``runs`` with one to ``culprits`` bad hosts and at most ``noise`` wrong outcomes."""
     hosts = sorted(set().union(*(run.hosts for run in runs)))
     # a host in more passing runs than the noise allows cannot be bad in any explanation
-    passes = {host: 0 for host in hosts}
+    passes = dict.fromkeys(hosts, 0)
     for run in runs:
         if not run.failed:
             for host in run.hosts:
@@ -114,7 +114,7 @@ def propose(verdict: Verdict, groups: int, size: int | None = None,
 
 
 def _score(verdict: Verdict, split: list[list[str]], at: int, host: str) -> float:
-    trial = [group + [host] if index == at else group for index, group in enumerate(split)]
+    trial = [[*group, host] if index == at else group for index, group in enumerate(split)]
     return expected_suspects(verdict.explanations, trial)
 
 
