@@ -12,6 +12,7 @@ from pathlib import Path
 from benchmarks import (
     bench_cadence,
     bench_daemon,
+    bench_golden,
     bench_hosts,
     bench_pipeline,
     bench_replay,
@@ -31,7 +32,7 @@ SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pi
           "daemon32k": bench_daemon.run_32k, "breaker32k": bench_daemon.run_breaker_32k, "webhooks": bench_webhooks.run,
           "week": bench_week.run, "cadence": bench_cadence.run, "simtelemetry": bench_sim_telemetry.run,
           "telemetry": bench_telemetry.run, "start": bench_start.run, "storm32k": bench_storm32k.run,
-          "hosts": bench_hosts.run}
+          "hosts": bench_hosts.run, "golden": bench_golden.run}
 
 def _suite_in_child(name: str, workdir: Path) -> list[Measurement]:
     """One suite in a process of its own: a child's ``ru_maxrss`` counts the parent it was forked from, so a

@@ -2,6 +2,11 @@
 process and brought up to date with the rows added since the last request (``Store.history_after``), so that a
 request costs what changed since the last one and the plan's hosts once, never a read of the whole history.
 
+Membership is always current: the findings and quarantines (read by id) and what is out of service (by its
+lifecycle index) are read at every request. The tickets, repairs and strikes shown beside it are read by their
+``updated_at``, which no index covers (a scan of the tickets and of the component records), so at most once every
+``CHANGES_EVERY`` of the service's clock: the counts may be that old, never the set.
+
 A host's faults are those of its adapters' cables and ports, of the host itself (``PlanIndex.hosts_of``) and of
 a leaf it hangs from (``PlanIndex.behind``): a leaf that failed failed its hosts' jobs too.
 """
@@ -18,6 +23,9 @@ from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.golden import Ledger, days_clean
 from fabric.store import HistoryMark, Store
 
+CHANGES_EVERY = timedelta(seconds=60)
+"""How often the tickets and component records are read again for the counts shown (not for membership)."""
+
 
 class GoldenIndex:
     """One per API process (``ApiContext.golden``); its methods may be called from several worker threads."""
@@ -27,6 +35,7 @@ class GoldenIndex:
         self._ledger = Ledger(self._hosts_of)
         self._mark = HistoryMark()
         self._watched_since: datetime | None = None
+        self._changes_read: datetime | None = None
         self._lock = threading.Lock()
 
     def _hosts_of(self, component: ComponentId) -> tuple[str, ...]:
@@ -34,9 +43,12 @@ class GoldenIndex:
             return self._index.behind.get(component.name, ())
         return self._index.hosts_of(component)
 
-    def _catch_up(self, store: Store) -> datetime | None:
+    def _catch_up(self, store: Store, now: datetime) -> datetime | None:
         """Fold what the store added since the last call (under the lock); when the watch began."""
-        rows = store.history_after(self._mark)
+        changed = self._changes_read is None or not now - CHANGES_EVERY < self._changes_read <= now
+        rows = store.history_after(self._mark, changed=changed)
+        if changed:
+            self._changes_read = now
         for component, at in rows.findings:
             self._ledger.finding(component, at)
         for component in rows.quarantines:
@@ -54,7 +66,7 @@ class GoldenIndex:
         """The golden hosts at ``now``, by planned name, each with its history (without its components')."""
         sick = unhealthy(self._index, store.components(UNUSABLE))
         with self._lock:
-            since = self._catch_up(store) or now
+            since = self._catch_up(store, now) or now
             return [self._answer(host, now, since, golden=True, components=False)
                     for host in self._ledger.golden(self._index.by_name, now, clean_for, since, sick)]
 
@@ -66,7 +78,7 @@ class GoldenIndex:
         """``host``'s history (a case-folded planned name) with its components', and whether it is golden."""
         sick = unhealthy(self._index, store.components(UNUSABLE))
         with self._lock:
-            since = self._catch_up(store) or now
+            since = self._catch_up(store, now) or now
             golden = self._ledger.is_golden(host, now, clean_for, since, sick)
             return self._answer(host, now, since, golden=golden, components=True)
 
@@ -75,5 +87,8 @@ class GoldenIndex:
         history = self._ledger.host(host)
         parts = ([ComponentReliability(component=str(component), **reliability(self._ledger.components[component]))
                   for component in self._ledger.of_host(host)] if components else [])
-        return HostReliability(host=self._index.hosts[host], golden=golden, clean_since=history.clean_since(since),
-                               days_clean=days_clean(history, now, since), components=parts, **reliability(history))
+        # built without validation: every value is the ledger's own, typed (a golden list holds thousands)
+        return HostReliability.model_construct(host=self._index.hosts[host], golden=golden,
+                                               clean_since=history.clean_since(since),
+                                               days_clean=days_clean(history, now, since), components=parts,
+                                               **reliability(history))

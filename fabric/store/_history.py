@@ -51,8 +51,10 @@ class HistoryRows:
 
 
 class HistoryOps(OpsBase):
-    def history_after(self, mark: HistoryMark) -> HistoryRows:
-        """The history added or changed after ``mark`` (``HistoryMark()``: all of it), in one snapshot."""
+    def history_after(self, mark: HistoryMark, *, changed: bool = True) -> HistoryRows:
+        """The history added or changed after ``mark`` (``HistoryMark()``: all of it), in one snapshot.
+        ``changed=False``: the findings and decisions only (the append-only, indexed part: the tickets and records
+        are read by a time no index covers, so a reader may ask for them less often)."""
         fabric = self.fabric
         with self._read() as conn:
             found = conn.execute(sa.select(findings.c.id, findings.c.component, findings.c.at)
@@ -68,8 +70,8 @@ class HistoryOps(OpsBase):
             if mark.changed is not None:
                 ticket_query = ticket_query.where(tickets.c.updated_at >= mark.changed)
                 record_query = record_query.where(components.c.updated_at >= mark.changed)
-            ticketed = conn.execute(ticket_query).all()
-            records = conn.execute(record_query).all()
+            ticketed = conn.execute(ticket_query).all() if changed else []
+            records = conn.execute(record_query).all() if changed else []
         changed = max([ensure_utc(row.updated_at) for row in (*ticketed, *records)], default=mark.changed)
         if mark.changed is not None and changed is not None:
             changed = max(changed, mark.changed)

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from fabric.api.app import create_app
 from fabric.api.context import ApiContext
+from fabric.api.golden import CHANGES_EVERY, GoldenIndex
 from fabric.api.plan_index import plan_index
 from fabric.cli.app import app as cli
 from fabric.config import GoldenSection, ServiceConfig
@@ -130,3 +131,16 @@ def test_hosts_golden_over_the_api_prints_what_the_store_prints(served: str, sto
     refused = runner.invoke(cli, ["hosts", "golden", "--store", store_url, "--fabric", "test"])
     assert refused.exit_code == 2 and refused.output.count("\n") == 1
     assert "--plan" in refused.output
+
+
+def test_counts_are_read_again_a_minute_on_and_membership_at_once(plan: Fabric, store: Store) -> None:
+    golden = GoldenIndex(plan_index(plan))
+    before = {h.host: h for h in golden.golden(store, NOW, N)}
+    assert before["pod01-node04"].tickets == 0
+    node4 = link(("pod01-node04 mlx5_0", "1"), ("pod01-leaf01", "4"))
+    store.claim_ticket("k2", backend="local", summary="node04's cable", component=node4)
+    store.add_finding(_finding(node4, 1))
+    soon = [h.host for h in golden.golden(store, NOW + timedelta(seconds=30), N)]
+    assert "pod01-node04" not in soon  # the finding: at once
+    assert golden.history(store, "pod01-node04", NOW + timedelta(seconds=30), N).tickets == 0  # counts: not yet
+    assert golden.history(store, "pod01-node04", NOW + CHANGES_EVERY, N).tickets == 1
