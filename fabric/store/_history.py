@@ -72,9 +72,9 @@ class HistoryOps(OpsBase):
                 record_query = record_query.where(components.c.updated_at >= mark.changed)
             ticketed = conn.execute(ticket_query).all() if changed else []
             records = conn.execute(record_query).all() if changed else []
-        changed = max([ensure_utc(row.updated_at) for row in (*ticketed, *records)], default=mark.changed)
-        if mark.changed is not None and changed is not None:
-            changed = max(changed, mark.changed)
+        newest = max([ensure_utc(row.updated_at) for row in (*ticketed, *records)], default=mark.changed)
+        if mark.changed is not None and newest is not None:
+            newest = max(newest, mark.changed)
         quarantine = ActionKind.QUARANTINE.value
         return HistoryRows(
             findings=[(ComponentId.parse(row.component), ensure_utc(row.at)) for row in found],
@@ -83,7 +83,7 @@ class HistoryOps(OpsBase):
             tickets=[(int(row.id), ComponentId.parse(row.component), row.state in _REPAIRED) for row in ticketed],
             strikes=[(ComponentId.parse(row.id), int(row.strikes)) for row in records],
             mark=HistoryMark(found[-1].id if found else mark.finding, decided[-1].id if decided else mark.decision,
-                             changed))
+                             newest))
 
     def watched_since(self) -> datetime | None:
         """When the database was created: the service has watched its fabrics since (``None``: no schema row)."""
