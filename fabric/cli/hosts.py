@@ -24,6 +24,7 @@ from fabric.cli.common import (
     command_group,
     fail,
     open_store,
+    positive_duration,
     print_json,
 )
 from fabric.terminal import LineTable, console, one_line
@@ -62,7 +63,8 @@ def golden(
     else:
         if plan is None:
             fail("--plan: give the wiring plan (or --api URL to ask the running daemon)")
-        found = _from_store(plan, _duration(clean_for or DEFAULT_CLEAN_FOR), store_url, fabric)
+        length = positive_duration(clean_for or DEFAULT_CLEAN_FOR, "--clean-for", "must be longer than zero")
+        found = _from_store(plan, length, store_url, fabric)
     if output_format is OutputFormat.JSON:
         print_json([host.model_dump(mode="json", exclude={"components"}) for host in found])
         return
@@ -75,18 +77,6 @@ def golden(
     for host in found:
         table.add(host.host, host.days_clean, host.findings, host.tickets, host.repairs, host.strikes)
     out.print(table)
-
-
-def _duration(text: str) -> timedelta:
-    from fabric.durations import parse_duration
-
-    try:
-        length = parse_duration(text)
-    except ValueError as exc:
-        fail(f"--clean-for: {exc}")
-    if length.total_seconds() <= 0:
-        fail("--clean-for: must be longer than zero")
-    return length
 
 
 def _from_store(plan: Path, clean_for: timedelta, store_url: str, fabric: str) -> list[HostReliability]:

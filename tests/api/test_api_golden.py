@@ -128,9 +128,13 @@ def test_hosts_golden_over_the_api_prints_what_the_store_prints(served: str, sto
             assert [h["host"] for h in json.loads(by_api.output)] == GOLDEN
         else:
             assert all(len(line) <= 80 for line in by_api.output.splitlines())
-    refused = runner.invoke(cli, ["hosts", "golden", "--store", store_url, "--fabric", "test"])
-    assert refused.exit_code == 2 and refused.output.count("\n") == 1
-    assert "--plan" in refused.output
+    for args, said in ((["--store", store_url], "--plan: give the wiring plan"),
+                       (["--plan", str(plan_file), "--clean-for", "0s"], "--clean-for: must be longer than zero"),
+                       (["--plan", str(plan_file), "--clean-for", "soon"], "--clean-for: "),
+                       (["--api", served, "--clean-for", "7d"], "over --api")):
+        refused = runner.invoke(cli, ["hosts", "golden", "--fabric", "test", *args])
+        assert refused.exit_code == 2 and refused.output.count("\n") == 1, refused.output
+        assert said in refused.output
 
 
 def test_counts_are_read_again_a_minute_on_and_membership_at_once(plan: Fabric, store: Store) -> None:
