@@ -97,7 +97,8 @@ def propose(verdict: Verdict, groups: int, size: int | None = None,
     """The next split: the suspects spread over ``groups`` groups (each topped up with cleared hosts to ``size``
     when given), so that the expected suspects left is smallest. With ``leaves`` (each host's leaf switches),
     a group takes a host that shares no leaf with its others where the choice is otherwise even. An unsettled
-    verdict's split always leaves fewer suspects expected than there are now."""
+    verdict's split always leaves fewer suspects expected than there are now (two groups at least, however few
+    were asked for: one group's outcome tells nothing)."""
     suspects = list(verdict.suspects)
     count = max(1, min(groups, len(suspects))) if suspects else max(1, groups)
     split: list[list[str]] = [[] for _ in range(count)]
