@@ -36,6 +36,7 @@ class GoldenIndex:
         self._mark = HistoryMark()
         self._watched_since: datetime | None = None
         self._changes_read: datetime | None = None
+        self._listed_answers: dict[str, tuple[tuple[int, datetime, int], HostReliability]] = {}
         self._lock = threading.Lock()
 
     def _hosts_of(self, component: ComponentId) -> tuple[str, ...]:
@@ -67,7 +68,7 @@ class GoldenIndex:
         sick = unhealthy(self._index, store.components(UNUSABLE))
         with self._lock:
             since = self._catch_up(store, now) or now
-            return [self._answer(host, now, since, golden=True, components=False)
+            return [self._listed(host, now, since)
                     for host in self._ledger.golden(self._index.by_name, now, clean_for, since, sick)]
 
     def count(self, store: Store, now: datetime, clean_for: timedelta) -> int:
@@ -81,6 +82,16 @@ class GoldenIndex:
             since = self._catch_up(store, now) or now
             golden = self._ledger.is_golden(host, now, clean_for, since, sick)
             return self._answer(host, now, since, golden=golden, components=True)
+
+    def _listed(self, host: str, now: datetime, since: datetime) -> HostReliability:
+        """A golden host's answer, built again only once its history or its days clean moved: a scheduler polling
+        the list is answered from the same objects (most of a fabric's hosts, once it has settled)."""
+        history = self._ledger.host(host)
+        key = (history.version, history.clean_since(since), days_clean(history, now, since))
+        kept = self._listed_answers.get(host)
+        if kept is None or kept[0] != key:
+            kept = self._listed_answers[host] = (key, self._answer(host, now, since, golden=True, components=False))
+        return kept[1]
 
     def _answer(self, host: str, now: datetime, since: datetime, *, golden: bool,
                 components: bool) -> HostReliability:

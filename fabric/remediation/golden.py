@@ -34,21 +34,14 @@ class History:
     """The strikes its record carries (a host: its components' summed): how often it broke again after a repair."""
     quarantined: bool = False
     """It was quarantined at some time (broke too often): a host with such a component is never golden."""
+    version: int = 0
+    """Counts the changes folded into it: an answer built from it stays right while this does not move."""
 
     def clean_since(self, watched_since: datetime) -> datetime:
         """Since when nothing was found: its last finding, or the start of the watch when later."""
         if self.last_finding is None or self.last_finding < watched_since:
             return watched_since
         return self.last_finding
-
-    def add(self, other: History) -> None:
-        self.findings += other.findings
-        if other.last_finding is not None and (self.last_finding is None or other.last_finding > self.last_finding):
-            self.last_finding = other.last_finding
-        self.tickets += other.tickets
-        self.repairs += other.repairs
-        self.strikes += other.strikes
-        self.quarantined |= other.quarantined
 
 
 @dataclass(slots=True)
@@ -57,73 +50,81 @@ class _Ticket:
     repaired: bool
 
 
+_NOTHING = History()
+
+
 @dataclass(slots=True)
 class Ledger:
-    """Every component's history and, per host, what golden needs (the last finding, ever quarantined)."""
+    """Every component's history, and every host's: its components' summed, kept as each row is folded (a host's
+    answer costs a lookup, not a walk over its components)."""
 
     hosts_of: HostsOf
     components: dict[ComponentId, History] = field(default_factory=dict)
-    _last_bad: dict[str, datetime] = field(default_factory=dict)
-    _quarantined: set[str] = field(default_factory=set)
+    _hosts: dict[str, History] = field(default_factory=dict)
     _of_host: dict[str, set[ComponentId]] = field(default_factory=dict)
     _tickets: dict[int, _Ticket] = field(default_factory=dict)
 
-    def _history(self, component: ComponentId) -> History:
-        found = self.components.get(component)
-        if found is None:
-            found = self.components[component] = History()
-            for host in self.hosts_of(component):
+    def _fold(self, component: ComponentId, change: Callable[[History], None]) -> None:
+        """``change`` made to ``component``'s history and to each of its hosts'."""
+        history = self.components.get(component)
+        hosts = self.hosts_of(component)
+        if history is None:
+            history = self.components[component] = History()
+            for host in hosts:
                 self._of_host.setdefault(host, set()).add(component)
-        return found
+        for each in (history, *(self._hosts.setdefault(host, History()) for host in hosts)):
+            change(each)
+            each.version += 1
 
     def finding(self, component: ComponentId, at: datetime) -> None:
-        history = self._history(component)
-        history.findings += 1
-        if history.last_finding is None or at > history.last_finding:
-            history.last_finding = at
-        for host in self.hosts_of(component):
-            if host not in self._last_bad or at > self._last_bad[host]:
-                self._last_bad[host] = at
+        def found(history: History) -> None:
+            history.findings += 1
+            if history.last_finding is None or at > history.last_finding:
+                history.last_finding = at
+
+        self._fold(component, found)
 
     def quarantine(self, component: ComponentId) -> None:
-        self._history(component).quarantined = True
-        self._quarantined.update(self.hosts_of(component))
+        def quarantined(history: History) -> None:
+            history.quarantined = True
+
+        self._fold(component, quarantined)
 
     def ticket(self, ticket_id: int, component: ComponentId, *, repaired: bool) -> None:
         """A ticket row as the store holds it now: counted once however often it is seen; a repair once
         resolved (a ticket reopened after its repair stays one repair: the component was repaired)."""
-        history = self._history(component)
         known = self._tickets.get(ticket_id)
         if known is None:
             known = self._tickets[ticket_id] = _Ticket(component, repaired=False)
-            history.tickets += 1
+            self._fold(component, _one_ticket)
         if repaired and not known.repaired:
             known.repaired = True
-            history.repairs += 1
+            self._fold(known.component, _one_repair)
 
     def strikes(self, component: ComponentId, strikes: int) -> None:
         """The strikes a component's record carries now (the record is forgotten once healthy: the most it
         carried stays)."""
-        history = self._history(component)
-        history.strikes = max(history.strikes, strikes)
+        more = strikes - self.components.get(component, _NOTHING).strikes
+        if more > 0:
+            def struck(history: History) -> None:
+                history.strikes += more
+
+            self._fold(component, struck)
 
     def of_host(self, host: str) -> list[ComponentId]:
         """``host``'s components with a history, in order."""
         return sorted(self._of_host.get(host, ()))
 
     def host(self, host: str) -> History:
-        """``host``'s history: its components' summed (nothing recorded: an empty one)."""
-        total = History()
-        for component in self._of_host.get(host, ()):
-            total.add(self.components[component])
-        return total
+        """``host``'s history: its components' summed (nothing recorded: an empty one, not to be changed)."""
+        return self._hosts.get(host, _NOTHING)
 
     def is_golden(self, host: str, now: datetime, clean_for: timedelta, watched_since: datetime,
                   unhealthy: Collection[str] = ()) -> bool:
-        if host in self._quarantined or host in unhealthy or watched_since > now - clean_for:
+        history = self._hosts.get(host, _NOTHING)
+        if history.quarantined or host in unhealthy or watched_since > now - clean_for:
             return False
-        last = self._last_bad.get(host)
-        return last is None or last <= now - clean_for
+        return history.last_finding is None or history.last_finding <= now - clean_for
 
     def golden(self, hosts: Iterable[str], now: datetime, clean_for: timedelta, watched_since: datetime,
                unhealthy: Collection[str] = ()) -> list[str]:
@@ -131,6 +132,14 @@ class Ledger:
         if watched_since > now - clean_for:
             return []
         return [host for host in hosts if self.is_golden(host, now, clean_for, watched_since, unhealthy)]
+
+
+def _one_ticket(history: History) -> None:
+    history.tickets += 1
+
+
+def _one_repair(history: History) -> None:
+    history.repairs += 1
 
 
 def days_clean(history: History, now: datetime, watched_since: datetime) -> int:

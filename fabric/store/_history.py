@@ -57,11 +57,13 @@ class HistoryOps(OpsBase):
         are read by a time no index covers, so a reader may ask for them less often)."""
         fabric = self.fabric
         with self._read() as conn:
+            # The fabric compared as an expression (``fabric || ''``), which no index serves: the rows are then found
+            # by the id's range, where SQLite would walk the fabric's (fabric, at) index, every row of the fabric.
             found = conn.execute(sa.select(findings.c.id, findings.c.component, findings.c.at)
-                                 .where(findings.c.fabric == fabric, findings.c.id > mark.finding)
+                                 .where(findings.c.fabric.concat("") == fabric, findings.c.id > mark.finding)
                                  .order_by(findings.c.id)).all()
             decided = conn.execute(sa.select(decisions.c.id, decisions.c.kind, decisions.c.component)
-                                   .where(decisions.c.fabric == fabric, decisions.c.id > mark.decision)
+                                   .where(decisions.c.fabric.concat("") == fabric, decisions.c.id > mark.decision)
                                    .order_by(decisions.c.id)).all()
             ticket_query = sa.select(tickets.c.id, tickets.c.component, tickets.c.state, tickets.c.updated_at).where(
                 tickets.c.fabric == fabric, tickets.c.component.is_not(None))

@@ -148,3 +148,8 @@ def test_counts_are_read_again_a_minute_on_and_membership_at_once(plan: Fabric, 
     assert "pod01-node04" not in soon  # the finding: at once
     assert golden.history(store, "pod01-node04", NOW + timedelta(seconds=30), N).tickets == 0  # counts: not yet
     assert golden.history(store, "pod01-node04", NOW + CHANGES_EVERY, N).tickets == 1
+    # a golden host's answer in the list is kept between requests, and built again once its history moves
+    assert {h.host: h.tickets for h in golden.golden(store, NOW + CHANGES_EVERY, N)}["pod01-node01"] == 1
+    store.claim_ticket("k3", backend="local", summary="node01's cable again", component=NODE1)
+    later = NOW + 2 * CHANGES_EVERY
+    assert {h.host: h.tickets for h in golden.golden(store, later, N)}["pod01-node01"] == 2

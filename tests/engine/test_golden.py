@@ -117,3 +117,32 @@ def test_a_simulated_month_grows_the_golden_set_and_keeps_a_faulty_host_out(tmp_
     assert history.last_finding == max(f.at for f in findings)
     assert [c.component for c in history.components] == [
         str(c) for c in sorted(ComponentId.parse(c.component) for c in history.components)]
+
+
+# components a..e, each on one or two hosts (e: a leaf, behind three)
+BEHIND = {"a": ("h0",), "b": ("h0",), "c": ("h1",), "d": ("h2",), "e": ("h0", "h1", "h2")}
+folds = st.lists(st.tuples(st.sampled_from(["finding", "quarantine", "ticket", "strikes"]),
+                           st.sampled_from(sorted(BEHIND)), st.integers(0, 5), st.booleans()), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(folds)
+def test_a_hosts_history_is_always_its_components_summed(steps: list[tuple[str, str, int, bool]]) -> None:
+    ledger = Ledger(lambda component: BEHIND[component.name])
+    for kind, name, number, flag in steps:
+        component = ComponentId(ComponentKind.SWITCH, name)
+        if kind == "finding":
+            ledger.finding(component, T0 + timedelta(days=number))
+        elif kind == "quarantine":
+            ledger.quarantine(component)
+        elif kind == "ticket":
+            ledger.ticket(number, component, repaired=flag)  # a ticket id is one component's
+        else:
+            ledger.strikes(component, number)
+    for host in HOSTS:
+        parts = [ledger.components[c] for c in ledger.of_host(host)]
+        total = ledger.host(host)
+        for count in ("findings", "tickets", "repairs", "strikes"):
+            assert getattr(total, count) == sum(getattr(part, count) for part in parts), count
+        assert total.quarantined == any(part.quarantined for part in parts)
+        assert total.last_finding == max((p.last_finding for p in parts if p.last_finding), default=None)
