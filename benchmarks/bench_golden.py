@@ -14,7 +14,9 @@ Measured in a process of its own per turn (``python -m benchmarks.bench_golden -
 - **scan per request**: a fresh index per request, reading and folding the whole history each time (the design
   the index replaces);
 - **HTTP, steady**: ``GET /api/v1/hosts?golden=true`` through the app in process (``httpx.ASGITransport``): the
-  index, the answer's validation and its JSON.
+  index, the answer's validation and its JSON;
+- **every host's health**: ``GET /api/v1/hosts`` (issue 23's endpoint, 4,096 answers of about the golden list's
+  size in bytes) in the same process, as a yardstick for the host's load at the time.
 
 ``python -m benchmarks.run golden``.
 """
@@ -129,17 +131,18 @@ def child(db: Path) -> dict[str, Any]:
         app = create_app(ApiContext(config=ServiceConfig(golden=GoldenSection(clean_for=CLEAN_FOR)), index=index,
                                     store=store, runtime=None, clock=lambda: NOW))  # type: ignore[arg-type]
 
-        async def http() -> float:
+        async def http(params: dict[str, str]) -> float:
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://api") as client:
-                (await client.get("/api/v1/hosts", params={"golden": "true"})).raise_for_status()
+                (await client.get("/api/v1/hosts", params=params)).raise_for_status()
                 samples = []
                 for _ in range(ROUNDS):
                     started = time.perf_counter()
-                    (await client.get("/api/v1/hosts", params={"golden": "true"})).raise_for_status()
+                    (await client.get("/api/v1/hosts", params=params)).raise_for_status()
                     samples.append(time.perf_counter() - started)
                 return statistics.median(samples)
 
-        report["http"] = asyncio.run(http())
+        report["http"] = asyncio.run(http({"golden": "true"}))
+        report["health"] = asyncio.run(http({}))
     report["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return report
 
@@ -159,7 +162,8 @@ def run(workdir: Path) -> list[Measurement]:
              f"records with strikes; {reports[0]['golden_hosts']} golden hosts")
     names = {"first": "index, first request (the month folded)", "steady": "index, steady (nothing new)",
              "ten_new": "index, after 10 new findings", "scan": "a scan of the history per request",
-             "http": "GET /hosts?golden=true, steady"}
+             "http": "GET /hosts?golden=true, steady",
+             "health": "GET /hosts (every host's health, for comparison)"}
     peak = max(report["peak_rss_mib"] for report in reports)
     return [Measurement(f"golden set, {label}, {PRESET}", [report[key] for report in reports], peak,
                         TARGET_STEADY_S if key in ("steady", "http") else None, setup)
