@@ -10,6 +10,7 @@ import typer
 
 from fabric.cli.common import EXIT_FINDINGS, FormatOption, OutputFormat, fail, print_json
 from fabric.terminal import LineTable, console, one_line
+from topology.printable import visible
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,7 +58,7 @@ def _runs(path: Path) -> list[Run]:
 
     data = read_input(path, DOCUMENT)  # a refusal (no such file, a directory) is the app's one line
     try:
-        return parse_runs(data.decode("utf-8"), str(path))
+        return parse_runs(data.decode("utf-8-sig"), str(path))  # a BOM, as some editors write, is no word
     except UnicodeDecodeError as exc:
         fail(f"{path}: not UTF-8 text (byte {exc.start})")
     except ValueError as exc:
@@ -93,5 +94,5 @@ def _print(suspects: tuple[str, ...], share: Mapping[str, float], explanations: 
     out.print(table)
     typer.echo(f"next split ({len(split)} groups; {expected:.2f} suspects expected after):")
     for number, group in enumerate(split, 1):
-        typer.echo(textwrap.fill(" ".join(group), width=79, initial_indent=f"  {number:>3}: ",
+        typer.echo(textwrap.fill(" ".join(visible(host) for host in group), width=79, initial_indent=f"  {number:>3}: ",
                                  subsequent_indent=" " * 7, break_on_hyphens=False))
