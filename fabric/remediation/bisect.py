@@ -102,11 +102,14 @@ def propose(verdict: Verdict, groups: int, size: int | None = None,
     suspects = list(verdict.suspects)
     count = max(1, min(groups, len(suspects))) if suspects else max(1, groups)
     split: list[list[str]] = [[] for _ in range(count)]
+    classes = _Classes(verdict.explanations)
     # each suspect, most blamed first, to the group that keeps the explanations' classes smallest, then the
     # emptier group, then the one sharing no leaf with it
     for host in suspects:
-        split[min(range(count), key=lambda at: (_score(verdict, split, at, host), len(split[at]),
-                                                 _shared(leaves, split[at], host), at))].append(host)
+        at = min(range(count), key=lambda at: (classes.after(host, at), len(split[at]),
+                                               _shared(leaves, split[at], host), at))
+        classes.place(host, at)
+        split[at].append(host)
     if not verdict.settled and suspects and expected_suspects(verdict.explanations, split) >= len(suspects):
         split = _one_apart(verdict, count)
     if size is not None:
@@ -114,9 +117,64 @@ def propose(verdict: Verdict, groups: int, size: int | None = None,
     return split
 
 
-def _score(verdict: Verdict, split: list[list[str]], at: int, host: str) -> float:
-    trial = [[*group, host] if index == at else group for index, group in enumerate(split)]
-    return expected_suspects(verdict.explanations, trial)
+class _Classes:
+    """The explanations grouped by the outcomes a split so far predicts (a bit a group: it fails), kept as hosts
+    are placed, so that trying a host in a group costs the explanations that blame it, not all of them: ``after``
+    is ``expected_suspects`` of the split with the host placed, times the number of explanations."""
+
+    def __init__(self, explanations: Sequence[frozenset[str]]) -> None:
+        self._explanations = explanations
+        self._outcome = [0] * len(explanations)
+        self._blaming: dict[str, list[int]] = {}
+        everyone: dict[str, int] = {}
+        for index, blamed in enumerate(explanations):
+            for host in blamed:
+                self._blaming.setdefault(host, []).append(index)
+                everyone[host] = everyone.get(host, 0) + 1
+        # outcome -> (explanations predicting it, how many of them blame each host)
+        self._classes: dict[int, tuple[int, dict[str, int]]] = {0: (len(explanations), everyone)} if explanations \
+            else {}
+        self.value = sum(count * len(hosts) for count, hosts in self._classes.values())
+
+    def _moves(self, host: str, group: int) -> dict[int, tuple[int, dict[str, int]]]:
+        """Each class the placing changes: how many explanations it gains (or loses) and each host's change."""
+        bit = 1 << group
+        moves: dict[int, tuple[int, dict[str, int]]] = {}
+        for index in self._blaming.get(host, ()):
+            before = self._outcome[index]
+            if before & bit:
+                continue
+            for outcome, sign in ((before, -1), (before | bit, 1)):
+                count, hosts = moves.get(outcome, (0, {}))
+                for blamed in self._explanations[index]:
+                    hosts[blamed] = hosts.get(blamed, 0) + sign
+                moves[outcome] = (count + sign, hosts)
+        return moves
+
+    def after(self, host: str, group: int) -> int:
+        value = self.value
+        for outcome, (change, hosts) in self._moves(host, group).items():
+            count, blamed = self._classes.get(outcome, (0, {}))
+            distinct = len(blamed) + sum((blamed.get(h, 0) + d > 0) - (h in blamed) for h, d in hosts.items())
+            value += (count + change) * distinct - count * len(blamed)
+        return value
+
+    def place(self, host: str, group: int) -> None:
+        self.value = self.after(host, group)
+        for outcome, (change, hosts) in self._moves(host, group).items():
+            count, blamed = self._classes.get(outcome, (0, {}))
+            for h, d in hosts.items():
+                if blamed.get(h, 0) + d:
+                    blamed[h] = blamed.get(h, 0) + d
+                else:
+                    blamed.pop(h, None)
+            if count + change:
+                self._classes[outcome] = (count + change, blamed)
+            else:
+                self._classes.pop(outcome, None)
+        bit = 1 << group
+        for index in self._blaming.get(host, ()):
+            self._outcome[index] |= bit
 
 
 def _shared(leaves: Mapping[str, frozenset[str]] | None, group: Sequence[str], host: str) -> int:

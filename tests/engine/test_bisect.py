@@ -4,6 +4,7 @@ the proposed split leaves fewer suspects expected while the runs leave a doubt; 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
-from fabric.remediation.bisect import Run, Verdict, expected_suspects, explain, propose
+from fabric.remediation.bisect import Run, Verdict, _Classes, expected_suspects, explain, propose
 from fabric.remediation.runs import parse_runs
 from topology.formats.ndt import write_ndt
 from topology.generate import PRESETS, fat_tree
@@ -123,3 +124,28 @@ def test_with_the_plan_a_group_is_topped_up_with_hosts_of_other_leaves(tmp_path:
     planned = json.loads(runner.invoke(app, [*asked, "--plan", str(plan)]).output)["next_split"]
     assert blind == [["pod01-node04", "pod01-node01"], ["pod02-node04", "pod01-node02"]]
     assert planned == [["pod01-node04", "pod02-node01"], ["pod02-node04", "pod01-node01"]]
+
+
+@settings(max_examples=100, deadline=None)
+@given(instances(), st.data())
+def test_the_classes_kept_as_hosts_are_placed_are_the_ones_computed_anew(
+        instance: tuple[list[Run], frozenset[str], int, int], data: st.DataObject) -> None:
+    runs, _, culprits, noise = instance
+    verdict = explain(runs, culprits, noise)
+    classes = _Classes(verdict.explanations)
+    split: list[list[str]] = [[], [], []]
+    for host in verdict.suspects:
+        at = data.draw(st.integers(0, 2))
+        tried = classes.after(host, at)
+        classes.place(host, at)
+        split[at].append(host)
+        assert tried == classes.value
+        assert math.isclose(classes.value, expected_suspects(verdict.explanations, split) * len(verdict.explanations))
+
+
+def test_a_large_undivided_run_is_split_evenly() -> None:
+    """2,048 suspects (with the classes kept as hosts are placed, not 2048 x 8 x 2048 x 8 set operations)."""
+    verdict = explain([Run(frozenset(f"node{i:04d}" for i in range(2048)), True)])
+    split = propose(verdict, 8)
+    assert sorted(len(group) for group in split) == [256] * 8
+    assert expected_suspects(verdict.explanations, split) == 256
