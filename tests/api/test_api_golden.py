@@ -128,6 +128,21 @@ def test_hosts_golden_over_the_api_prints_what_the_store_prints(served: str, sto
             assert [h["host"] for h in json.loads(by_api.output)] == GOLDEN
         else:
             assert all(len(line) <= 80 for line in by_api.output.splitlines())
+    for output_format in ("table", "json"):
+        asked = ["hosts", "history", "POD01-NODE02", "--format", output_format]
+        by_api = runner.invoke(cli, [*asked, "--api", served])
+        by_store = runner.invoke(cli, [*asked, "--store", store_url, "--fabric", "test", "--plan", str(plan_file)])
+        assert by_api.exit_code == 0, by_api.output
+        assert (by_store.exit_code, by_store.output) == (0, by_api.output)
+    assert by_api.output.count(str(NODE2)) == 1 and '"quarantined": true' in by_api.output
+    table = runner.invoke(cli, ["hosts", "history", "pod01-node02", "--api", served]).output
+    assert table.splitlines()[:2] == ["pod01-node02: not golden, quarantined once; 25 days clean",
+                                      "  1 findings, 0 tickets, 0 repairs, 0 strikes"]
+    assert all(len(line) <= 80 for line in table.splitlines())
+    for where in (["--api", served], ["--plan", str(plan_file), "--store", store_url, "--fabric", "test"]):
+        unknown = runner.invoke(cli, ["hosts", "history", "nowhere", *where])
+        assert unknown.exit_code == 2 and unknown.output.count("\n") == 1, unknown.output
+        assert "no host 'nowhere' in the fabric plan" in unknown.output
     for args, said in ((["--store", store_url], "--plan: give the wiring plan"),
                        (["--plan", str(plan_file), "--clean-for", "0s"], "--clean-for: must be longer than zero"),
                        (["--plan", str(plan_file), "--clean-for", "soon"], "--clean-for: "),
