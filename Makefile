@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench fuzz clean
+.PHONY: demo test lint bench fuzz screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ fuzz: $(STAMP)  # the schemathesis suites with 500 fuzzing examples per operatio
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
+
+screenshots: $(STAMP)  # docs/images again (the console, verify --html), in headless Chromium (Debian: chromium, chromium-driver)
+	$(BIN)/python tests/browser/screenshots.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

@@ -28,7 +28,15 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.daemon_harness import PASSWORD, START_BOUND, plan_file, simulator, tree_kib, write_config
+from benchmarks.daemon_harness import (
+    PASSWORD,
+    START_BOUND,
+    plan_file,
+    simulator,
+    tree_kib,
+    tree_peaks_mib,
+    write_config,
+)
 from benchmarks.measure import Measurement
 from fabric.simulator.server import free_port
 
@@ -84,6 +92,8 @@ def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple
             time.sleep(0.2)
         seconds = time.perf_counter() - started
         peak_kib = max(peak_kib, tree_kib(process.pid, "VmHWM"))
+        peaks = ", ".join(f"{command} {mib:.0f} MiB" for command, mib in sorted(tree_peaks_mib(process.pid).items()))
+        print(f"{checkout.name}: each process's peak: {peaks}", file=sys.stderr)
     finally:
         done.set()
         sampler.join()

@@ -123,15 +123,33 @@ def tree_sched_s(root: int) -> dict[str, tuple[float, float]]:
     found: dict[str, tuple[float, float]] = {}
     for pid in _tree(root):
         try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            command = _command(pid)
             threads = [(task / "schedstat").read_text().split() for task in Path(f"/proc/{pid}/task").iterdir()]
         except OSError:
             continue
-        command = argv[argv.index(b"fabric.cli") + 1].decode() if b"fabric.cli" in argv else "other"
         cpu, wait = found.get(command, (0.0, 0.0))
         found[command] = (cpu + sum(int(ran) for ran, _, _ in threads) / 1e9,
                           wait + sum(int(waited) for _, waited, _ in threads) / 1e9)
     return found
+
+
+def tree_peaks_mib(root: int) -> dict[str, float]:
+    """The peak resident memory (``VmHWM``) of ``root`` and every process under it, in MiB, summed by what each
+    runs (as ``tree_sched_s`` names them): where a daemon's memory is, the API's process or the engine's."""
+    found: dict[str, float] = {}
+    for pid in _tree(root):
+        try:
+            command = _command(pid)
+        except OSError:
+            continue
+        found[command] = found.get(command, 0.0) + _status_kib(pid, "VmHWM") / 1024
+    return found
+
+
+def _command(pid: int) -> str:
+    """The ``fabricctl`` command process ``pid`` runs, else ``other``."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return argv[argv.index(b"fabric.cli") + 1].decode() if b"fabric.cli" in argv else "other"
 
 
 def _tree(root: int) -> list[int]:

@@ -1,12 +1,14 @@
-"""Wall time and peak memory of a whole command, as an operator would experience it."""
+"""Wall time and peak memory of a whole command, as an operator would experience it, or of a call in this process."""
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -56,3 +58,14 @@ def run_command(name: str, argv: list[str], *, repeat: int = 3, target_s: float 
         if child.returncode not in expect_codes:
             raise RuntimeError(f"{name}: exit {child.returncode}: {stderr[-500:]}")
     return Measurement(name, runs, peak_kib / 1024, target_s, note, output)
+
+
+def run_callable(name: str, work: Callable[[], object], *, repeat: int = 5, target_s: float | None = None,
+                 note: str = "") -> Measurement:
+    """Call ``work`` ``repeat`` times in this process; wall time per call, and this process's peak RSS so far."""
+    runs: list[float] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        runs.append(time.perf_counter() - start)
+    return Measurement(name, runs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, target_s, note)

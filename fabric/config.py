@@ -74,6 +74,7 @@ from fabric.envsecrets import (
     read_secret_file,
 )
 from fabric.errors import ErrorKind, FabricError
+from fabric.remediation.burnin import UTILISATION_EVENTS, BurninSettings
 from fabric.remediation.escalation import ResetLadder
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RESETTABLE, RuleSettings, Threshold
@@ -288,6 +289,30 @@ class GuardSection(_Section):
     def build(self) -> GuardSettings:
         return GuardSettings(c=self.c, cap_fraction=self.cap_fraction, cap_floor=self.cap_floor,
                              hourly_limit=self.hourly_limit)
+
+
+class BurninSection(_Section):
+    """A burn-in window's thresholds (``fabric.remediation.burnin``): where stricter than ``[rules]``, they apply
+    during the window; never looser."""
+
+    duration: PositiveDuration = timedelta(hours=1)
+    counted_count: int = Field(1, ge=1, description="events of a counted rule (errors, high BER) that make a fault")
+    flap_cycles: int = Field(1, ge=1)
+    down_ticket_after: PositiveDuration = timedelta(minutes=1)
+    min_packets: int = Field(1, ge=0, description="received packets a port must carry over the window (0: not "
+                                                  "checked)")
+    utilisation_events: tuple[int, ...] = UTILISATION_EVENTS
+
+    @field_validator("utilisation_events")
+    @classmethod
+    def _event_ids(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(event < 1 for event in value):
+            raise ValueError("UFM event ids are positive numbers")
+        return value
+
+    def build(self) -> BurninSettings:
+        return BurninSettings(self.duration, self.counted_count, self.flap_cycles, self.down_ticket_after,
+                              self.min_packets, self.utilisation_events)
 
 
 def _url(value: str | None) -> str | None:
@@ -653,6 +678,7 @@ class ServiceConfig(BaseSettings):
     rules: RulesSection = RulesSection()
     escalation: EscalationSection = EscalationSection()
     guard: GuardSection = GuardSection()
+    burnin: BurninSection = BurninSection()
     ufm: UfmSection = UfmSection()
     plausibility: PlausibilitySection = PlausibilitySection()
     telemetry: TelemetrySection = TelemetrySection()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 UNBOUNDED = 1_000_000
 """The console's width when it is not a terminal: wider than any row, so rich cuts and wraps nothing."""
 
-_WIDTHS = {"at": 14, "action": 10, "rule": 12, "key": 10, "status": 8, "created": 14}
+_WIDTHS = {"at": 14, "action": 10, "rule": 12, "key": 10, "status": 8, "created": 14, "guid": 16, "confidence": 10}
 """On a terminal, the short columns' widths; the others share what is left."""
 _RATIOS = {"component": 2, "why": 3}
 """On a terminal, how the other columns share the width: the reason gets the most."""

@@ -39,7 +39,8 @@ def engine_settings(config: ServiceConfig, epoch: int = 1) -> EngineSettings:
     return EngineSettings(fabric=config.fabric.name, policy=config.policy_config(), rules=config.rule_settings(),
                           guard=config.guard_settings(), method=PortActionMethod(ufm.method), writes=writes,
                           epoch=epoch, plausibility=config.plausibility.build(), link_up_wait=ufm.link_up_wait,
-                          outbox=outbox, recurrence_comments=tickets.recurrence_comments)
+                          outbox=outbox, recurrence_comments=tickets.recurrence_comments,
+                          burnin=config.burnin.build())
 
 
 def open_store(url: str, *, fabric: str, clock: Clock | None = None, legacy_fabric: str | None = None) -> Store:

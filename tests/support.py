@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -13,6 +14,8 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from fabric.store.engine import normalise_url
+from topology.model import End, Fabric
+from topology.ports import Kind
 
 T = TypeVar("T")
 
@@ -80,3 +83,33 @@ def whole_list(body: bytes) -> tuple[str, Any]:
     if isinstance(document, dict) and isinstance(document.get("data"), list):
         return "ok", document["data"]
     return "error", ShapeError
+
+
+def ibnetdiscover_text(fabric: Fabric) -> str:
+    """``fabric`` as ``ibnetdiscover`` prints it (numbered ports: the generated presets'), each device under its GUID
+    or, without one, a number: a valid dump (to corrupt, to read back)."""
+    guids = {device.key: device.guid or f"{number + 1:016x}" for number, device in enumerate(fabric.devices.values())}
+    ports: dict[str, list[tuple[int, End]]] = defaultdict(list)
+    for cable in fabric.cables:
+        ports[cable.a.device].append((int(cable.a.port), cable.b))
+        ports[cable.b.device].append((int(cable.b.port), cable.a))
+
+    def node(key: str) -> tuple[str, str]:
+        device = fabric.devices[key]
+        if device.kind is Kind.SWITCH:
+            return f'"S-{guids[key]}"', f"MF0;{device.name}:MQM8700/U1"
+        return f'"H-{guids[key]}"', device.name
+
+    lines = []
+    for key, device in fabric.devices.items():
+        guid, (quoted, description) = guids[key], node(key)
+        if device.kind is Kind.SWITCH:
+            lines += ["vendid=0x2c9", f"sysimgguid=0x{guid}", f"switchguid=0x{guid}({guid})",
+                      f'Switch\t41 {quoted}\t\t# "{description}" enhanced port 0 lid 1 lmc 0']
+        else:
+            lines += ["vendid=0x2c9", f"caguid=0x{guid}", f'Ca\t1 {quoted}\t\t# "{description}"']
+        for port, far in sorted(ports[key]):
+            far_quoted, far_description = node(far.device)
+            lines.append(f'[{port}]\t{far_quoted}[{far.port}]\t\t# "{far_description}" lid 2 4xHDR')
+        lines.append("")
+    return "\n".join(lines)

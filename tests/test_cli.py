@@ -45,7 +45,7 @@ def test_plan_generate_overrides_and_refusals(tmp_path: Path) -> None:
 NAMES = [name for names, _ in _PARTS for name in names]
 
 
-GROUPS = ["plan", "tickets", "ufm", "config", "silence", "components", "store"]
+GROUPS = ["plan", "burnin", "tickets", "ufm", "config", "silence", "components", "store"]
 
 
 @pytest.mark.parametrize("argv", [[name, "--help"] for name in NAMES] + [[group] for group in GROUPS] + [

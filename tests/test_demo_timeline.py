@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from fabric.demo.timeline import WIDTH, Entry, decision_entries, followed_entries, render, short
+from fabric.api.timeline import WIDTH, Entry, decision_entries, followed_entries, render, short
 
 AT = datetime(2026, 1, 15, 3, 20, 6, tzinfo=UTC)
 GUARD = {"c": 0.75, "disabled": 10, "cap": 40, "disables_last_hour": 10, "hourly_limit": 20, "affected_leaves": 1,
@@ -46,6 +46,13 @@ def test_a_deferral_reads_the_guards_verdict_and_its_ticket_joins_its_line() -> 
     assert entries[0].details[0].startswith(f"{LINK}: ber_critical: Symbol BER Error")  # the port that said it, cut
     assert "from 768 to 736 paths to core (minimum 768 of 1024 planned, c 0.75)" in entries[0].details[1]
     assert [e.what for e in decision_entries([decision("record", "already deferred")], verbose=True)] == ["noted"]
+
+
+def test_a_deferral_the_capacity_allowed_reads_its_reason_not_a_verdict_the_guard_did_not_give() -> None:
+    reason = "flap: 5 down/up cycles within 0:10:00; deferred: 2 cables already disabled by automation, the cap is 2"
+    within = {**GUARD, "worst_leaf_paths_after": 988}  # above the minimum: the blast radius refused it
+    (entry,) = decision_entries([decision("defer", reason, within, rule="flap")], verbose=False)
+    assert entry.why == reason
 
 
 def test_a_cable_is_named_by_its_first_end() -> None:

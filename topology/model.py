@@ -12,12 +12,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from topology.errors import InputError
 from topology.numerals import whole_number
 from topology.ports import Kind, display_port, excerpt, host_of
+from topology.readcaches import read_cache
 
 
 class Tier(StrEnum):
@@ -81,7 +81,7 @@ class Cable:
         return self.b if end == self.a else self.a
 
 
-@lru_cache(maxsize=1 << 16)
+@read_cache(maxsize=1 << 16)
 def canonical_guid(text: str) -> str:
     """GUIDs as UFM prints them: 16 lower-case hex digits, no ``0x``."""
     value = text.strip().lower()
@@ -213,6 +213,32 @@ class Fabric:
             by_end[cable.b] = cable
         fabric.port_names.update(port_names)
         return fabric
+
+    def values(self) -> tuple[Any, ...]:
+        """The fabric as plain values (strings, numbers, lists and tuples), for ``marshal``: what ``from_values``
+        builds it again from. Problems a lenient reader stepped over (``conflicts``) are not among them."""
+        return (
+            self.source,
+            self.plan,
+            [(d.name, d.kind.value, d.tier.value, d.guid, d.host, d.origin) for d in self.devices.values()],
+            [(c.a.device, c.a.port, c.b.device, c.b.port, c.width, c.speed_gbps, c.origin) for c in self.cables],
+            [(name, end.device, end.port) for name, end in self.port_names.items()],
+        )
+
+    @classmethod
+    def from_values(cls, values: tuple[Any, ...]) -> Fabric:
+        """The fabric ``values`` describes (``values()``); a ``values`` of another shape raises ``ValueError``,
+        ``TypeError``, ``KeyError`` or ``IndexError``."""
+        source, plan, devices, cables, port_names = values
+        kinds, tiers = {kind.value: kind for kind in Kind}, {tier.value: tier for tier in Tier}
+        return cls.restored(
+            source, plan=plan,
+            devices=(Device(name, kinds[kind], tiers[tier], guid, host, origin)
+                     for name, kind, tier, guid, host, origin in devices),
+            cables=(Cable(End(a_device, a_port), End(b_device, b_port), width, speed, origin)
+                    for a_device, a_port, b_device, b_port, width, speed, origin in cables),
+            port_names=((name, End(device, port)) for name, device, port in port_names),
+        )
 
     # --- queries --------------------------------------------------------------------------------------
 

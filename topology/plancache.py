@@ -28,12 +28,10 @@ import time
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from topology.formats.ndt import parse_ndt_bytes
 from topology.inputs import DOCUMENT, read_input
-from topology.model import Cable, Device, End, Fabric, Tier
-from topology.ports import Kind
+from topology.model import Fabric
 
 KEPT = 16
 """Entries kept: the most recently written; older ones are removed when a new one is written."""
@@ -119,7 +117,7 @@ def _load(directory: Path, entry: Path) -> Fabric | None:
     if hashlib.sha256(payload).digest() != digest:
         return None
     try:
-        return _model(marshal.loads(payload))
+        return Fabric.from_values(marshal.loads(payload))
     except (EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError):  # a payload of another shape
         return None
 
@@ -127,7 +125,7 @@ def _load(directory: Path, entry: Path) -> Fabric | None:
 def _store(directory: Path, entry: Path, fabric: Fabric) -> None:
     """Keep ``fabric`` in ``entry``, whole or not at all; nothing when the directory cannot be written or is not
     private (it is not made so: it may be someone else's)."""
-    payload = marshal.dumps(_layout(fabric))
+    payload = marshal.dumps(fabric.values())
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(os.lstat(directory), stat.S_IFDIR):
@@ -156,28 +154,3 @@ def _prune(directory: Path) -> None:
     for old in entries[KEPT:] + abandoned:
         with suppress(OSError):  # another run removed it first
             old.unlink()
-
-
-# --- the model as plain values ----------------------------------------------------------------------------------
-
-def _layout(fabric: Fabric) -> tuple[Any, ...]:
-    return (
-        fabric.source,
-        fabric.plan,
-        [(d.name, d.kind.value, d.tier.value, d.guid, d.host, d.origin) for d in fabric.devices.values()],
-        [(c.a.device, c.a.port, c.b.device, c.b.port, c.width, c.speed_gbps, c.origin) for c in fabric.cables],
-        [(name, end.device, end.port) for name, end in fabric.port_names.items()],
-    )
-
-
-def _model(layout: tuple[Any, ...]) -> Fabric:
-    source, plan, devices, cables, port_names = layout
-    kinds, tiers = {kind.value: kind for kind in Kind}, {tier.value: tier for tier in Tier}
-    return Fabric.restored(
-        source, plan=plan,
-        devices=(Device(name, kinds[kind], tiers[tier], guid, host, origin)
-                 for name, kind, tier, guid, host, origin in devices),
-        cables=(Cable(End(a_device, a_port), End(b_device, b_port), width, speed, origin)
-                for a_device, a_port, b_device, b_port, width, speed, origin in cables),
-        port_names=((name, End(device, port)) for name, device, port in port_names),
-    )

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
+
+from topology.readcaches import read_cache
 
 
 class Kind(StrEnum):
@@ -71,7 +72,7 @@ def switch_port(text: str) -> str | None:
         return None
 
 
-@lru_cache(maxsize=1 << 14)
+@read_cache(maxsize=1 << 14)
 def checked_switch_port(text: str) -> str | None:
     """``switch_port``, but a label of a switch port's form with a number out of range raises ``PortLabelError``.
 
@@ -93,7 +94,7 @@ def display_port(label: str) -> str:
     return label if label.startswith("Blade ") else f"Port {label}"
 
 
-@lru_cache(maxsize=1 << 14)
+@read_cache(maxsize=1 << 14)
 def is_adapter_name(device: str) -> bool:
     """True for a node description of the form ``<host> <adapter>`` (``luna-0001 mlx5_10``).
 

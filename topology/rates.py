@@ -8,7 +8,8 @@ A width above ``MAX_LANES`` or a total above ``MAX_LINK_GBPS`` (or of zero) is n
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+
+from topology.readcaches import read_cache
 
 # Per-lane data rate in Gb/s, by InfiniBand generation.
 LANE_GBPS: dict[str, float] = {
@@ -34,7 +35,7 @@ _TOTAL = re.compile(r"^(\d+(?:\.\d+)?)\s*(g|gb|gbps|gb/s|m|mb|mbps|mb/s)?$", re.
 _WIDTH_SPEED = re.compile(r"^(\d+)x([a-z0-9]+)$", re.IGNORECASE)
 
 
-@lru_cache(maxsize=256)
+@read_cache(maxsize=256)
 def parse_width(text: str | int | None) -> int | None:
     """Lanes from ``4x``, ``IB_4x``, ``4`` or 4; None when absent or unreadable."""
     if text is None:
@@ -54,14 +55,14 @@ def _lanes(digits: str) -> int | None:
     return lanes if 0 < lanes <= MAX_LANES else None
 
 
-@lru_cache(maxsize=64)
+@read_cache(maxsize=64)
 def lane_gbps(speed: str | None) -> float | None:
     if not speed:
         return None
     return LANE_GBPS.get(speed.strip().upper())
 
 
-@lru_cache(maxsize=256)
+@read_cache(maxsize=256)
 def parse_total_gbps(text: str | None, lanes: int | None = None) -> float | None:
     """Total link rate in Gb/s from ``NDR``, ``400G``, ``400``, ``200000`` (Mb/s) or ``200G HDR cable``."""
     if not text:

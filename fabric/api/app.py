@@ -10,7 +10,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from fabric.api import hosts, reads, writes
+from fabric.api import burnin, hosts, reads, writes
 from fabric.api.context import ApiContext
 from fabric.api.deps import BAD_INPUT
 from fabric.api.webhooks import webhook_router
@@ -23,7 +23,7 @@ PREFIX = "/api/v1"
 def api_router() -> APIRouter:
     """Every route of the API under ``/api/v1``."""
     router = strict_router(prefix=PREFIX)
-    for part in (reads.router, hosts.router, writes.router):
+    for part in (reads.router, hosts.router, writes.router, burnin.router):
         router.include_router(part)
     return router
 

@@ -24,6 +24,23 @@ if TYPE_CHECKING:
     from fabric.api.golden import GoldenIndex
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class LeafPaths:
+    """A leaf with fewer paths to core than planned, as the capacity guard holds it (the console's guard bars)."""
+
+    leaf: str
+    """Its device key (case-folded name)."""
+    paths: int
+    minimum: int
+    """The fewest paths the guard lets a disable leave it."""
+    planned: int
+
+
+DOWN_SHOWN = 1000
+"""At most this many cables down in UFM but not by automation are carried to the console (a storm may hold more;
+``GuardFigures.down_total`` counts them all)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GuardFigures:
     """The capacity guard as of the last cycle (``/api/v1/status``)."""
@@ -37,6 +54,12 @@ class GuardFigures:
     cap: int = 0
     disables_last_hour: int = 0
     hourly_limit: int = 0
+    reduced_leaves: tuple[LeafPaths, ...] = ()
+    """Every leaf below its planned paths to core, by key (the others have all of theirs)."""
+    down_not_ours: tuple[tuple[str, str], ...] = ()
+    """Switch cables out of service that automation did not take out (down in UFM), as their two ends' names
+    (``device/port``), in order, at most ``DOWN_SHOWN``."""
+    down_total: int = 0
 
 
 class Role(StrEnum):

@@ -16,7 +16,7 @@ from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
 from fabric.remediation.golden import History
 from fabric.remediation.muting import check_matcher
 from fabric.remediation.textlimits import BY_MAX, DURATION_MAX, MATCHER_MAX, REASON_MAX
-from fabric.store import DecisionRecord, IntentRecord, OperatorRequest, Silence, TicketRecord
+from fabric.store import BurninWindow, DecisionRecord, IntentRecord, OperatorRequest, Silence, TicketRecord
 
 
 class _Model(BaseModel):
@@ -385,3 +385,81 @@ class Expired(_Model):
 
 class Reloaded(_Model):
     changed: str = Field(description="What the reload changed, as the runtime reports it.")
+
+
+# --- burn-in windows (fabric.api.burnin) ---
+
+
+class BurninStart(Audit):
+    duration: str | None = Field(None, max_length=DURATION_MAX,
+                                 description="How long the window lasts: '30m', '24h' (default: [burnin] duration).")
+
+    @field_validator("duration")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None and parse_duration(value) <= timedelta():
+            raise ValueError("a burn-in window must last longer than zero")
+        return value
+
+
+class PortTotals(_Model):
+    survived: int
+    failed: int = Field(description="Ports whose cable the window found faulty.")
+    down: int = Field(description="Ports whose cable was not up when the window began.")
+    idle: int = Field(description="Ports that carried no traffic (UFM Telemetry; 0 where not told).")
+
+
+class SwitchTotals(_Model):
+    survived: int = Field(description="Switches none of whose ports failed or was down.")
+    failed: int
+
+
+class SwitchSurvival(_Model):
+    switch: str
+    survived: bool = Field(description="None of its ports failed or was down.")
+    utilisation_alerts: int
+    ports: PortTotals
+
+
+class PortOutcome(_Model):
+    port: str = Field(description="switch/Port n, as the plan names it.")
+    verdict: str = Field(description="failed, down or idle.")
+    why: str
+
+
+class WindowFinding(_Model):
+    component: str
+    rule: str
+    at: datetime
+    reason: str
+
+
+class SurvivorsReport(_Model):
+    ports: PortTotals
+    switches: SwitchTotals
+    by_switch: list[SwitchSurvival]
+    not_survived: list[PortOutcome]
+    utilisation_alerts: list[str] = Field(description="Ports that crossed UFM's utilisation alert (not faults).")
+    findings: list[WindowFinding] = Field(description="What the window found, handed to the policy, which decided "
+                                                      "on each (GET /api/v1/decisions).")
+
+
+class BurninWindowOut(_Model):
+    id: int = Field(description="The window's id: the operator request's that asked for it.")
+    duration_s: float
+    started_at: datetime | None = Field(description="When the engine opened it (null: not yet).")
+    ends_at: datetime | None
+    ended_at: datetime | None = Field(description="When the engine judged it (null: open, or not opened yet).")
+    dry_run: bool | None
+    report: SurvivorsReport | None = Field(description="The survivors per port and switch, once it ended.")
+
+    @classmethod
+    def of(cls, window: BurninWindow) -> Self:
+        return cls(id=window.id, duration_s=window.duration.total_seconds(), started_at=window.started_at,
+                   ends_at=window.ends_at, ended_at=window.ended_at, dry_run=window.dry_run,
+                   report=None if window.report is None else SurvivorsReport.model_validate(window.report))
+
+
+class BurninAsked(_Model):
+    request: RequestOut
+    window: BurninWindowOut

@@ -19,9 +19,11 @@ from typer.core import TyperGroup
 
 from fabric.cli import (
     bisect,
+    burnin,
     config_cmd,
     demo,
     hosts,
+    identify,
     ops,
     plan,
     replay,
@@ -54,6 +56,8 @@ class _Commands(TyperGroup):
 _PARTS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], object]], ...] = (
     (("plan",), lambda app: app.add_typer(plan.plan_app, name="plan")),
     (("verify",), lambda app: app.command()(verify.verify)),
+    (("identify",), lambda app: app.command()(identify.identify)),
+    (("burnin",), lambda app: app.add_typer(burnin.burnin_app, name="burnin")),
     (("replay",), lambda app: app.command()(replay.replay)),
     (("demo",), lambda app: app.command()(demo.demo)),
     (("simulate",), lambda app: app.command()(simulate.simulate)),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -56,6 +57,38 @@ def fail(message: str) -> NoReturn:
     a line) stay lines."""
     typer.echo(f"fabricctl: error: {visible_lines(message)}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def check_writable(output: Path) -> None:
+    """One line naming ``output``, exit 2, when it surely cannot be written as a file: checked before the work whose
+    result it is to hold, so that a typo costs no wait."""
+    if output.is_dir():
+        fail(f"cannot write {output}: it is a directory (give a file name)")
+    if output.parent.exists() and not output.parent.is_dir():
+        fail(f"cannot write {output}: {output.parent} is not a directory")
+
+
+@contextmanager
+def replacing(output: Path) -> Iterator[Path]:
+    """A path to write to that becomes ``output`` only once everything was written: a failed write leaves no
+    half file where a good one may have been. Any failure to write is one line naming ``output``, exit 2."""
+    check_writable(output)
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        yield partial
+        partial.replace(output)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    finally:
+        with suppress(OSError):
+            partial.unlink(missing_ok=True)
+
+
+def write_text(output: Path, text: str) -> None:
+    """``text`` written to ``output`` whole or not at all (``replacing``)."""
+    with replacing(output) as partial:
+        partial.write_text(text, encoding="utf-8")
 
 
 def bounded(type_name: str, option: str) -> Callable[[str], Any]:

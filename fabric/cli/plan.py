@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
-from fabric.cli.common import command_group, fail
+from fabric.cli.common import command_group, fail, replacing
 from topology.errors import InputError
 
 if TYPE_CHECKING:
@@ -25,26 +23,6 @@ class GraphFormat(StrEnum):
     GEXF = "gexf"
     JSON = "json"
     """networkx's node-link data."""
-
-
-@contextlib.contextmanager
-def _replacing(output: Path) -> Iterator[Path]:
-    """A path to write to that becomes ``output`` only once everything was written: a failed write leaves no
-    half file where a good one may have been. Any failure to write is one line naming ``output``, exit 2."""
-    if output.is_dir():
-        fail(f"cannot write {output}: it is a directory (give a file name)")
-    if output.parent.exists() and not output.parent.is_dir():
-        fail(f"cannot write {output}: {output.parent} is not a directory")
-    partial = output.with_name(f".{output.name}.partial")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        yield partial
-        partial.replace(output)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
-    finally:
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
 
 
 @plan_app.command("generate")
@@ -79,7 +57,7 @@ def plan_generate(
     if str(output) == "-":
         write_ndt(fabric, sys.stdout)
     else:
-        with _replacing(output) as partial, partial.open("w", newline="") as handle:
+        with replacing(output) as partial, partial.open("w", newline="") as handle:
             write_ndt(fabric, handle)
         typer.echo(f"wrote {output}: {spec.switches} switches, {spec.cables} cables", err=True)
 
@@ -120,7 +98,7 @@ def plan_export(
         _write_graph(graph, graph_format, sys.stdout.buffer)
         sys.stdout.flush()
     else:
-        with _replacing(output) as partial, partial.open("wb") as handle:
+        with replacing(output) as partial, partial.open("wb") as handle:
             _write_graph(graph, graph_format, handle)
         typer.echo(f"wrote {output}: {graph.number_of_nodes()} devices, {graph.number_of_edges()} cables", err=True)
 

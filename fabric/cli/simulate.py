@@ -29,7 +29,10 @@ def simulate(
                                                       "clock with fabricctl run --clock simulator.")] = 1.0,
     job_seconds: Annotated[float, typer.Option(min=0.0, help="Simulated seconds a port action runs.")] = 2.0,
     miswire: Annotated[int, typer.Option(min=0, help="Swap this many cable pairs in the as-built fabric.")] = 0,
-    seed: Annotated[int, typer.Option(help="Seed for random choices and planted miswires.")] = 0,
+    factory_names: Annotated[bool, typer.Option(
+        "--factory-names", help="Serve the switches under factory names (model and serial, or the GUID alone), as "
+                                "a fabric comes up before anyone names them: for fabricctl identify.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed for random choices, planted miswires and factory names.")] = 0,
     max_events: Annotated[int, typer.Option(min=1, help="Events UFM's history keeps (GET /app/events lists them "
                                                           "all), the oldest dropped first.")] = 250_000,
     event_log: Annotated[Path | None, typer.Option(
@@ -57,7 +60,8 @@ def simulate(
         options = SimulateOptions(
             plan=plan, preset=preset, scenarios=scenario or [], host=host, port=port, tls=tls, user=user,
             password=password, ufm_version=ufm_version, rate=speed, job_seconds=job_seconds, miswire=miswire,
-            seed=seed, max_events=max_events, event_log=event_log, append=append, offline=seconds, snapshot=snapshot)
+            factory_names=factory_names, seed=seed, max_events=max_events, event_log=event_log, append=append,
+            offline=seconds, snapshot=snapshot)
         code = run(options, lambda line: typer.echo(visible(line), err=True))  # scenario names, step errors
     except (InputError, ScenarioError, ValueError, OSError) as exc:
         fail(str(exc))

@@ -16,6 +16,7 @@ from topology.redact import redacted_url
 if TYPE_CHECKING:
     from fabric.ufm.connect import UfmTarget
     from fabric.ufm.spooled import SpooledList
+    from topology.model import Fabric
 
 T = TypeVar("T")
 
@@ -72,6 +73,21 @@ def read_snapshot(target: UfmTarget, use: Callable[[Mapping[str, SpooledList], s
         return asyncio.run(fetch())
     except (ConnectError, UfmError) as exc:
         fail(f"{redacted_url(target.url)}: {exc}")
+
+
+def read_as_built(as_built: Path | None, ufm: str | None, target: Callable[[str], UfmTarget]) -> Fabric:
+    """The as-built fabric from exactly one source: ``as_built`` (a UFM snapshot directory, an ibnetdiscover dump or
+    an NDT CSV) or the live UFM at ``ufm`` (reached through ``target(ufm)``). Bad input raises ``InputError``."""
+    if (as_built is None) == (ufm is None):
+        fail("give exactly one as-built source: --as-built PATH or --ufm URL")
+    if as_built is not None:
+        from topology.formats.asbuilt import load_as_built
+
+        return load_as_built(as_built)
+    assert ufm is not None
+    from fabric.ufm.snapshot import read_topology
+
+    return read_snapshot(target(ufm), lambda lists, source: read_topology(lists, source, prefix=source).fabric)
 
 
 ufm_app = command_group("Read a live UFM.")

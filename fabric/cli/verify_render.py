@@ -58,8 +58,8 @@ def render_verify(report: VerifyReport, console: Console, worst: int = 10) -> No
     if report.degraded:
         console.print(_table(
             f"Degraded cables{more(report.degraded)}", ("cable", "expected", "actual"),
-            ((plan.describe_cable(d.planned), _rate(d.expected_width, d.expected_speed_gbps),
-              _rate(d.actual.width, d.actual.speed_gbps)) for d in report.degraded[:worst]),
+            ((plan.describe_cable(d.planned), rate(d.expected_width, d.expected_speed_gbps),
+              rate(d.actual.width, d.actual.speed_gbps)) for d in report.degraded[:worst]),
         ))
     if plan.conflicts:
         console.print(_table(f"Plan conflicts{more(plan.conflicts)}", ("problem",),
@@ -127,6 +127,7 @@ def _render_bandwidth(report: VerifyReport, bandwidth: BandwidthReport, console:
     console.print(f"[dim]bandwidth: computed in {bandwidth.seconds:.1f} s[/]")
 
 
-def _rate(width: int | None, speed: float | None) -> str:
+def rate(width: int | None, speed: float | None) -> str:
+    """A cable's width and speed as a person reads them: ``4x 400 Gb/s``; ``?`` when neither is known."""
     parts = [f"{width}x" if width else "", f"{speed:g} Gb/s" if speed else ""]
     return " ".join(p for p in parts if p) or "?"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from fabric.controller import dryrun, reconcile, recovery
+from fabric.controller.burnin import BurninWindows
 from fabric.controller.deliveries import process_deliveries
 from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Effects, UfmApi
 from fabric.controller.linkcheck import LinkChecks
@@ -38,6 +39,7 @@ from fabric.controller.ticket_body import TicketContext, ticket_body
 from fabric.controller.ticketing import Ticketing
 from fabric.controller.writes import PortWrites, WriteSettings
 from fabric.errors import ErrorKind
+from fabric.remediation.burnin import BurninSettings
 from fabric.remediation.correlate import CABLES
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import Action, ActionKind, ComponentId, Finding, Lifecycle
@@ -93,6 +95,8 @@ class EngineSettings:
     recurrence_comments: timedelta = timedelta(hours=1)
     """A fault found again on a component whose ticket is open is commented on it, at most once in this long
     (counted from the component's last ticket write: the ticket itself, a reopen, a comment)."""
+    burnin: BurninSettings = field(default_factory=BurninSettings)
+    """A burn-in window's stricter thresholds (``[burnin]``, ``fabric.controller.burnin``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +153,7 @@ class Engine:
         self.telemetry = telemetry
         self._samples: list[SampleVerdict] = []
         """Samples judged and not handed to the pipeline yet (the next cycle takes them, with the events)."""
+        self.burnin = BurninWindows(store)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -199,6 +204,7 @@ class Engine:
         self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
         events = await self.ufm.events()
+        self.burnin.history = events
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
         # happens from now on, a restart on what came after the saved cursor. The cursor tells which those are,
         # UFM restarts included (ids below the mark may be new ones): they wait for the first cycle.
@@ -216,15 +222,15 @@ class Engine:
         A pipeline is built on them from the state as it stands (the desired state of every component, the
         breaker, the storm window), its guard counting what the old one counted, and warmed on UFM's event log as
         at start-up: the detectors' windows hold the same history judged by the new rules, and no event already
-        handed over is acted on again. Only the settings the pipeline is built from change; the caller refuses
-        the others (they need a restart).
+        handed over is acted on again. Only the settings the pipeline is built from change (and the next burn-in
+        window's thresholds); the caller refuses the others (they need a restart).
         """
         now = self.clock()
         kept = self.settings
         # Dry run or live is kept: the state a switch would start from lives in another scope (``dryrun``).
         policy = replace(settings.policy, dry_run=kept.policy.dry_run)
         self.settings = replace(kept, policy=policy, rules=settings.rules, guard=settings.guard,
-                                plausibility=settings.plausibility)
+                                plausibility=settings.plausibility, burnin=settings.burnin)
         try:
             pipeline = self._new_pipeline(self.state, now, succeeding=self.pipeline)
             self._remember_findings(pipeline, now)
@@ -392,9 +398,12 @@ class Engine:
         # In dry run nothing was reset: no outcome to read, the would-be watch ends when it is due.
         assert self.view is not None
         undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.view, self.store)
+        settings = self.settings
+        burnin = self.burnin.cycle(self.view, new_events, now, burnin=settings.burnin, policy=settings.policy,
+                                   rules=settings.rules, guard=settings.guard, down=self._down())
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
                                   failed_repairs=self._failed_repairs(now, report), samples=samples,
-                                  undone_resets=undone, resets_unsettled=unsettled)
+                                  undone_resets=undone, resets_unsettled=unsettled, found=burnin)
         report.repeated_events = step.repeated
         decision = step.decision
         report.findings, report.actions = step.findings, [*report.actions, *decision.actions]

@@ -1,5 +1,6 @@
-"""The daemon's FastAPI app: its own endpoints (``/api/v1/healthz``, ``/readyz``, ``/metrics``) and the routers of
-``fabric.api``, all reading one ``ApiContext`` on ``app.state.context``.
+"""The daemon's FastAPI app: its own endpoints (``/healthz``, ``/readyz``, ``/metrics``, at the root where
+Kubernetes and Prometheus look by default and under ``/api/v1``), the routers of ``fabric.api`` and the console's
+pages (``fabric.console``), all reading one ``ApiContext`` on ``app.state.context``.
 
 ``fabric.api.app.install`` puts the API's routes and the webhook receiver on it.
 """
@@ -17,6 +18,7 @@ from pydantic import BaseModel, Field
 from fabric.api.app import PREFIX, install
 from fabric.api.context import ApiContext, EngineState, Role, RuntimeStatus
 from fabric.api.webhooks import count_deliveries
+from fabric.console.app import install as install_console
 from fabric.daemon.api_metrics import ApiMetrics
 from fabric.jsonbody import strict_app, strict_router
 
@@ -39,8 +41,10 @@ def build_app(context: ApiContext, metrics: ApiMetrics, engine_metrics: Callable
     app.state.context = context
     app.state.metrics = metrics
     app.state.engine_metrics = engine_metrics
-    app.include_router(_health_router())
+    app.include_router(_health_router(PREFIX))
+    app.include_router(_health_router(""), include_in_schema=False)  # the same answers: documented once
     install(app)  # the API's reads, host health, writes and the webhook receiver
+    install_console(app)  # GET / and /ui/...
     count_deliveries(app, metrics.webhook_delivery)
     return app
 
@@ -54,8 +58,8 @@ class Readiness(BaseModel):
     reasons: list[str] = Field(description="Why it is not ready, one line each (empty when ready).")
 
 
-def _health_router() -> APIRouter:
-    router = strict_router(prefix=PREFIX, tags=["health"])
+def _health_router(prefix: str) -> APIRouter:
+    router = strict_router(prefix=prefix, tags=["health"])
 
     @router.get("/healthz", summary="The process is alive and its loop answers.")
     async def healthz() -> Alive:

@@ -56,6 +56,7 @@ from fabric.daemon.supervisor import REFUSED, EngineSupervisor
 from fabric.errors import FabricError
 from fabric.serving import ServerConfig, bind_listener
 from fabric.store import Store, database_errors
+from topology.readcaches import forget_read_names
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ def _index_of_plan(config: ServiceConfig) -> PlanIndex:
     plan = read_plan(config)
     index = plan_index(plan)
     del plan
+    forget_read_names()
     gc.collect()
     release_freed_memory()
     return index

@@ -22,7 +22,7 @@ from itertools import count
 from typing import Any, TypeVar
 
 from fabric import wiring
-from fabric.api.context import GuardFigures, LeaderView, NotApplied, Reload, RuntimeStatus
+from fabric.api.context import DOWN_SHOWN, GuardFigures, LeaderView, LeafPaths, NotApplied, Reload, RuntimeStatus
 from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport, Engine
 from fabric.controller.outbox import OutboxReport
@@ -32,6 +32,7 @@ from fabric.daemon.logs import CYCLE_ID
 from fabric.daemon.metrics import DaemonMetrics
 from fabric.daemon.worker import EngineLoop
 from fabric.errors import ErrorKind, as_fabric_error
+from fabric.remediation.signals import end_name
 from fabric.ufm.cursor import EventRead
 from topology.guard import GuardReading
 
@@ -42,24 +43,30 @@ T = TypeVar("T")
 REPORT_COUNTS = ("events", "repeated_events", "views_refused", "executed", "writes_pending", "writes_backing_off",
                  "writes_given_up", "ports_out_unheld", "switch_faults", "folded", "settling", "repairs_backed_out",
                  "deliveries")
-RELOADED = ("rules", "escalation", "policy", "guard", "plausibility")
+RELOADED = ("rules", "escalation", "policy", "guard", "plausibility", "burnin")
 """The sections a reload applies (the engine's pipeline is built from them); a change to any other, or to
 ``policy.dry_run``, takes a restart."""
 
 
 def guard_figures(guard: GuardReading, now: datetime) -> GuardFigures:
     """The worst leaf (lowest paths-to-core fraction; ties by name, so the answer is stable), the blast radius
-    against its cap, the disables of the sliding hour against the limit."""
+    against its cap, the disables of the sliding hour against the limit; for the console's picture, the leaves
+    below their planned paths and the cables out that automation did not take out."""
     worst: tuple[float, str] | None = None
     for leaf, planned in guard.planned.items():
         if planned:
             candidate = (guard.paths[leaf] / planned, guard.names.get(leaf, leaf))
             worst = candidate if worst is None or candidate < worst else worst
     hour_ago = now - timedelta(hours=1)
+    reduced = tuple(sorted(LeafPaths(leaf, guard.paths[leaf], guard.minimum[leaf], planned)
+                           for leaf, planned in guard.planned.items() if guard.paths[leaf] < planned))
+    down = guard.out - guard.disabled
     return GuardFigures(worst_leaf=worst[1] if worst else None, worst_leaf_fraction=worst[0] if worst else None,
                         min_leaf_fraction=guard.settings.c, disabled=len(guard.disabled), cap=guard.cap,
                         disables_last_hour=sum(1 for at in guard.recent if at > hour_ago),
-                        hourly_limit=guard.settings.hourly_limit)
+                        hourly_limit=guard.settings.hourly_limit, reduced_leaves=reduced,
+                        down_not_ours=tuple((end_name(a), end_name(b)) for a, b in sorted(down)[:DOWN_SHOWN]),
+                        down_total=len(down))
 
 
 def _said(message: str, *, warn: bool = False, not_applied: NotApplied | None = None) -> Reload:

@@ -25,9 +25,9 @@ import httpx
 from rich.console import Console
 
 from fabric import wiring
+from fabric.api.timeline import WIDTH, Entry, decision_entries, fit, followed_entries, header, ordered, render, short
 from fabric.config import PolicySection
 from fabric.demo.daemon import FABRIC, JIRA_PROJECT, JIRA_TOKEN, DaemonFailed, DemoDaemon
-from fabric.demo.timeline import WIDTH, Entry, decision_entries, fit, followed_entries, header, ordered, render, short
 from fabric.remediation.policy import RESET_WATCH
 from fabric.simulator import SimClock, SimSettings, SimState, serve
 from fabric.simulator.driver import SimulatorDriver

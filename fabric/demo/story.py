@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from topology.faults import FaultCounts, plant
+from topology.faults import FaultCounts, PlantedFaults, plant
 from topology.formats.ndt import write_ndt
 from topology.formats.ufm_render import write_ufm_snapshot
 from topology.generate import PRESETS, fat_tree
@@ -46,20 +46,29 @@ def run_demo(workdir: Path, seed: int, *, verbose: bool = False, jira: bool = Fa
     return 0 if first == 1 and second == 1 and loop_ok else 2
 
 
+def planted_snapshot(plan: Fabric, workdir: Path, seed: int) -> tuple[PlantedFaults, Path]:
+    """The demo's faulty as-built fabric (``DEMO_FAULTS`` planted by ``seed``) as a UFM REST snapshot in
+    ``workdir``."""
+    planted = plant(plan, DEMO_FAULTS, seed)
+    directory = workdir / "as-built-faulty"
+    write_ufm_snapshot(planted.fabric, directory)
+    return planted, directory
+
+
 def _verify(console: Console, plan: Fabric, plan_path: Path, workdir: Path, seed: int) -> tuple[int, int]:
     """Parts 2 to 4: ``fabricctl verify`` on two as-built fabrics that do not match the plan; its exit codes."""
     spec = PRESETS["h100-4k"]
     console.rule("2. An as-built fabric with planted cabling faults")
-    planted = plant(plan, DEMO_FAULTS, seed)
-    faulty_dir = workdir / "as-built-faulty"
-    write_ufm_snapshot(planted.fabric, faulty_dir)
+    planted, faulty_dir = planted_snapshot(plan, workdir, seed)
     console.print(f"UFM REST snapshot (systems/ports/links.json) -> {faulty_dir}")
     console.print(f"planted: {len(planted.missing)} missing, {len(planted.swapped)} swapped pairs, "
                   f"{len(planted.wrong_device)} on a wrong device, {len(planted.degraded)} at 1x width, "
                   f"{len(planted.unexpected)} unexpected")
 
+    report = workdir / "report.html"
     console.rule(f"3. fabricctl verify --plan {plan_path} --as-built {faulty_dir}")
-    first = _fabricctl("verify", "--plan", str(plan_path), "--as-built", str(faulty_dir))
+    first = _fabricctl("verify", "--plan", str(plan_path), "--as-built", str(faulty_dir), "--html", str(report))
+    console.print(f"--html {report}: the report as one page, the faulty cables drawn on the fat tree")
 
     console.rule("4. The top layer cabled as eight disjoint networks (the published build's mistake)")
     split_dir = workdir / "as-built-eight-networks"

@@ -153,13 +153,14 @@ class Pipeline:
              resume: bool = False, cleared: Sequence[ComponentId] = (),
              failed_repairs: Sequence[FailedRepair] = (), samples: Sequence[SampleVerdict] = (),
              undone_resets: Sequence[UndoneReset] = (), resets_unsettled: frozenset[ComponentId] = frozenset(),
-             ) -> Step:
+             found: Sequence[Finding] = ()) -> Step:
         """``samples``: UFM Telemetry's samples judged since the last step, in time order, those without conditions
         too (the newest accepted tells the policy how far telemetry has judged); a pipeline made without
-        ``telemetry`` takes none."""
+        ``telemetry`` takes none. ``found``: findings made elsewhere (a burn-in window's, by the same detectors
+        with stricter thresholds), correlated, settled and decided with this step's own."""
         fresh, repeated = self._seen.first_time(events)
         signals, explained = self._signals(fresh, samples)
-        findings = self.detectors.observe(signals) + self.detectors.evaluate(now)
+        findings = self.detectors.observe(signals) + self.detectors.evaluate(now) + list(found)
         if self._sightings is not None:
             findings = self._sightings.name_sources(findings)
         if self._state.breaker.halted and not resume:

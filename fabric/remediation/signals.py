@@ -86,10 +86,16 @@ signal per event."""
 
 
 def link_id(key: tuple[End, End]) -> ComponentId:
+    return ComponentId(ComponentKind.LINK, link_name(key))
+
+
+def link_name(key: tuple[End, End]) -> str:
+    """A cable's component name, ``a/p|b/q`` with its ends in order, without interning a ``ComponentId`` for it
+    (an index of every planned cable need not hold 98,304 of them for the process's life)."""
     a, b = key
     if b < a:
         a, b = b, a
-    return ComponentId(ComponentKind.LINK, f"{a.device}/{a.port}|{b.device}/{b.port}")
+    return f"{a.device}/{a.port}|{b.device}/{b.port}"
 
 
 def end_name(end: End) -> str:

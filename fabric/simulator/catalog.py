@@ -63,6 +63,9 @@ SPECS: dict[int, EventSpec] = {s.id: s for s in (
     _spec(113, "Port Receive Errors", "Warning", "IBPort", "Hardware",
           "PortRcvErrors counter rate threshold exceeded. Threshold is %d, received value is %d." + _PEER,
           4, True, 300),
+    _spec(123, "Port Bandwidth (%) Threshold Reached", "Minor", "IBPort", "Communication Error",
+          "Port Normalized Transmit BW counter threshold exceeded. Threshold is %d, received value is %d." + _PEER,
+          4, True, 300),
     _spec(130, "Non-optimal link width", "Minor", "IBPort", "Hardware",
           "Found a %s link that operates in %s width mode.", 5, True, 0),
     _spec(328, "Link is Up", "Info", "Link", "Fabric Topology", "Link is up: %s ", 10, False, 0),
@@ -119,3 +122,5 @@ EXTERNAL_EVENTS: tuple[int, ...] = (551, 552, 553, 554)
 
 # Events a storm may be made of: per-port threshold events that need only a peer and two numbers.
 STORM_EVENTS: tuple[int, ...] = (110, 111, 112, 113)
+WEAK_PORT_EVENTS: tuple[int, ...] = (110, 111, 113)
+"""The error threshold events a weak port raises (those of the errors rule the catalog has)."""

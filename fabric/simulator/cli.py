@@ -26,6 +26,7 @@ from fabric.simulator.server import Ticker
 from fabric.simulator.state import SimSettings, SimState
 from fabric.simulator.tls import self_signed_certificate
 from fabric.ufm.snapshot import write_snapshot_documents
+from topology.factory import factory_named
 from topology.faults import FaultCounts, plant
 from topology.formats.ndt import read_ndt
 from topology.generate import PRESETS, fat_tree
@@ -48,6 +49,8 @@ class SimulateOptions:
     rate: float = 1.0
     job_seconds: float = 2.0
     miswire: int = 0
+    factory_names: bool = False
+    """Serve the switches under factory names (model and serial, or the GUID alone): a fabric nobody named yet."""
     seed: int = 0
     max_events: int = 250_000
     """Events the history keeps (``SimSettings.max_events``): a full-fabric storm on h100-32k raises 393,216."""
@@ -89,6 +92,8 @@ def build_state(options: SimulateOptions) -> tuple[SimState, list[Scenario]]:
     parse_version(options.ufm_version)
     plan = load_plan(options)
     as_built = _miswired(plan, options.miswire, options.seed) if options.miswire else None
+    if options.factory_names:
+        as_built = factory_named(as_built or plan, options.seed).fabric
     settings = SimSettings(ufm_version=options.ufm_version, job_seconds=options.job_seconds, seed=options.seed,
                            max_events=options.max_events)
     state = SimState.from_plan(plan, as_built=as_built, clock=SimClock(rate=0.0), settings=settings)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from fabric.simulator.apifaults import ApiFault, ApiFaultMode
-from fabric.simulator.catalog import SPECS, STORM_EVENTS
+from fabric.simulator.catalog import SPECS, STORM_EVENTS, WEAK_PORT_EVENTS
 from fabric.simulator.clock import later
 from fabric.simulator.fabric_state import Transition
 from fabric.simulator.naming import module_object
@@ -390,6 +390,41 @@ class Unhealthy(Step):
 
 
 @dataclass(slots=True)
+class WeakPort(Step):
+    """A port that passes in daily use but not a burn-in's stricter thresholds: ``count`` error threshold events
+    (one by default, where the errors rule needs three)."""
+
+    kind: ClassVar[str] = "weak_port"
+    port: str = "random:switch"
+    event: int = 110
+    count: int = field(default=1, metadata=between(1, 100))
+
+    def check(self) -> None:
+        if self.event not in WEAK_PORT_EVENTS:
+            raise ValueError(f"'event' must be one of {list(WEAK_PORT_EVENTS)}")
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_port(self.port)
+        peer = state.fabric.peer_of(port)
+        peer_info = state.port_name(peer).peer_info if peer else "N/A"
+        for _ in range(self.count):
+            state.emit_port(self.event, port, 200, 201, peer_info)
+
+
+@dataclass(slots=True)
+class BandwidthAlert(Step):
+    """UFM's utilisation alert on a port (123, Port Bandwidth (%) Threshold Reached): loaded past it, not a fault."""
+
+    kind: ClassVar[str] = "bandwidth_alert"
+    port: str = "random:switch"
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_port(self.port)
+        peer = state.fabric.peer_of(port)
+        state.emit_port(123, port, 95, 97, state.port_name(peer).peer_info if peer else "N/A")
+
+
+@dataclass(slots=True)
 class Storm(Step):
     kind: ClassVar[str] = "storm"
     count: int = field(default=1000, metadata=between(1, MAX_STORM))
@@ -426,6 +461,6 @@ def storm(state: SimState, count: int, events: list[int]) -> None:
 
 _EVENT_STEPS: tuple[type[Step], ...] = (
     Flap, Ber, LinkDown, Degrade, HotModule, SwitchReboot, HostReboot, UfmRestart, Miswire, ApiFailure,
-    ActionFailureStep, JobStallStep, Unhealthy, Storm,
+    ActionFailureStep, JobStallStep, Unhealthy, Storm, WeakPort, BandwidthAlert,
 )
 STEP_TYPES: dict[str, type[Step]] = {cls.kind: cls for cls in (*_EVENT_STEPS, *TELEMETRY_STEPS)}

@@ -28,6 +28,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 
 from fabric.store._base import Clock, Fence
 from fabric.store._breaker import BreakerOps
+from fabric.store._burnin import BurninOps
 from fabric.store._control import ControlOps
 from fabric.store._fabrics import FabricOps
 from fabric.store._history import HistoryOps
@@ -69,7 +70,7 @@ def _begin(engine: Engine, fence: Fence | None) -> Iterator[Connection]:
         yield conn
 
 
-class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, RequestOps, OutboxOps,
+class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, BurninOps, RequestOps, OutboxOps,
                   LeadershipOps, FabricOps, HistoryOps):
     """Every store operation; where it runs is up to ``_conn``."""
 

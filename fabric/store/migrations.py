@@ -220,6 +220,17 @@ def _v9_request_instance(conn: Connection) -> None:
     add_column(conn, "operator_requests", sa.Column("instance", sa.Text, nullable=True))
 
 
+def _v10_burnin_windows(conn: Connection) -> None:
+    v10 = sa.MetaData()
+    sa.Table("burnin_windows", v10,
+             sa.Column("id", ID, primary_key=True, autoincrement=False), sa.Column("fabric", sa.Text, nullable=False),
+             sa.Column("duration_s", sa.Float, nullable=False), sa.Column("started_at", UTCDateTime, nullable=True),
+             sa.Column("ends_at", UTCDateTime, nullable=True), sa.Column("ended_at", UTCDateTime, nullable=True),
+             sa.Column("dry_run", sa.Boolean, nullable=True), sa.Column("report", JSON_DOC, nullable=True),
+             sa.Index("ix_burnin_windows_fabric", "fabric", "id"))
+    v10.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
     Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
@@ -234,6 +245,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v8_local_tickets),
     Migration(9, "operator requests may name the daemon instance they are for: a reload reaches that instance's "
               "engine process through the store", _v9_request_instance),
+    Migration(10, "burn-in windows: asked for by an operator request, opened and judged by the engine, their "
+              "survivors report kept", _v10_burnin_windows),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

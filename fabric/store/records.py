@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -62,10 +62,30 @@ class RequestKind(StrEnum):
     """Resume automation after the storm breaker halted it."""
     RELOAD = "reload"
     """Re-read one instance's configuration file (``POST /api/v1/reload``): its engine process answers it."""
+    BURNIN = "burnin"
+    """Open a burn-in window (``POST /api/v1/burnin``): its length and, once it ended, its report are in
+    ``burnin_windows`` under the request's id."""
 
 
 ENGINE_REQUESTS = frozenset({RequestKind.CLEAR, RequestKind.RESUME})
 """What the engine's cycle carries out; a reload is the engine process's runtime's (``pending_reloads``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BurninWindow:
+    """A burn-in window an operator asked for (its id is the request's), as the engine opened and closed it."""
+
+    id: int
+    duration: timedelta
+    started_at: datetime | None = None
+    """When the engine opened it (``None``: asked, not opened yet)."""
+    ends_at: datetime | None = None
+    ended_at: datetime | None = None
+    """When the engine judged it (``None``: still open, or not opened)."""
+    dry_run: bool | None = None
+    """Whether the engine judged it in dry run (nothing taken out, nothing ticketed)."""
+    report: dict[str, Any] | None = None
+    """The survivors report (``fabric.remediation.burnin.report_dict``), once it ended."""
 
 
 @dataclass(frozen=True, slots=True)

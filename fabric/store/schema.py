@@ -234,6 +234,22 @@ operator_requests = sa.Table(
 """What an operator asked automation to do (release a quarantine, resume after a storm): written by the command
 line or the API, carried out by the engine at its next cycle, which records when and with what outcome."""
 
+burnin_windows = sa.Table(
+    "burnin_windows",
+    METADATA,
+    sa.Column("id", ID, primary_key=True, autoincrement=False),  # the operator request's that asked for it
+    sa.Column("fabric", sa.Text, nullable=False),
+    sa.Column("duration_s", sa.Float, nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=True),
+    sa.Column("ends_at", UTCDateTime, nullable=True),
+    sa.Column("ended_at", UTCDateTime, nullable=True),
+    sa.Column("dry_run", sa.Boolean, nullable=True),
+    sa.Column("report", JSON_DOC, nullable=True),
+    sa.Index("ix_burnin_windows_fabric", "fabric", "id"),
+)
+"""Burn-in windows (added in version 10): asked for by an operator request of the same id, opened and judged by the
+engine, which keeps the survivors report here."""
+
 leadership = sa.Table(
     "leadership",
     METADATA,

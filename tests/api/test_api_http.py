@@ -38,6 +38,7 @@ ROUTES = {
     ("post", "/silences"),
     ("delete", "/silences/{silence_id}"), ("post", "/resume"), ("post", "/components/{component_id}/clear"),
     ("post", "/reload"), ("post", "/webhooks/jira"), ("post", "/webhooks/generic"), ("get", "/tickets"),
+    ("post", "/burnin"), ("get", "/burnin"),
 }
 
 

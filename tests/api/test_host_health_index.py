@@ -144,3 +144,29 @@ def test_the_index_answers_as_a_scan_of_every_host(case: tuple[str, dict[Compone
     assert [_seen(host_health(index, host.casefold(), found)) for host, _, _ in expected] == expected
     # and the records in service change nothing
     assert hosts_health(index, components) == hosts_health(index, read)
+
+
+_NAMES = st.text(alphabet="ab|- ", min_size=1, max_size=6).map(str.strip).filter(bool)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_NAMES, min_size=2, max_size=6, unique_by=str.casefold), st.data())
+def test_a_cable_s_devices_are_read_back_from_its_name(names: list[str], data: st.DataObject) -> None:
+    """The index keeps the planned cables' names, not their devices: read back from a name, they are the plan's
+    own, whatever '|' the devices' names hold; a cable the plan does not have has none."""
+    from topology.model import Cable, End
+
+    plan = Fabric("names", plan=True)
+    for name in names:
+        plan.add_device(name, Kind.SWITCH)
+    keys = list(plan.devices)
+    pairs = data.draw(st.lists(st.tuples(st.sampled_from(keys), st.sampled_from(keys)).filter(lambda p: p[0] != p[1]),
+                               min_size=1, max_size=8))
+    for port, (a, b) in enumerate(pairs, start=1):
+        plan.add_cable(Cable(End(a, str(port)), End(b, str(port + 100))))
+    index = plan_index(plan)
+    for cable in plan.cables:
+        assert index.devices_of(link_id(cable.key)) == tuple(sorted((cable.a.device, cable.b.device)))
+    unplanned = link_id((End(keys[0], "999"), End(keys[1], "998")))
+    assert index.devices_of(unplanned) == ()
+    assert not index.known(unplanned)

@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabric.daemon.runtime import guard_figures
+from fabric.remediation.signals import end_name
 from topology.generate import PRESETS, fat_tree
-from topology.guard import CapacityGuard
+from topology.guard import CableKey, CapacityGuard
 
 PLAN = fat_tree(PRESETS["tiny"])
 GUARDED = sorted((c.key for c in PLAN.cables if CapacityGuard(PLAN).guards(c.key)), key=str)
@@ -39,3 +40,22 @@ def test_the_worst_leaf_is_the_lowest_fraction_and_the_hour_slides(taken: list[t
     assert figures.worst_leaf == min(name for name, fraction in fractions.items() if fraction == lowest)
     assert figures.disabled == len(taken)
     assert figures.disables_last_hour == sum(1 for _, minutes_ago in taken if minutes_ago < 60)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from(GUARDED), max_size=12, unique=True), st.lists(st.sampled_from(GUARDED), max_size=8,
+                                                                              unique=True))
+def test_the_console_is_told_every_leaf_below_its_plan_and_every_cable_down_not_by_automation(
+        disabled: list[CableKey], down: list[CableKey]) -> None:
+    guard = CapacityGuard(PLAN)
+    for cable in disabled:
+        guard.take_out(cable, NOW)
+    for cable in down:
+        guard.mark_down(cable)
+    figures = guard_figures(guard, NOW)
+    assert {leaf.leaf: (leaf.paths, leaf.minimum, leaf.planned) for leaf in figures.reduced_leaves} == {
+        leaf: (guard.paths[leaf], guard.minimum[leaf], planned) for leaf, planned in guard.planned.items()
+        if guard.paths[leaf] < planned}
+    not_ours = {cable for cable in down if cable not in disabled}
+    assert figures.down_total == len(not_ours)
+    assert set(figures.down_not_ours) == {(end_name(a), end_name(b)) for a, b in not_ours}

@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from fabric.api.app import PREFIX
 from fabric.config import ENV_SECRETS, load_config
 
 CONTAINER = Path(__file__).resolve().parents[2] / "examples" / "container"
@@ -44,7 +43,7 @@ def test_the_image_runs_as_a_user_other_than_root_and_checks_healthz() -> None:
     assert user.split(":")[0] not in ("0", "root")
     (check,) = instructions("HEALTHCHECK")  # tests/daemon/test_examples_on_a_daemon.py runs it on a daemon
     port = int(instructions("EXPOSE")[0])
-    assert f"http://127.0.0.1:{port}{PREFIX}/healthz" in check
+    assert f"http://127.0.0.1:{port}/healthz'" in check  # the root path, where Kubernetes looks too
     assert "CREDENTIALS_DIRECTORY=/run/secrets" in instructions("ENV")[0]
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
@@ -35,9 +35,6 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.config import SchemathesisConfig
-
-from topology.model import End, Fabric
-from topology.ports import Kind
 
 EXAMPLE_SECONDS = 2.0
 """The time bound of one example (Hypothesis's deadline): a reader that hangs, or goes quadratic on a corrupted
@@ -153,35 +150,6 @@ def corrupted_json(draw: st.DrawFn, document: Any) -> str:
 
 
 # --- valid inputs -------------------------------------------------------------------------------------------------
-
-
-def ibnetdiscover_text(fabric: Fabric) -> str:
-    """``fabric`` as ``ibnetdiscover`` prints it (numbered ports: the generated presets'): a valid dump to corrupt."""
-    guids = {device.key: f"{number + 1:016x}" for number, device in enumerate(fabric.devices.values())}
-    ports: dict[str, list[tuple[int, End]]] = defaultdict(list)
-    for cable in fabric.cables:
-        ports[cable.a.device].append((int(cable.a.port), cable.b))
-        ports[cable.b.device].append((int(cable.b.port), cable.a))
-
-    def node(key: str) -> tuple[str, str]:
-        device = fabric.devices[key]
-        if device.kind is Kind.SWITCH:
-            return f'"S-{guids[key]}"', f"MF0;{device.name}:MQM8700/U1"
-        return f'"H-{guids[key]}"', device.name
-
-    lines = []
-    for key, device in fabric.devices.items():
-        guid, (quoted, description) = guids[key], node(key)
-        if device.kind is Kind.SWITCH:
-            lines += ["vendid=0x2c9", f"sysimgguid=0x{guid}", f"switchguid=0x{guid}({guid})",
-                      f'Switch\t41 {quoted}\t\t# "{description}" enhanced port 0 lid 1 lmc 0']
-        else:
-            lines += ["vendid=0x2c9", f"caguid=0x{guid}", f'Ca\t1 {quoted}\t\t# "{description}"']
-        for port, far in sorted(ports[key]):
-            far_quoted, far_description = node(far.device)
-            lines.append(f'[{port}]\t{far_quoted}[{far.port}]\t\t# "{far_description}" lid 2 4xHDR')
-        lines.append("")
-    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from fuzz_support import corrupted, corrupted_json, fuzz_settings, ibnetdiscover_text
+from fuzz_support import corrupted, corrupted_json, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
+from support import ibnetdiscover_text
 
 from topology import strictjson
 from topology.errors import InputError

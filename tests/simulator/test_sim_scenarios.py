@@ -115,6 +115,7 @@ EXPECTED = {
     "combined.toml": None,
     "telemetry-counters.toml": {},
     "telemetry-feed.toml": {},
+    "burnin-weak-ports.toml": {110: 2, 113: 1, 123: 1},
 }
 
 

@@ -356,10 +356,11 @@ def test_version_8_creates_the_local_tickets_tables_a_daemon_used_to_create_at_s
         conn.exec_driver_sql("DROP TABLE local_ticket_comments")
         conn.exec_driver_sql("DROP TABLE local_tickets")
         conn.exec_driver_sql("ALTER TABLE operator_requests DROP COLUMN instance")  # version 9's
+        conn.exec_driver_sql("DROP TABLE burnin_windows")  # version 10's
         conn.execute(sa.text(f"UPDATE schema_version SET version = 7 WHERE version = {SCHEMA_VERSION}"))
     store.close()
     migrated = db.open()
-    assert migrated.schema_report is not None and migrated.schema_report.applied == (8, 9)
+    assert migrated.schema_report is not None and migrated.schema_report.applied == (8, 9, 10)
     with _fresh_engine(db, tmp_path) as fresh_engine:
         assert describe(migrated.engine) == describe(fresh_engine)
 

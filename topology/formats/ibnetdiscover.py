@@ -41,11 +41,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from topology.errors import InputError
+from topology.formats.nodenamemap import mapped
 from topology.inputs import DOCUMENT, read_input
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
@@ -127,23 +128,29 @@ class _Role:
         return switch_port(str(port))
 
 
-def read_ibnetdiscover(path: Path) -> Fabric:
-    """Read an ibnetdiscover dump (or a terminal log holding one) from ``path``."""
-    return parse_ibnetdiscover_bytes(read_input(path, DOCUMENT), str(path))
+def read_ibnetdiscover(path: Path, node_names: Mapping[str, str] | None = None) -> Fabric:
+    """Read an ibnetdiscover dump (or a terminal log holding one) from ``path``; ``node_names`` as for
+    ``parse_ibnetdiscover``."""
+    return parse_ibnetdiscover_bytes(read_input(path, DOCUMENT), str(path), node_names)
 
 
-def parse_ibnetdiscover_bytes(data: bytes, source: str) -> Fabric:
+def parse_ibnetdiscover_bytes(data: bytes, source: str, node_names: Mapping[str, str] | None = None) -> Fabric:
     """A dump from the bytes of its file; ``source`` names it in errors."""
     text = data.decode("utf-8", errors="replace")
     # Split on LF only, so that line numbers are the ones an editor shows for CRLF text with stray CRs;
     # a file with bare CR line endings has no LF at all.
     lines = text.split("\n") if "\n" in text else text.split("\r")
-    return parse_ibnetdiscover(lines, source)
+    return parse_ibnetdiscover(lines, source, node_names)
 
 
-def parse_ibnetdiscover(lines: Iterable[str], source: str) -> Fabric:
-    """Build a ``Fabric`` from the lines of an ibnetdiscover dump; ``source`` names it in errors."""
+def parse_ibnetdiscover(lines: Iterable[str], source: str, node_names: Mapping[str, str] | None = None) -> Fabric:
+    """Build a ``Fabric`` from the lines of an ibnetdiscover dump; ``source`` names it in errors. ``node_names``
+    (GUID -> name, a node-name-map: ``topology.formats.nodenamemap``) names the nodes it holds in place of their
+    node descriptions, as ``ibnetdiscover --node-name-map`` prints them."""
     nodes = _scan(lines, source)
+    if node_names:
+        for node in nodes.values():
+            node.desc = mapped(node_names, node.guid, node.desc)
     roles = _assign_roles(nodes, source)
     fabric = Fabric(source)
     for node in nodes.values():

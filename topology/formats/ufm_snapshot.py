@@ -41,7 +41,6 @@ import stat
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
-from functools import lru_cache
 from io import BufferedReader
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -64,6 +63,7 @@ from topology.ports import (
     switch_port,
 )
 from topology.rates import NOT_GIVEN, lane_gbps, parse_width
+from topology.readcaches import read_cache
 from topology.strictjson import JsonError
 
 AGGREGATION_NODE = "mellanox technologies aggregation node"
@@ -234,7 +234,7 @@ class _Document:
         raise self.error(index, name, f"not a GUID: {excerpt(value)}")
 
 
-@lru_cache(maxsize=1 << 16)
+@read_cache(maxsize=1 << 16)
 def _checked_guid(text: str) -> str | None:
     """The canonical form of a GUID string, None when it is not one (cached: GUIDs repeat across links)."""
     value = text.strip()

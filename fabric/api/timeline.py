@@ -1,4 +1,5 @@
-"""The demo's timeline: what the daemon did, one line each at 80 columns (time, component, what, why).
+"""The timeline of what the daemon did, one line each at 80 columns (time, component, what, why): the demo's, and
+the console's decisions page (``fabric.console``) reads ``decision_entries`` too.
 
 Lines are built from what the running daemon answers over HTTP (its decisions, and for the components the demo
 follows closely their findings, UFM writes and tickets) and from what the demo itself did to the fabric and the
@@ -118,14 +119,16 @@ def _what(decision: Mapping[str, Any]) -> str:
 
 
 def _why(decision: Mapping[str, Any]) -> str:
-    """For a disable or a deferral the guard's verdict on the leaf it hurts most (its paths to core after it
-    against the guard's minimum); else the reason, led by its rule unless the reason names it already."""
+    """For a disable, or a deferral for capacity, the guard's verdict on the leaf it hurts most (its paths to core
+    after it against the guard's minimum); else the reason, led by its rule unless the reason names it already."""
     reason, rule, guard = plain(str(decision["reason"])), str(decision["rule"]), decision["guard"]
     if decision["kind"] in ("disable", "defer") and {"worst_leaf", "worst_leaf_paths_after",
                                                       "worst_leaf_minimum"} <= guard.keys():
-        fits = "≥" if decision["kind"] == "disable" else "<"
-        return f"{rule}; {guard['worst_leaf']}: {guard['worst_leaf_paths_after']}{fits}" \
-               f"{guard['worst_leaf_minimum']} paths"
+        fits = guard["worst_leaf_paths_after"] >= guard["worst_leaf_minimum"]
+        if decision["kind"] == "disable" or not fits:
+            return f"{rule}; {guard['worst_leaf']}: {guard['worst_leaf_paths_after']}{'≥' if fits else '<'}" \
+                   f"{guard['worst_leaf_minimum']} paths"
+        # deferred by the blast radius or the rate, not the capacity: the reason says which
     if decision["kind"] in ("enable", "record") and rule in _SAID:
         return reason.removeprefix(_SAID[rule])
     return reason if reason.startswith(rule) or decision["kind"] in ("enable", "comment", "reopen") \

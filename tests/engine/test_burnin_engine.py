@@ -1,0 +1,80 @@
+"""The engine's burn-in window in process (a simulated UFM, a real store): opened from the request, its findings
+kept across a restart of the engine, handed at its end to the engine's own policy and guard."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+
+from engine_support import Rig, disabled_ports, restart, rig
+
+from fabric.remediation.domain import Lifecycle
+from fabric.remediation.signals import link_id
+from fabric.store import RequestKind
+from topology.generate import PRESETS, fat_tree
+
+TINY = fat_tree(PRESETS["tiny"])
+SCENARIO = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "burnin-weak-ports.toml"
+UPLINKS = {"link:pod01-leaf01/5|pod01-spine01/1", "link:pod01-leaf01/7|pod01-spine02/1"}
+
+
+def _weak_ports(r: Rig) -> None:
+    for step in tomllib.loads(SCENARIO.read_text())["steps"]:
+        r.inject(**{key: value for key, value in step.items() if key != "at"})
+
+
+def _states(r: Rig) -> dict[str, Lifecycle]:
+    return {str(c): record.lifecycle for c, record in r.store.components().items()}
+
+
+def test_a_window_judges_what_came_before_a_restart_and_the_guard_decides(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path) as r:
+        with r.store.transaction() as tx:
+            request, _ = tx.ask_burnin(timedelta(minutes=10), reason="bring-up", requested_by="ops")
+        r.cycle()
+        (window,) = r.store.burnin_windows()
+        assert window.started_at is not None and window.ends_at == window.started_at + timedelta(minutes=10)
+        assert r.store.get_request(request.id).outcome.startswith(f"burn-in window {request.id} open until")
+        assert r.store.pending_requests(RequestKind.BURNIN) == []
+
+        _weak_ports(r)
+        r.advance(30)
+        r.cycle()
+        assert _states(r) == {}  # one event each: under the service's own thresholds
+        restart(r)  # the window's pipeline is lost with the process: the new one judges the events again
+        r.advance(10 * 60)
+        r.cycle()
+        (window,) = r.store.burnin_windows()
+        assert window.ended_at is not None and window.ends_at is not None and window.ended_at >= window.ends_at
+        assert window.report is not None
+        assert {f["component"] for f in window.report["findings"]} == UPLINKS | {
+            str(link_id(next(c.key for c in TINY.cables if {c.a.device, c.b.device}
+                             == {"pod01-leaf01", "pod01-node01 mlx5_0"})))}
+        assert window.report["ports"]["failed"] == 5
+
+        r.advance(r.engine.settings.rules.immediate_settle.total_seconds())
+        r.cycle()  # the uplinks were held a minute for the correlation: now the guard decides
+        states = _states(r)
+        assert sorted(states[c] for c in UPLINKS) == [Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED]
+        assert len(disabled_ports(r)) == 1
+
+
+def test_one_window_at_a_time_and_a_dry_run_window_takes_nothing_out(tmp_path: Path) -> None:
+    with rig(TINY, tmp_path, dry_run=True) as r:
+        with r.store.transaction() as tx:
+            first, _ = tx.ask_burnin(timedelta(minutes=5), reason="first", requested_by="ops")
+            tx.ask_burnin(timedelta(minutes=5), reason="second", requested_by="ops")
+        r.cycle()
+        assert [w.started_at is not None for w in r.store.burnin_windows()] == [False, True]  # newest first
+        _weak_ports(r)
+        r.advance(6 * 60)
+        r.cycle()  # the first ends; the second waits for the next cycle
+        newest, oldest = r.store.burnin_windows()
+        assert oldest.dry_run is True and oldest.report is not None and newest.started_at is None
+        r.cycle()
+        assert r.store.burnin_windows()[0].started_at is not None
+        r.advance(60)
+        r.cycle()
+        assert disabled_ports(r) == []
+        assert r.store.get_request(first.id).outcome.startswith("dry run: burn-in window")

@@ -1,0 +1,78 @@
+"""``fabricctl burnin watch`` as an operator runs it: the real command against a simulated UFM on loopback, a
+window in which a few weak ports fail, judged by the service's own policy and capacity guard."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from daemon_support import simulator
+from typer.testing import CliRunner
+
+from fabric.cli.app import app
+from topology.formats.ndt import write_ndt
+from topology.generate import PRESETS, fat_tree
+
+SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "burnin-weak-ports.toml"
+FABRICCTL = [sys.executable, "-m", "fabric.cli"]
+
+
+def test_weak_ports_fail_and_only_what_the_guard_allows_is_taken_out(tmp_path: Path) -> None:
+    plan = tmp_path / "tiny.csv"
+    with plan.open("w", newline="") as handle:
+        write_ndt(fat_tree(PRESETS["tiny"]), handle)
+    with simulator(plan) as sim:
+        # Real seconds: the window is a wall-clock wait (3 s), opened before the weak ports show.
+        watch = subprocess.Popen(
+            [*FABRICCTL, "burnin", "watch", "--plan", str(plan), "--ufm", sim.url, "--telemetry", sim.url,
+             "--duration", "3s", "--format", "json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "FABRIC_UFM__PASSWORD": "123456", "XDG_CACHE_HOME": str(tmp_path / "cache")})
+        assert watch.stderr is not None
+        opened = watch.stderr.readline()
+        assert opened.startswith("burn-in window open:"), opened + watch.stderr.read()
+        for step in tomllib.loads(SCENARIO.read_text())["steps"]:
+            sim.inject(**{key: value for key, value in step.items() if key != "at"})
+        sim.advance(60)  # the simulated fabric's minute of traffic: every port's received packets grow
+        out, err = watch.communicate(timeout=60)
+    assert watch.returncode == 1, err
+    report = json.loads(out)
+
+    assert report["events"] == 4 and report["telemetry"] is True
+    failed = {entry["port"]: entry["why"] for entry in report["not_survived"]}
+    assert set(failed) == {"pod01-leaf01/Port 1", "pod01-leaf01/Port 5", "pod01-leaf01/Port 7",
+                           "pod01-spine01/Port 1", "pod01-spine02/Port 1"}
+    assert all(entry["verdict"] == "failed" for entry in report["not_survived"])  # the rest carried traffic
+    assert report["ports"] == {"survived": 75, "failed": 5, "down": 0, "idle": 0}
+    assert report["utilisation_alerts"] == ["pod02-leaf01/Port 5"]
+    assert report["switches"] == {"survived": 9, "failed": 3}
+
+    # One error event each, under the errors rule's threshold of three: only the window's stricter one finds them.
+    acted = [(d["action"], d["component"]) for d in report["decisions"] if d["action"] != "record"]
+    uplinks = {"link:pod01-leaf01/5|pod01-spine01/1", "link:pod01-leaf01/7|pod01-spine02/1"}
+    taken_out = {component for action, component in acted if action == "disable"}
+    deferred = {component for action, component in acted if action == "defer"}
+    # The guard: taking both uplinks would leave pod01-leaf01 8 of 16 paths to core (it keeps 12): one goes, the
+    # other is deferred. With the guard bypassed both would be disabled.
+    assert len(taken_out) == 1 and len(deferred) == 1 and taken_out | deferred == uplinks
+    assert "below the guard" in next(d["reason"] for d in report["decisions"] if d["action"] == "defer")
+    # A host's link is ticketed, never disabled; every failure is ticketed.
+    host_link = "link:pod01-leaf01/1|pod01-node01 mlx5_0/1"
+    assert ("ticket", host_link) in acted and ("disable", host_link) not in acted
+    assert {component for action, component in acted if action == "ticket"} == uplinks | {host_link}
+
+
+def test_watch_needs_a_ufm_and_a_usable_duration(tmp_path: Path) -> None:
+    plan = tmp_path / "tiny.csv"
+    with plan.open("w", newline="") as handle:
+        write_ndt(fat_tree(PRESETS["tiny"]), handle)
+    runner = CliRunner(env={"FABRIC_UFM_URL": None, "FABRIC_UFM__PASSWORD": "x"})
+    for argv, message in ((["--duration", "1s"], "--ufm URL is required"),
+                          (["--ufm", "http://127.0.0.1:9", "--duration", "soon"], "--duration: "),
+                          (["--ufm", "ftp://127.0.0.1:9"], "--ufm 'ftp://127.0.0.1:9'")):
+        result = runner.invoke(app, ["burnin", "watch", "--plan", str(plan), *argv])
+        assert result.exit_code == 2 and message in result.output and result.output.count("\n") == 1, result.output
