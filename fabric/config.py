@@ -656,6 +656,15 @@ class ApiSection(_Section):
         return _optional_secret(("api", "admin_token"), self.admin_token_file, "API admin token")
 
 
+class GoldenSection(_Section):
+    """The golden set: the hosts a scheduler fills first (``GET /api/v1/hosts?golden=true``, ``fabricctl hosts
+    golden``)."""
+
+    clean_for: PositiveDuration = timedelta(days=14)
+    """How long every component of a host (its adapters' cables and ports, the host, the leaves it hangs from)
+    must have gone without a finding, and the service must have watched it, before the host is golden."""
+
+
 # --- the whole configuration -------------------------------------------------------------------------------
 
 
@@ -682,6 +691,7 @@ class ServiceConfig(BaseSettings):
     daemon: DaemonSection = DaemonSection()
     leader: LeaderSection = LeaderSection()
     api: ApiSection = ApiSection()
+    golden: GoldenSection = GoldenSection()
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

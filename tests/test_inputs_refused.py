@@ -53,6 +53,8 @@ def _cases(tmp_path: Path) -> list[tuple[str, list[str], dict[str, str]]]:
     (zero_snapshot / "links.json").write_text("[]")
     events = tmp_path / "event.log"
     events.write_text("2026-06-01 08:00:00.000 [1] [64] Info [Fabric] Switch [default / Switch: s1]: up\n")
+    runs = tmp_path / "runs.txt"
+    runs.write_text("fail pod01-node01 pod01-node02\n")
     credentials = tmp_path / "credentials"
     credentials.mkdir()
     (credentials / "FABRIC_UFM__PASSWORD").symlink_to(ZERO)
@@ -86,6 +88,9 @@ def _cases(tmp_path: Path) -> list[tuple[str, list[str], dict[str, str]]]:
         ("--ufm-secret-file", ["verify", *ufm, "--ufm-secret-file", ZERO], {}),
         ("--ufm-ca-bundle", ["verify", *ufm, "--ufm-ca-bundle", ZERO], password),
         ("a systemd credential", ["verify", *ufm], {"CREDENTIALS_DIRECTORY": str(credentials)}),
+        ("bisect RUNS", ["bisect", ZERO], {}),
+        ("bisect --plan", ["bisect", str(runs), "--plan", ZERO], {}),
+        ("hosts golden --plan", ["hosts", "golden", "--plan", ZERO, "--store", store], {}),
     ]
 
 

@@ -12,13 +12,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from fabric.api.plan_index import PlanIndex
 from fabric.config import ServiceConfig
 from fabric.controller.telemetry import SampleOutcome
 from fabric.store import Store
 from fabric.ufm.cursor import EventRead
+
+if TYPE_CHECKING:
+    from fabric.api.golden import GoldenIndex
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -187,3 +190,10 @@ class ApiContext:
     """The service's clock (the daemon's is UTC now; tests and the demo use the simulator's)."""
     ping_ufm: Callable[[], Awaitable[bool]] | None = None
     """``/readyz``'s UFM check (``None``: the runtime's last poll says)."""
+    golden: GoldenIndex = field(init=False)
+    """The golden set's index over the store's history (``fabric.api.golden``), built with the context."""
+
+    def __post_init__(self) -> None:
+        from fabric.api.golden import GoldenIndex  # it reads the models, which read this module
+
+        self.golden = GoldenIndex(self.index)

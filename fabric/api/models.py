@@ -13,6 +13,7 @@ from fabric.bounded import Instant
 from fabric.controller.telemetry import SampleOutcome
 from fabric.durations import parse_duration
 from fabric.remediation.domain import ComponentId, ComponentRecord, Finding
+from fabric.remediation.golden import History
 from fabric.remediation.muting import check_matcher
 from fabric.remediation.textlimits import BY_MAX, DURATION_MAX, MATCHER_MAX, REASON_MAX
 from fabric.store import BurninWindow, DecisionRecord, IntentRecord, OperatorRequest, Silence, TicketRecord
@@ -271,6 +272,39 @@ class HostHealth(_Model):
     healthy: bool
     reasons: list[str] = Field(description="Why it is not healthy, one line each (empty when healthy).")
     since: datetime | None = Field(description="Since when it has been unhealthy (the oldest reason).")
+
+
+class Reliability(_Model):
+    """A component's or a host's reliability history, from the store (a host: its components' summed)."""
+
+    findings: int = Field(description="Findings recorded.")
+    last_finding: datetime | None = Field(description="The newest finding's time (none recorded: null).")
+    tickets: int = Field(description="Tickets opened.")
+    repairs: int = Field(description="Tickets the ticket system resolved or closed.")
+    strikes: int = Field(description="Strikes: how often it broke again after a repair.")
+    quarantined: bool = Field(description="Quarantined at some time (broke too often).")
+
+
+def reliability(history: History) -> dict[str, Any]:
+    """``Reliability``'s fields from a ledger's ``History`` (for the models that extend it)."""
+    return {"findings": history.findings, "last_finding": history.last_finding, "tickets": history.tickets,
+            "repairs": history.repairs, "strikes": history.strikes, "quarantined": history.quarantined}
+
+
+class ComponentReliability(Reliability):
+    component: str
+
+
+class HostReliability(Reliability):
+    """A host of the golden set (``GET /hosts?golden=true``), or any host's history (``/hosts/{host}/history``)."""
+
+    host: str
+    golden: bool = Field(description="Healthy, never quarantined, clean for [golden] clean_for and watched as long.")
+    clean_since: datetime = Field(description="Its last finding, or when the service began watching if later.")
+    days_clean: int = Field(description="Whole days since clean_since.")
+    components: list[ComponentReliability] = Field(
+        default_factory=list, description="Its components with a history (its adapters' cables and ports, the "
+                                          "host, the leaves it hangs from); in the golden list, left empty.")
 
 
 # --- writes ------------------------------------------------------------------------------------------------

@@ -18,9 +18,11 @@ import typer
 from typer.core import TyperGroup
 
 from fabric.cli import (
+    bisect,
     burnin,
     config_cmd,
     demo,
+    hosts,
     identify,
     ops,
     plan,
@@ -67,6 +69,8 @@ _PARTS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], object]], ...] = (
     (("config",), lambda app: app.add_typer(config_cmd.config_app, name="config")),
     (("webhook",), lambda app: app.command()(webhook.webhook)),
     (("silence", "components", "store"), ops.register),
+    (("hosts",), hosts.register),
+    (("bisect",), lambda app: app.command()(bisect.bisect)),
 )
 """Each module's commands and groups, by the names they add, in the order ``fabricctl --help`` lists them."""
 

@@ -18,6 +18,8 @@ from topology.printable import visible_lines
 from topology.redact import redacted_url
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from fabric.store import Store
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
@@ -114,6 +116,20 @@ def limited(text: str, limit: int, option: str) -> str:
         return within(text, limit, option)
     except ValueError as exc:
         fail(str(exc))
+
+
+def positive_duration(text: str, option: str, zero: str) -> timedelta:
+    """``text`` read as a duration (``90m``, ``2d``): one line naming ``option`` and exit 2 when it is not one, or
+    ``option: zero`` when it is not longer than zero."""
+    from fabric.durations import parse_duration
+
+    try:
+        length = parse_duration(text)
+    except ValueError as exc:
+        fail(f"{option}: {exc}")
+    if length.total_seconds() <= 0:
+        fail(f"{option}: {zero}")
+    return length
 
 
 def print_rows(rows: list[dict[str, Any]], output_format: OutputFormat, line: Callable[[dict[str, Any]], str],

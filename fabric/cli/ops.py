@@ -35,6 +35,7 @@ from fabric.cli.common import (
     fail,
     limited,
     open_store,
+    positive_duration,
     print_json,
     print_rows,
 )
@@ -315,15 +316,9 @@ def silence_add(
 ) -> None:
     """Silence components for a while, now or in a maintenance window (planned work, a known-bad batch of optics)."""
     from fabric.api.models import SilenceOut
-    from fabric.durations import parse_duration
     from fabric.remediation.muting import check_matcher
 
-    try:
-        length = parse_duration(duration)
-    except ValueError as exc:
-        fail(f"--duration: {exc}")
-    if length.total_seconds() <= 0:
-        fail("--duration: a silence must last longer than zero")
+    length = positive_duration(duration, "--duration", "a silence must last longer than zero")
     try:
         check_matcher(matcher)
     except ValueError as exc:

@@ -80,7 +80,9 @@ def _health_router(prefix: str) -> APIRouter:
     async def metrics(request: Request) -> Response:
         registry: ApiMetrics = request.app.state.metrics
         engine: Callable[[], str] = request.app.state.engine_metrics
-        return Response(registry.render() + engine().encode(), media_type=CONTENT_TYPE_PROMETHEUS)
+        # in a worker thread: a gauge read at the scrape (the golden set's) reads the store
+        own = await asyncio.to_thread(registry.render)
+        return Response(own + engine().encode(), media_type=CONTENT_TYPE_PROMETHEUS)
 
     return router
 

@@ -191,6 +191,7 @@ async def _run(config: ServiceConfig, options: RunOptions, clock: Clock | Engine
             return refused
         apply_gc_policy()  # the index, start-up's, out of the collector's sight
         context = ApiContext(config=config, index=index, store=store, runtime=link, clock=clock.now)
+        metrics.watch_golden(lambda: context.golden.count(store, clock.now(), config.golden.clean_for))
         app = build_app(context, metrics, link.engine_metrics)
         server = _Server(ServerConfig(app, config.api.server_limits(), log_config=None, access_log=False,
                                       lifespan="off"))

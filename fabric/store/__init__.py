@@ -7,6 +7,7 @@ transaction, and ``Store.transaction()`` groups several.  See ``fabric.store.sch
 
 from fabric.remediation.muting import silence_matches
 from fabric.store._base import Fence
+from fabric.store._history import HistoryMark, HistoryRows
 from fabric.store._outbox import OutboxEntry, OutboxFigures, TicketWriteKind
 from fabric.store.core import ScopedStore, Store, Transaction, database_errors
 from fabric.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, SchemaReport
@@ -46,6 +47,8 @@ __all__ = [
     "DecisionRecord",
     "Delivery",
     "Fence",
+    "HistoryMark",
+    "HistoryRows",
     "IntentRecord",
     "IntentState",
     "InvalidTransitionError",

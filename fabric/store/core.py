@@ -31,6 +31,7 @@ from fabric.store._breaker import BreakerOps
 from fabric.store._burnin import BurninOps
 from fabric.store._control import ControlOps
 from fabric.store._fabrics import FabricOps
+from fabric.store._history import HistoryOps
 from fabric.store._intents import IntentOps
 from fabric.store._leadership import LeadershipOps, check_epoch
 from fabric.store._outbox import OutboxOps
@@ -70,7 +71,7 @@ def _begin(engine: Engine, fence: Fence | None) -> Iterator[Connection]:
 
 
 class _Operations(StateOps, IntentOps, TicketOps, ControlOps, ScopeOps, BreakerOps, BurninOps, RequestOps, OutboxOps,
-                  LeadershipOps, FabricOps):
+                  LeadershipOps, FabricOps, HistoryOps):
     """Every store operation; where it runs is up to ``_conn``."""
 
     would_be: bool = False

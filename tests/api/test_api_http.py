@@ -34,7 +34,8 @@ def test_over_real_http_an_encoded_component_a_text_list_and_a_write(served: str
 
 ROUTES = {
     ("get", "/status"), ("get", "/components"), ("get", "/components/{component_id}"), ("get", "/decisions"),
-    ("get", "/hosts/{host}/health"), ("get", "/hosts"), ("get", "/silences"), ("post", "/silences"),
+    ("get", "/hosts/{host}/health"), ("get", "/hosts/{host}/history"), ("get", "/hosts"), ("get", "/silences"),
+    ("post", "/silences"),
     ("delete", "/silences/{silence_id}"), ("post", "/resume"), ("post", "/components/{component_id}/clear"),
     ("post", "/reload"), ("post", "/webhooks/jira"), ("post", "/webhooks/generic"), ("get", "/tickets"),
     ("post", "/burnin"), ("get", "/burnin"),
