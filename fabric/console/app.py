@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from fabric.console import actions, fabric_page, pages
 from fabric.console.pages import UI
 from fabric.console.sessions import Sessions
+from fabric.jsonbody import strict_router
 
 ROUTES: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     ("GET", "/", pages.status_page),
@@ -32,7 +33,7 @@ ROUTES: tuple[tuple[str, str, Callable[..., Any]], ...] = (
 
 def console_router() -> APIRouter:
     """The console's routes; none in the API's OpenAPI document (they answer HTML)."""
-    router = APIRouter(include_in_schema=False)
+    router = strict_router(include_in_schema=False)  # (forms, but the one route class of every app)
     for method, path, endpoint in ROUTES:
         router.add_api_route(path, endpoint, methods=[method])
     return router
