@@ -37,7 +37,7 @@ def fabric_page(request: Request, context: ContextDep,
     index, status = context.index, context.runtime.status()
     with context.store.snapshot() as snapshot:
         records = snapshot.state_scope().components(None)
-    marks = cable_marks(index, records, status.guard)
+    marks = cable_marks(index, records, status.guard, isolating=context.config.ufm.method == "isolate")
     leaves = leaf_figures(index, status.guard)
     who = viewer(request, context)
     if pod is not None and index.layout.pod(pod) is None:
@@ -49,12 +49,16 @@ def fabric_page(request: Request, context: ContextDep,
                 styles=STYLES, guard=status.guard)
 
 
-def cable_marks(index: PlanIndex, records: dict[ComponentId, ComponentRecord], guard: GuardFigures
-                ) -> list[CableMark]:
-    """A mark for each planned cable in a drawn state, then for each cable down in UFM that no record explains."""
+def cable_marks(index: PlanIndex, records: dict[ComponentId, ComponentRecord], guard: GuardFigures, *,
+                isolating: bool = False) -> list[CableMark]:
+    """A mark for each planned cable in a drawn state, then for each cable down in UFM that no record explains.
+    ``isolating``: the site takes ports out by isolation (``[ufm] method = "isolate"``), so a cable automation
+    took out is drawn isolated: up, and carrying no data."""
     marks = []
     for component, record in records.items():
         state = DRAWN.get(record.lifecycle)
+        if isolating and state is CableState.DISABLED:
+            state = CableState.ISOLATED
         ends = index.link_devices(component.name) if component.kind is ComponentKind.LINK else None
         if state is not None and ends is not None:
             marks.append(CableMark(ends[0], ends[1], state, component.name))

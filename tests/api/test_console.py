@@ -174,3 +174,28 @@ def test_whatever_a_component_is_named_its_pages_show_the_name_as_text(console: 
         html = console.get(path).text
         assert "<img" not in html, path
         assert "&lt;img src=x onerror=alert(1)&gt;" in html, path
+
+
+def test_a_cable_taken_out_is_drawn_isolated_where_the_site_isolates(plan: Fabric) -> None:
+    """``[ufm] method = "isolate"``: automation's cables out are up and carry no data, and the picture says so;
+    a quarantined or awaiting-repair cable keeps the colour that says more."""
+    from datetime import UTC, datetime
+
+    from fabric.api.context import GuardFigures
+    from fabric.api.plan_index import plan_index
+    from fabric.console.fabric_page import cable_marks
+    from fabric.remediation.domain import ComponentId, ComponentKind, ComponentRecord, Lifecycle
+    from fabric.remediation.signals import link_id
+    from topology.picture.marks import CableState
+
+    index = plan_index(plan)
+    at = datetime(2026, 12, 7, tzinfo=UTC)
+    states = (Lifecycle.DISABLED, Lifecycle.QUARANTINED, Lifecycle.AWAITING_REPAIR)
+    records = {link_id(cable.key): ComponentRecord(lifecycle, at, "flap", "test")
+               for cable, lifecycle in zip(plan.cables, states, strict=False)}
+    records[ComponentId(ComponentKind.PORT, "nowhere/1")] = ComponentRecord(Lifecycle.DISABLED, at, "flap", "test")
+    for isolating, taken_out in ((False, CableState.DISABLED), (True, CableState.ISOLATED)):
+        drawn = {mark.cable: mark.state for mark in cable_marks(index, records, GuardFigures(), isolating=isolating)}
+        assert drawn == {link_id(plan.cables[0].key).name: taken_out,
+                         link_id(plan.cables[1].key).name: CableState.QUARANTINED,
+                         link_id(plan.cables[2].key).name: CableState.AWAITING_REPAIR}
