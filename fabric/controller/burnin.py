@@ -7,7 +7,8 @@ thresholds (``BurninSettings.strict``, no reset first): its findings are kept, t
 cycle at or after the window's end closes it: the survivors report (``fabric.remediation.burnin``) is stored with
 the window, and the window's findings go to that cycle's own step (``Pipeline.step(found=...)``), where the
 engine's policy decides on them with everything else, through the same correlation, guard, cap and breaker, and
-the engine carries out what it decides (in dry run: records it). No second rule engine decides anything.
+the engine carries out what it decides (in dry run: records it), except that none of them is reset first (a
+finding's ``no_reset``): the window's point is what fails under load. No second rule engine decides anything.
 
 The window's pipeline lives in the engine process: after a restart mid-window it is made again and handed first
 the events of UFM's history (as the engine read it at start) raised since the window opened, so a window judges the
@@ -102,7 +103,9 @@ class BurninWindows:
         log.info("burn-in window %d ended: %d of %d switches survived, %d finding(s) handed to the policy", window.id,
                  report["switches"]["survived"], len(switches), len(found))
         self._window, self._pipeline, self._found, self._alerted = None, None, {}, set()
-        return found
+        # Decided as the window judged them: no reset first (``BurninSettings.strict_policy``), whatever the
+        # service's own reset ladder does with its findings.
+        return [finding._replace(no_reset=True) for finding in found]
 
 
 def _time(event: Event) -> datetime:

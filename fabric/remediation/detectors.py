@@ -253,7 +253,7 @@ class Detectors:
         self.last_evidence[(component, rule)] = newest
         if NO_EVENT in evidence:  # a telemetry signal's: evidence names UFM events only
             evidence = [event for event in evidence if event != NO_EVENT]
-        return [_new_finding((component, rule, at, reason, tuple(evidence), ticket_only, never_auto_restore))]
+        return [_new_finding((component, rule, at, reason, tuple(evidence), ticket_only, never_auto_restore, False))]
 
     # --- windows -------------------------------------------------------------------------------------
 

@@ -140,6 +140,9 @@ class Finding(NamedTuple):
     """UFM event ids."""
     ticket_only: bool = False
     never_auto_restore: bool = False
+    no_reset: bool = False
+    """Taken out (guard permitting) without the reset ladder's reset first: a burn-in window's finding, which
+    failed under load and would pass a watch once the load is gone."""
 
 
 class ActionKind(StrEnum):

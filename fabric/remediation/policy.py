@@ -451,7 +451,7 @@ def _reset(cycle: Cycle, finding: Finding) -> bool:
     deferred as any other). The guard counts it out for the rest of the cycle: two links reset at once must fit
     together. Returns whether it was reset."""
     ladder, component = cycle.config.resets, finding.component
-    if not ladder.resets(finding.rule) or _ticket_only(cycle, finding) is not None:
+    if finding.no_reset or not ladder.resets(finding.rule) or _ticket_only(cycle, finding) is not None:
         return False
     cable, guard = cycle.context.cables[component], cycle.guard
     done = cycle.resets_of(component)

@@ -78,3 +78,23 @@ def test_one_window_at_a_time_and_a_dry_run_window_takes_nothing_out(tmp_path: P
         r.cycle()
         assert disabled_ports(r) == []
         assert r.store.get_request(first.id).outcome.startswith("dry run: burn-in window")
+
+
+def test_what_a_window_finds_is_taken_out_without_a_reset_first(tmp_path: Path) -> None:
+    """The service resets links first (the reset ladder); a burn-in's failures are taken out, guard permitting:
+    reset, they would pass a watch once the load is gone."""
+    from fabric.remediation.escalation import ResetLadder
+
+    with rig(TINY, tmp_path, resets=ResetLadder(max_resets=2)) as r:
+        with r.store.transaction() as tx:
+            tx.ask_burnin(timedelta(minutes=10), reason="bring-up", requested_by="ops")
+        r.cycle()
+        _weak_ports(r)
+        r.advance(10 * 60 + 30)
+        r.cycle()
+        r.advance(r.engine.settings.rules.immediate_settle.total_seconds())
+        r.cycle()
+        states = _states(r)
+        assert sorted(states[c] for c in UPLINKS) == [Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED]
+        assert Lifecycle.RESET not in states.values()
+        assert len(disabled_ports(r)) == 1
