@@ -245,6 +245,7 @@ ticket_send_interval = "{REAL_INTERVAL}"
 reconcile_interval = "1d"
 ticket_poll_interval = "1d"
 shutdown_wait = "30s"
+engine_niceness = 0
 
 [api]
 port = {self.port}

@@ -3,6 +3,7 @@ never came is healed by the ticket fallback poll, a job of its own."""
 
 from __future__ import annotations
 
+import re
 import signal
 from pathlib import Path
 
@@ -19,12 +20,13 @@ LINK = "core01-01/1"
 
 
 def _schedule(interval: str, poll: str) -> str:
-    return f'\n[daemon]\ninterval = "{interval}"\nticket_poll_interval = "{poll}"\nshutdown_wait = "20s"\n'
+    return (f'\n[daemon]\ninterval = "{interval}"\nticket_poll_interval = "{poll}"\nshutdown_wait = "20s"\n'
+            "engine_niceness = 0\n")
 
 
 def _config(tmp_path: Path, sim: SimulatorDriver, plan: Path, port: int, interval: str, poll: str) -> Path:
     config = write_config(tmp_path, sim.url, plan, port=port, dry_run=False)
-    text = config.read_text().replace('[daemon]\ninterval = "1s"\nshutdown_wait = "20s"\n', "")
+    text = re.sub(r"\[daemon\]\n(?:[^\[\n].*\n)*", "", config.read_text())  # the section, for ``_schedule``'s
     config.write_text(text + _schedule(interval, poll))
     return config
 
