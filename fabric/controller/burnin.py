@@ -53,6 +53,9 @@ class BurninWindows:
               down: frozenset[CableKey]) -> list[Finding]:
         """This cycle's part: a window asked for opened, the open one's events judged, one due closed. Returns the
         findings of a window that closed (for the cycle's own step), else none."""
+        # Only the first cycle after a start can find open a window that UFM's history (as read at start) holds
+        # events of; after it the list is dropped, not kept for the process's life (250,000 events at most).
+        history, self.history = self.history, ()
         window = self._window or self.store.running_burnin() or self._open(now, policy.dry_run)
         if window is None:
             return []
@@ -62,8 +65,7 @@ class BurninWindows:
                                       burnin.strict(rules), guard)
             assert window.started_at is not None
             opened = window.started_at
-            events = sorted([*(e for e in self.history if e.timestamp >= opened), *events], key=_time)
-            self.history = ()
+            events = sorted([*(e for e in history if e.timestamp >= opened), *events], key=_time)
         assert self._pipeline is not None
         if self._pipeline.view is not view:
             self._pipeline.rebase(view)
