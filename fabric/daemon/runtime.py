@@ -159,13 +159,19 @@ class DaemonRuntime:
 
     async def send_tickets(self) -> None:
         """The ticket writes due sent, beside whatever job runs on the engine (not ``_alone``: see
-        ``fabric.daemon.jobs``); the scheduler's ``max_instances=1`` keeps it to one run at a time."""
+        ``fabric.daemon.jobs``); the scheduler's ``max_instances=1`` keeps it to one run at a time. The clock is
+        read first only while no other job runs, and no job starts while it is read: a read in the middle of a
+        cycle would move the time that cycle is deciding at (the simulator's clock jumps when it is read), and the
+        cycle would act on events newer than its own time."""
         if self._stopping or self._status.starting:
             return
         self._sent.clear()  # no job id of its own: the ids number the jobs that run one at a time on the engine
         started = time.monotonic()
         try:
-            report = await self._engine_loop.run(self._synced(self.engine.send_tickets)())
+            if not self._one_at_a_time.locked():
+                async with self._one_at_a_time:  # taken at once: nothing awaits between the test and the take
+                    await self._engine_loop.run(self._sync())
+            report = await self._engine_loop.run(self.engine.send_tickets())
         except Exception as exc:
             self._failed(TICKET_SEND_JOB, exc, time.monotonic() - started)
         else:
