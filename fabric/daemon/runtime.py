@@ -170,7 +170,7 @@ class DaemonRuntime:
         try:
             if not self._one_at_a_time.locked():
                 async with self._one_at_a_time:  # taken at once: nothing awaits between the test and the take
-                    await self._engine_loop.run(self._sync())
+                    await self._engine_loop.run(self._read_clock())
             report = await self._engine_loop.run(self.engine.send_tickets())
         except Exception as exc:
             self._failed(TICKET_SEND_JOB, exc, time.monotonic() - started)
@@ -229,6 +229,9 @@ class DaemonRuntime:
         if restart:
             parts.append(f"not applied, they take a restart: {', '.join(restart)}")
         return _said("reload: " + "; ".join(parts) + "; silences are read at every cycle", warn=bool(restart))
+
+    async def _read_clock(self) -> None:
+        await self._sync()
 
     def _synced(self, work: Callable[[], Coroutine[Any, Any, T]]) -> Callable[[], Coroutine[Any, Any, T]]:
         """``work`` after the clock is read (the simulator's, for the demo and the tests; the system's: nothing)."""
