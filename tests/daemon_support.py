@@ -200,14 +200,24 @@ class LiveSetup:
 
 
 @contextmanager
-def live(plan_path: Path, tmp_path: Path, *, extra: str = "") -> Iterator[LiveSetup]:
-    """What a test that starts (and kills) live daemons of one fabric needs; it starts them with ``daemon``."""
+def live(plan_path: Path, tmp_path: Path, *, extra: str = "",
+         telemetry_every: int | None = None) -> Iterator[LiveSetup]:
+    """What a test that starts (and kills) live daemons of one fabric needs; it starts them with ``daemon``.
+    ``telemetry_every``: the daemon reads the simulator's UFM Telemetry every that many seconds."""
     db = tmp_path / "fabric.db"
     migrate(db)
     port = free_port()
     with simulator(plan_path) as sim:
+        if telemetry_every is not None:
+            extra += telemetry_section(sim.url, telemetry_every)
         yield LiveSetup(sim, write_config(tmp_path, sim.url, plan_path, port=port, dry_run=False, extra=extra), db,
                         port)
+
+
+def telemetry_section(url: str, every: int) -> str:
+    """The configuration that has the daemon read UFM Telemetry at ``url`` every ``every`` seconds."""
+    return f'[telemetry]\nenabled = true\nurl = "{url}"\ninterval = "{every}s"\n'
+
 
 
 def refused(config: Path, **env: str) -> tuple[int, str]:

@@ -434,8 +434,18 @@ class WindowFinding(_Model):
     reason: str
 
 
+class TelemetryCompared(_Model):
+    compared: bool = Field(description="Whether two UFM Telemetry samples of the window told the idle ports.")
+    first: datetime | None = Field(None, description="The first sample's time (the window's, or the first after "
+                                                      "a restart of the engine during it).")
+    last: datetime | None = Field(None, description="The newest sample's time, at or before the close.")
+    why: str | None = Field(None, description="Why none were compared (no UFM Telemetry read, too few samples).")
+
+
 class SurvivorsReport(_Model):
     ports: PortTotals
+    telemetry: TelemetryCompared | None = Field(
+        None, description="The samples the idle ports were told from (null: a window judged by an earlier version).")
     switches: SwitchTotals
     by_switch: list[SwitchSurvival]
     not_survived: list[PortOutcome]

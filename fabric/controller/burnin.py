@@ -13,17 +13,30 @@ finding's ``no_reset``): the window's point is what fails under load. No second 
 The window's pipeline lives in the engine process: after a restart mid-window it is made again and handed first
 the events of UFM's history (as the engine read it at start) raised since the window opened, so a window judges the
 same events whether or not the engine restarted during it (the pipeline counts each event once).
+
+Where the engine reads UFM Telemetry, each sample read while the window is open (``sampled``) keeps its received
+packets per port: the window's first sample and its newest tell, at the close, the planned ports that carried no
+traffic (``idle``, ``fabric.remediation.burnin.idle_ends``). A restart mid-window starts that comparison again from
+the first sample after it (the counts are not stored: 200,000 ports on the largest fabric); the report says which
+samples it compared, or why it compared none.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fabric.remediation.burnin import BurninSettings, WindowFacts, failures_found, report_dict, survivors
+from fabric.remediation.burnin import (
+    BurninSettings,
+    WindowFacts,
+    failures_found,
+    idle_ends,
+    report_dict,
+    survivors,
+)
 from fabric.remediation.domain import ComponentId, Finding
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import PolicyConfig
@@ -34,7 +47,18 @@ from fabric.ufm.models import Event
 from topology.guard import CableKey, GuardSettings
 from topology.model import End
 
+if TYPE_CHECKING:  # numpy comes with the first sample, not with the engine
+    from fabric.telemetry.sample import Sample
+
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PacketCount:
+    """One UFM Telemetry sample's received packets, by UFM's port name."""
+
+    time: datetime
+    packets: dict[str, int]
 
 
 class BurninWindows:
@@ -47,12 +71,29 @@ class BurninWindows:
         self._down: frozenset[CableKey] = frozenset()
         self.history: Sequence[Event] = ()
         """UFM's events as the engine read them at start: a window found open judges those raised since it opened."""
+        self._first: PacketCount | None = None
+        self._last: PacketCount | None = None
+        """The open window's first and newest UFM Telemetry samples' received packets."""
+
+    @property
+    def open(self) -> bool:
+        """Whether a window is open (and wants UFM Telemetry's samples, ``sampled``)."""
+        return self._window is not None
+
+    def sampled(self, sample: Sample) -> None:
+        """A UFM Telemetry sample read while the window is open: the first is kept, and the newest."""
+        count = PacketCount(sample.time, sample.received_packets())
+        if self._first is None:
+            self._first = count
+        else:
+            self._last = count
 
     def cycle(self, view: FabricView, events: Sequence[Event], now: datetime, *, burnin: BurninSettings,
               policy: PolicyConfig, rules: RuleSettings, guard: GuardSettings,
-              down: frozenset[CableKey]) -> list[Finding]:
+              down: frozenset[CableKey], telemetry: bool) -> list[Finding]:
         """This cycle's part: a window asked for opened, the open one's events judged, one due closed. Returns the
-        findings of a window that closed (for the cycle's own step), else none."""
+        findings of a window that closed (for the cycle's own step), else none. ``telemetry``: whether the engine
+        reads UFM Telemetry (``sampled``), which the report says."""
         # Only the first cycle after a start can find open a window that UFM's history (as read at start) holds
         # events of; after it the list is dropped, not kept for the process's life (250,000 events at most).
         history, self.history = self.history, ()
@@ -61,6 +102,7 @@ class BurninWindows:
             return []
         if window is not self._window:  # opened now, or found open after a restart
             self._window, self._found, self._alerted, self._down = window, {}, set(), down
+            self._first = self._last = None
             self._pipeline = Pipeline(view, replace(burnin.strict_policy(policy), dry_run=True),
                                       burnin.strict(rules), guard)
             assert window.started_at is not None
@@ -76,7 +118,7 @@ class BurninWindows:
         assert window.ends_at is not None
         if now < window.ends_at:
             return []
-        return self._close(window, view, now)
+        return self._close(window, view, now, burnin.min_packets, telemetry)
 
     def _open(self, now: datetime, dry_run: bool) -> BurninWindow | None:
         asked = self.store.pending_requests(RequestKind.BURNIN)
@@ -92,12 +134,17 @@ class BurninWindows:
                  request.requested_by, request.reason)
         return window
 
-    def _close(self, window: BurninWindow, view: FabricView, now: datetime) -> list[Finding]:
+    def _close(self, window: BurninWindow, view: FabricView, now: datetime, min_packets: int,
+               telemetry: bool) -> list[Finding]:
         found = sorted(self._found.values(), key=lambda f: (f.at, f.component))
+        first, last = self._first, self._last
+        idle = frozenset() if first is None or last is None else idle_ends(
+            view.resolver.ports, first.packets, last.packets, min_packets)
         ports, switches = survivors(view.plan, view.context, failures_found(found),
-                                    WindowFacts(self._down, alerted=frozenset(self._alerted)))
+                                    WindowFacts(self._down, idle, frozenset(self._alerted)))
         report: dict[str, Any] = {
             **report_dict(ports, switches),
+            "telemetry": self._compared(telemetry),
             "findings": [{"component": str(f.component), "rule": f.rule, "at": f.at.isoformat(), "reason": f.reason}
                          for f in found],
         }
@@ -105,9 +152,19 @@ class BurninWindows:
         log.info("burn-in window %d ended: %d of %d switches survived, %d finding(s) handed to the policy", window.id,
                  report["switches"]["survived"], len(switches), len(found))
         self._window, self._pipeline, self._found, self._alerted = None, None, {}, set()
+        self._first = self._last = None
         # Decided as the window judged them: no reset first (``BurninSettings.strict_policy``), whatever the
         # service's own reset ladder does with its findings.
         return [finding._replace(no_reset=True) for finding in found]
+
+    def _compared(self, telemetry: bool) -> dict[str, Any]:
+        """Which UFM Telemetry samples the ``idle`` ports were told from, or why none were."""
+        first, last = self._first, self._last
+        if first is not None and last is not None:
+            return {"compared": True, "first": first.time.isoformat(), "last": last.time.isoformat()}
+        why = ("fewer than two UFM Telemetry samples were read while the window was open (since the engine's "
+               "restart, if it restarted during it)") if telemetry else "the engine reads no UFM Telemetry"
+        return {"compared": False, "why": f"{why}: no port told idle"}
 
 
 def _time(event: Event) -> datetime:

@@ -400,7 +400,8 @@ class Engine:
         undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.view, self.store)
         settings = self.settings
         burnin = self.burnin.cycle(self.view, new_events, now, burnin=settings.burnin, policy=settings.policy,
-                                   rules=settings.rules, guard=settings.guard, down=self._down())
+                                   rules=settings.rules, guard=settings.guard, down=self._down(),
+                                   telemetry=self.telemetry is not None)
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
                                   failed_repairs=self._failed_repairs(now, report), samples=samples,
                                   undone_resets=undone, resets_unsettled=unsettled, found=burnin)
@@ -435,7 +436,8 @@ class Engine:
         clock); its conditions go to this cycle's step, or wait with the events while readings are refused."""
         if self.telemetry is None or self.view is None or not self.telemetry.due(now):
             return
-        report.telemetry, verdict = await self.telemetry.poll(self.view, now)
+        report.telemetry, verdict = await self.telemetry.poll(
+            self.view, now, keep=self.burnin.sampled if self.burnin.open else None)
         if verdict is not None:
             self._samples.append(verdict)
 

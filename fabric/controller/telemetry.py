@@ -27,6 +27,7 @@ from fabric.telemetry.settings import TelemetrySettings
 from fabric.ufm.errors import UfmError
 
 if TYPE_CHECKING:  # numpy and pyarrow are imported when the first sample is judged, not with the engine
+    from fabric.telemetry.sample import Sample
     from fabric.telemetry.window import TelemetryWindow
 
 log = logging.getLogger(__name__)
@@ -79,9 +80,12 @@ class TelemetryFeed:
         UFM Telemetry that does not answer is asked again an interval later, not at every cycle)."""
         return self._last_read is None or now - self._last_read >= self.interval
 
-    async def poll(self, view: FabricView, now: datetime) -> tuple[SampleOutcome, SampleVerdict | None]:
+    async def poll(self, view: FabricView, now: datetime, *,
+                   keep: Callable[[Sample], None] | None = None) -> tuple[SampleOutcome, SampleVerdict | None]:
         """Read, parse and judge one sample; the verdict only for an accepted sample (with conditions or not: the
-        policy learns from it how far telemetry has judged)."""
+        policy learns from it how far telemetry has judged). ``keep``: handed every sample whose time moved,
+        whatever the gate made of its thresholds (a burn-in window's packet counts: ``partial`` or
+        ``implausible`` says nothing against the ports it holds)."""
         from fabric.telemetry.parse import parse_sample
 
         self._last_read = now
@@ -90,9 +94,12 @@ class TelemetryFeed:
         except UfmError as exc:
             return self._said(SampleOutcome(now, UNREACHABLE, f"unreachable: no sample read: {exc}")), None
         try:
-            verdict = self._window_for(view).observe(parse_sample(body, self.source))
+            sample = parse_sample(body, self.source)
+            verdict = self._window_for(view).observe(sample)
         except TelemetryInputError as exc:
             return self._said(SampleOutcome(now, REFUSED, f"refused: sample skipped: {exc}")), None
+        if keep is not None and verdict.verdict is not Verdict.STALE:
+            keep(sample)
         outcome = self._said(SampleOutcome(now, verdict.verdict.value, verdict.reason, verdict.time,
                                            len(verdict.conditions)))
         return outcome, verdict if verdict.verdict is Verdict.ACCEPTED else None

@@ -120,6 +120,21 @@ class WindowFacts:
     """Ends UFM raised a utilisation alert on."""
 
 
+def idle_ends(ports: Mapping[str, End], first: Mapping[str, int], last: Mapping[str, int],
+              least: int) -> frozenset[End]:
+    """The planned ends (``ports``: UFM's port names resolved to them) whose received packets grew by less than
+    ``least`` between two samples of UFM Telemetry (a counter that went back was reset: what it counts since is the
+    growth); an end in only one of the samples is not judged."""
+    idle: set[End] = set()
+    for name, end in ports.items():
+        before, after = first.get(name), last.get(name)
+        if before is not None and after is not None:
+            grown = after - before if after >= before else after
+            if grown < least:
+                idle.add(end)
+    return frozenset(idle)
+
+
 def failures_decided(decided: Iterable[Decided]) -> dict[ComponentId, list[str]]:
     """The components the policy acted on as faulty (``FAILING``), each with what it did and by which rule."""
     failures: dict[ComponentId, list[str]] = defaultdict(list)

@@ -22,12 +22,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fabric.config import ServiceConfig
-from fabric.remediation.burnin import Decided, PortReport, SwitchReport, WindowFacts, failures_decided, survivors
+from fabric.remediation.burnin import (
+    Decided,
+    PortReport,
+    SwitchReport,
+    WindowFacts,
+    failures_decided,
+    idle_ends,
+    survivors,
+)
 from fabric.remediation.domain import ActionKind, ComponentId
 from fabric.remediation.view import FabricView, build_view
 from fabric.replay.events import BY_TIME, LoadedEvents
 from fabric.replay.run import ReplayModel, replay
-from fabric.telemetry.columns import Counter
 from fabric.ufm.client import UfmClient
 from fabric.ufm.cursor import EventCursor
 from fabric.ufm.snapshot import read_topology, spooled_topology
@@ -73,8 +80,7 @@ async def watch_window(ufm: UfmClient, plan: Fabric, config: ServiceConfig, dura
     burnin = config.burnin.build()
     idle: frozenset[End] = frozenset()
     if first is not None and last is not None:
-        idle = _idle(view, _packets(first.port_names(), first.counters[Counter.RCV_PACKETS].tolist()),
-                     _packets(last.port_names(), last.counters[Counter.RCV_PACKETS].tolist()), burnin.min_packets)
+        idle = idle_ends(view.resolver.ports, first.received_packets(), last.received_packets(), burnin.min_packets)
     alerted = frozenset(end for event in events if event.event_id in burnin.utilisation_events
                         and (end := view.resolver.ports.get(event.object_name or "")) is not None)
     judged = replay(ReplayModel(plan, view, SOURCE, down),
@@ -95,24 +101,6 @@ async def _read_view(ufm: UfmClient, plan: Fabric) -> tuple[FabricView, frozense
     return view, frozenset(view.plan_keys - view.live_cables(actual))
 
 
-def _packets(names: list[str], counts: list[int]) -> dict[str, int]:
-    return dict(zip(names, counts, strict=True))
-
-
-def _idle(view: FabricView, first: dict[str, int], last: dict[str, int], least: int) -> frozenset[End]:
-    """The planned ends whose received packets grew by less than ``least`` between the samples (a counter that went
-    back was reset: what it counts since is the growth); ends in only one sample are not judged."""
-    idle: set[End] = set()
-    for name, end in view.resolver.ports.items():
-        if name in first and name in last:
-            before, after = first[name], last[name]
-            grown = after - before if after >= before else after
-            if grown < least:
-                idle.add(end)
-    return frozenset(idle)
-
-
 def _decided(entries: Iterable[dict[str, Any]]) -> list[Decided]:
     return [Decided(ComponentId.parse(entry["component"]), ActionKind(entry["action"]), entry["rule"],
                     entry["reason"]) for entry in entries if "component" in entry]
-

@@ -6,7 +6,8 @@ lower case (``Node_GUID`` and ``Port_Number`` make the REST port name, as NVIDIA
 cumulative counters. What moves them:
 
 - packets at ``utilisation`` of the port's cabled rate (width x speed) in ``packet_bytes`` packets, while the link
-  is up and neither end is isolated (an isolated link stays up; the subnet manager routes around it);
+  is up, neither end is isolated (an isolated link stays up; the subnet manager routes around it) and no
+  ``no_traffic`` step quietened it (a workload that does not reach it);
 - symbol errors at the port's BER (the fabric's ``background_ber`` unless a step set one) times the bits the line
   carries while it is up;
 - Link_Down_IB: on both ends each time a link goes down, but on an end disabled by hand (a disable is not a
@@ -90,6 +91,8 @@ class Telemetry:
             self._prefix[port] = f"{guid},,{guid},{guid},{ref.number},"
         self.touched: dict[str, PortCounters] = {}
         """Ports with counters of their own; every other port is its rate's template."""
+        self.quiet: set[str] = set()
+        """Ports whose links carry no packets though they are up (``no_traffic``: a workload that misses them)."""
 
     def seconds(self, when: datetime) -> float:
         """Simulated seconds from the counters' zero to ``when``."""
@@ -131,9 +134,18 @@ class Telemetry:
         if link is None or not fabric.link_up(link):
             return 0.0, 0.0
         bps = self._rate[port]
-        if link.a in fabric.isolated or link.b in fabric.isolated:
+        if link.a in fabric.isolated or link.b in fabric.isolated or port in self.quiet:
             return bps, 0.0
         return bps, self._packets(bps)
+
+    def set_quiet(self, ports: Iterable[str], quiet: bool, when: datetime) -> None:
+        """``ports`` carry no packets from ``when`` (``quiet``) or carry again as their links do."""
+        listed = list(ports)
+        if quiet:
+            self.quiet.update(listed)
+        else:
+            self.quiet.difference_update(listed)
+        self.links_changed(listed, (), when)
 
     def bump_link_downs(self, ports: Iterable[str], count: int) -> None:
         """Link_Down_IB moves on ``ports`` though UFM saw no link change (a flap while UFM was restarting)."""

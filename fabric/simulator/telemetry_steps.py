@@ -10,6 +10,8 @@
 |                       | link change UFM sees (a flap while UFM was restarting)                              |
 | `module_temperature`  | the port's module at `temperature`, or `rise` degrees warmer                        |
 | `counter_reset`       | every port of the switch counts from 0 again, its links stay up                     |
+| `no_traffic`          | the link of `port` stays up but carries no packets (a burn-in workload that misses  |
+|                       | it), for `duration` (0: until the end)                                              |
 | `telemetry_stale`     | the answer frozen as it is now (timestamp and counters), for `duration`/`requests`  |
 | `telemetry_missing`   | rows left out: `ports`, `count` random ports or a `switch`'s ports                  |
 | `telemetry_malformed` | `how`: `bad_header`, `text_in_number` or `truncated` (``telemetry_faults.py``)      |
@@ -125,6 +127,23 @@ class CounterReset(Step):
 
 
 @dataclass(slots=True)
+class NoTraffic(Step):
+    kind: ClassVar[str] = "no_traffic"
+    port: str = "random:switch"
+    duration: float = field(default=0.0, metadata=DURATION)
+
+    def apply(self, state: SimState) -> None:
+        port = state.resolve_port(self.port)
+        peer = state.fabric.peer_of(port)
+        ports = [port] if peer is None else [port, peer]
+        telemetry = state.telemetry
+        telemetry.set_quiet(ports, True, state.now())
+        if self.duration > 0:
+            state.schedule(self.duration, f"no_traffic {port} over",
+                           lambda: telemetry.set_quiet(ports, False, state.now()))
+
+
+@dataclass(slots=True)
 class _FeedFault(Step):
     """A fault of the telemetry answer, for ``duration``, ``requests`` answers, both, or until cleared."""
 
@@ -187,4 +206,4 @@ class TelemetryMalformed(_FeedFault):
 
 
 TELEMETRY_STEPS: tuple[type[Step], ...] = (BerRamp, DropBurst, LinkDownCounter, ModuleTemperature, CounterReset,
-                                           TelemetryStale, TelemetryMissing, TelemetryMalformed)
+                                           NoTraffic, TelemetryStale, TelemetryMissing, TelemetryMalformed)

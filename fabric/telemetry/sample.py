@@ -55,3 +55,8 @@ class Sample:
         guids = [f"{guid:016x}" for guid in self.guids.tolist()]
         return [f"{guids[index]}_{number}" for index, number in zip(self.guid_index.tolist(),
                                                                     self.port_numbers.tolist(), strict=True)]
+
+    def received_packets(self) -> dict[str, int]:
+        """Each row's port (``port_names``) and its received packets (``PortRcvPktsExtended``): what a burn-in
+        window compares between its first and last samples to tell a port that carried no traffic."""
+        return dict(zip(self.port_names(), self.counters[Counter.RCV_PACKETS].tolist(), strict=True))

@@ -57,5 +57,6 @@ def test_the_survivors_report_is_documented(app: FastAPI) -> None:
     listed = document["paths"]["/api/v1/burnin"]["get"]["responses"]["200"]["content"]["application/json"]
     assert listed["schema"]["items"]["$ref"].endswith("/BurninWindowOut")
     assert set(schemas["SurvivorsReport"]["properties"]) == {"ports", "switches", "by_switch", "not_survived",
-                                                             "utilisation_alerts", "findings"}
+                                                             "utilisation_alerts", "findings", "telemetry"}
+    assert set(schemas["TelemetryCompared"]["properties"]) == {"compared", "first", "last", "why"}
     assert set(schemas["PortTotals"]["properties"]) == {"survived", "failed", "down", "idle"}

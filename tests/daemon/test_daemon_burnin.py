@@ -1,5 +1,6 @@
-"""``POST /api/v1/burnin`` on the real daemon (two processes, live mode) against a simulated UFM: a window whose weak
-ports only its stricter thresholds find, its survivors report, and the failed taken out through the same guard."""
+"""``POST /api/v1/burnin`` on the real daemon (two processes, live mode, reading UFM Telemetry) against a simulated
+UFM: a window whose weak ports only its stricter thresholds find, a link the workload missed told idle from the
+telemetry samples read during the window, its survivors report, and the failed taken out through the same guard."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ def _windows(api: str) -> list[dict[str, Any]]:
 
 def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allows(tiny_plan: Path,
                                                                                     tmp_path: Path) -> None:
-    with live(tiny_plan, tmp_path) as setup, daemon(setup.config, setup.port, tmp_path / "daemon.log",
-                                                    FABRIC_API__ADMIN_TOKEN=ADMIN_TOKEN) as running:
+    with live(tiny_plan, tmp_path, telemetry_every=60) as setup, daemon(
+            setup.config, setup.port, tmp_path / "daemon.log", FABRIC_API__ADMIN_TOKEN=ADMIN_TOKEN) as running:
         running.wait_for("a first cycle", lambda: running.cycles() >= 1)
         body = {"by": "bring-up", "reason": "new pods 1-2", "duration": "10m"}
         refused = httpx.post(f"{running.api}/api/v1/burnin", json=body, timeout=10)
@@ -46,15 +47,24 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
         # One error event each: below the service's own threshold (three), so nothing is decided during the window.
         assert _components(running.api) == {}
 
-        setup.sim.advance(10 * 60, at_next_read=True)  # past the window's end: the next cycle closes it
+        setup.sim.advance(90, at_next_read=True)  # a UFM Telemetry sample is due: the window's first
+        target = running.cycles() + 2
+        running.wait_for("a sample read in the window", lambda: running.cycles() >= target)
+        setup.sim.advance(10 * 60, at_next_read=True)  # past the window's end: the next cycle closes it (a sample)
         running.wait_for("the window's report", lambda: _windows(running.api)[0]["ended_at"] is not None)
         (window,) = _windows(running.api)
         assert window["id"] == window_id and window["dry_run"] is False
         report = window["report"]
-        assert {p["port"] for p in report["not_survived"]} == {
-            "pod01-leaf01/Port 1", "pod01-leaf01/Port 5", "pod01-leaf01/Port 7", "pod01-spine01/Port 1",
-            "pod01-spine02/Port 1"}
+        by_verdict: dict[str, set[str]] = {}
+        for entry in report["not_survived"]:
+            by_verdict.setdefault(entry["verdict"], set()).add(entry["port"])
+        assert by_verdict == {
+            "failed": {"pod01-leaf01/Port 1", "pod01-leaf01/Port 5", "pod01-leaf01/Port 7", "pod01-spine01/Port 1",
+                       "pod01-spine02/Port 1"},
+            "idle": {"pod02-leaf02/Port 5", "pod02-spine01/Port 3"},  # the link no traffic crossed, both ends
+        }
         assert report["ports"]["failed"] == 5 and report["switches"] == {"survived": 9, "failed": 3}
+        assert report["telemetry"]["compared"] is True, report["telemetry"]
         assert report["utilisation_alerts"] == ["pod02-leaf01/Port 5"]
         assert {f["component"] for f in report["findings"]} == UPLINKS | {HOST_LINK}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from daemon_support import PASSWORD, Daemon, daemon, migrate, simulator, write_config
+from daemon_support import PASSWORD, Daemon, daemon, migrate, simulator, telemetry_section, write_config
 
 from fabric.simulator.driver import SimulatorDriver
 from fabric.simulator.server import free_port
@@ -64,7 +64,7 @@ def feed(tiny_plan: Path, tmp_path: Path) -> Iterator[Feed]:
     port = free_port()
     with simulator(tiny_plan) as sim:
         config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False,
-                              extra=f'[telemetry]\nenabled = true\nurl = "{sim.url}"\ninterval = "{SAMPLE_EVERY}s"\n')
+                              extra=telemetry_section(sim.url, SAMPLE_EVERY))
         with daemon(config, port, tmp_path / "daemon.log") as running:
             running.wait_for("a first cycle", lambda: running.cycles() >= 1)
             yield Feed(running, sim)
@@ -134,7 +134,7 @@ def test_a_ber_ramp_is_reset_once_then_isolated_and_ticketed(tiny_plan: Path, tm
     port = free_port()
     with simulator(tiny_plan) as sim:
         config = write_config(tmp_path, sim.url, tiny_plan, port=port, dry_run=False, max_resets=2,
-                              extra=f'[telemetry]\nenabled = true\nurl = "{sim.url}"\ninterval = "{SAMPLE_EVERY}s"\n')
+                              extra=telemetry_section(sim.url, SAMPLE_EVERY))
         config.write_text(config.read_text().replace('[ufm]\n', '[ufm]\nmethod = "isolate"\n'))
         with daemon(config, port, tmp_path / "daemon.log") as running:
             running.wait_for("a first cycle", lambda: running.cycles() >= 1)

@@ -52,6 +52,8 @@ def test_a_window_judges_what_came_before_a_restart_and_the_guard_decides(tmp_pa
             str(link_id(next(c.key for c in TINY.cables if {c.a.device, c.b.device}
                              == {"pod01-leaf01", "pod01-node01 mlx5_0"})))}
         assert window.report["ports"]["failed"] == 5
+        assert window.report["telemetry"] == {"compared": False,
+                                              "why": "the engine reads no UFM Telemetry: no port told idle"}
 
         r.advance(r.engine.settings.rules.immediate_settle.total_seconds())
         r.cycle()  # the uplinks were held a minute for the correlation: now the guard decides

@@ -130,6 +130,21 @@ def test_a_counter_reset_clears_every_port_of_the_switch_and_only_those(sim: Sim
     assert count(sample(sim)[min(ports)], "PortRcvPktsExtended") == math.floor(PACKETS_A_SECOND * 10)
 
 
+def test_no_traffic_stops_both_ends_packets_for_its_duration_and_the_link_stays_up(sim: Sim) -> None:
+    port = sim.state.resolve_port("pod01-leaf01/5")
+    peer = sim.state.fabric.peer_of(port) or ""
+    sim.advance(60)
+    sim.inject(fault="no_traffic", port="pod01-leaf01/5", duration="2m")
+    sim.advance(60)
+    rows = sample(sim)
+    moving = math.floor(PACKETS_A_SECOND * 120)
+    assert [count(rows[p], "PortRcvPktsExtended") for p in (port, peer)] == [math.floor(PACKETS_A_SECOND * 60)] * 2
+    assert count(rows[sim.state.resolve_port("pod01-leaf01/7")], "PortRcvPktsExtended") == moving
+    assert sim.event_ids() == []  # UFM saw nothing: the link is up
+    sim.advance(120)  # one minute more without, then a minute with
+    assert count(sample(sim)[port], "PortRcvPktsExtended") == moving
+
+
 def test_a_rebooted_switch_is_absent_while_down_and_counts_from_zero_when_back(sim: Sim) -> None:
     guid = sim.state.resolve_node("pod01-spine02", switch=True)
     ports = set(sim.state.fabric.system_ports[guid])
@@ -307,6 +322,7 @@ _STEPS = st.one_of(
     st.just({"fault": "host_reboot", "count": 1, "downtime": "1m"}),
     st.just({"fault": "unhealthy", "port": "random"}),
     st.builds(lambda name: {"fault": "counter_reset", "switch": name}, st.sampled_from(_SWITCHES)),
+    st.just({"fault": "no_traffic", "port": "random", "duration": "3m"}),
 )
 
 
