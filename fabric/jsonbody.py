@@ -5,24 +5,33 @@ FastAPI decodes a route's JSON body itself, with ``json.loads``: a body naming `
 route as its second value. ``StrictJsonRoute`` is the route class of every router (``strict_router``,
 ``strict_app``): the request its handler sees decodes JSON with the project's decoder, and a body it refuses is a 400
 whose detail names the problem and the field (``body: matcher: duplicate key 'matcher'``), before any validation.
-A route that reads its body by hand calls ``json_body``, which answers the same way.
+A route that reads its body by hand calls ``json_body``, which answers the same way. A client that goes away before
+its body is read (a webhook sender that timed out, a daemon killed in the middle of a write) ends the request with
+one debug line (``CLIENT_CLOSED``), not an "Exception in ASGI application" traceback in the server's log.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.routing import APIRoute
+from starlette.requests import ClientDisconnect
 
 from topology import strictjson
 from topology.strictjson import JsonError
 
-__all__ = ["BAD_BODY", "StrictJsonRequest", "StrictJsonRoute", "json_body", "strict_app", "strict_router"]
+__all__ = ["BAD_BODY", "CLIENT_CLOSED", "StrictJsonRequest", "StrictJsonRoute", "json_body", "strict_app",
+           "strict_router"]
 
 BAD_BODY = 400
 """A body that is not JSON, or JSON no reader should trust; 422 stays for JSON of the wrong shape."""
+CLIENT_CLOSED = 499
+"""The status a request whose client went away before its body was read ends with (nginx's; nobody receives it)."""
+
+log = logging.getLogger(__name__)
 
 
 def _refused(exc: JsonError) -> HTTPException:
@@ -77,7 +86,13 @@ def strict_app(**options: Any) -> FastAPI:
     keep their route class, so theirs come from ``strict_router``."""
     app = FastAPI(**options)
     app.router.route_class = StrictJsonRoute
+    app.add_exception_handler(ClientDisconnect, _client_gone)
     return app
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    log.debug("%s %s: the client went away before its body was read", request.method, request.url.path)
+    return Response(status_code=CLIENT_CLOSED)
 
 
 async def json_body(request: Request, *, empty: Any = None) -> Any:

@@ -3,16 +3,17 @@ deep) is a 400 naming the field, and changes nothing; every route of every app r
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator
 
 import httpx
 import pytest
 from api_support import TOKEN
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
-from fabric.jsonbody import StrictJsonRoute
+from fabric.jsonbody import CLIENT_CLOSED, StrictJsonRoute, json_body, strict_app
 from fabric.store import Store
 
 ADMIN = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
@@ -103,3 +104,28 @@ def test_every_route_of_every_app_reads_json_strictly() -> None:
         assert routes, name
         loose = [route.path for route in routes if not isinstance(route, StrictJsonRoute)]
         assert loose == [], name
+
+
+def test_a_client_gone_before_its_body_is_read_ends_the_request_without_a_traceback() -> None:
+    """A daemon killed while it writes to UFM (the chaos run), a webhook sender that timed out: the server's log
+    had an "Exception in ASGI application" traceback for each."""
+    app = strict_app()
+
+    @app.put("/body")
+    async def put_body(request: Request) -> dict[str, object]:
+        return {"read": await json_body(request)}
+
+    sent: list[dict[str, object]] = []
+
+    async def gone() -> dict[str, object]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "PUT", "scheme": "http",
+             "path": "/body", "raw_path": b"/body", "query_string": b"", "root_path": "",
+             "headers": [(b"content-type", b"application/json"), (b"content-length", b"100")],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2)}
+    asyncio.run(app(scope, gone, send))  # type: ignore[arg-type]
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == CLIENT_CLOSED
