@@ -188,12 +188,13 @@ class FindingOut(_Model):
     evidence: list[int] = Field(description="UFM event ids.")
     ticket_only: bool
     never_auto_restore: bool
+    no_reset: bool = Field(description="Taken out without the reset ladder's reset first (a burn-in window's).")
 
     @classmethod
     def of(cls, finding: Finding) -> Self:
         return cls(component=str(finding.component), rule=finding.rule, at=finding.at, reason=finding.reason,
                    evidence=list(finding.evidence), ticket_only=finding.ticket_only,
-                   never_auto_restore=finding.never_auto_restore)
+                   never_auto_restore=finding.never_auto_restore, no_reset=finding.no_reset)
 
 
 class Decision(_Model):

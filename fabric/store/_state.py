@@ -49,6 +49,7 @@ def _finding(row: RowMapping) -> Finding:
         evidence=tuple(int(x) for x in row["evidence"]),
         ticket_only=bool(row["ticket_only"]),
         never_auto_restore=bool(row["never_auto_restore"]),
+        no_reset=bool(row["no_reset"]),
     )
 
 
@@ -62,6 +63,7 @@ def _finding_values(fabric: str, finding: Finding) -> dict[str, Any]:
         "evidence": [int(x) for x in finding.evidence],
         "ticket_only": finding.ticket_only,
         "never_auto_restore": finding.never_auto_restore,
+        "no_reset": finding.no_reset,
     }
 
 

@@ -231,6 +231,10 @@ def _v10_burnin_windows(conn: Connection) -> None:
     v10.create_all(conn)
 
 
+def _v11_finding_no_reset(conn: Connection) -> None:
+    add_column(conn, "findings", sa.Column("no_reset", sa.Boolean, nullable=False, server_default=sa.false()))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "findings keep the ticket_only and never_auto_restore flags", _v2_finding_flags),
     Migration(3, "components keep the rule that put them in their state and whether they may be auto-restored",
@@ -247,6 +251,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               "engine process through the store", _v9_request_instance),
     Migration(10, "burn-in windows: asked for by an operator request, opened and judged by the engine, their "
               "survivors report kept", _v10_burnin_windows),
+    Migration(11, "findings keep no_reset: a burn-in window's finding held to settle across a restart is still taken "
+              "out without a reset first", _v11_finding_no_reset),
 )
 
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

@@ -78,6 +78,8 @@ findings = sa.Table(
     # added in version 2
     sa.Column("ticket_only", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("never_auto_restore", sa.Boolean, nullable=False, server_default=sa.false()),
+    # added in version 11
+    sa.Column("no_reset", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Index("ix_findings_component_at", "component", "at"),
     sa.Index("ix_findings_fabric_at", "fabric", "at"),
     sqlite_autoincrement=True,

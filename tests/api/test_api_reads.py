@@ -78,7 +78,8 @@ async def test_bad_filters_are_named(client: httpx.AsyncClient) -> None:
 
 async def test_one_component_with_its_history(client: httpx.AsyncClient, store: Store, plan: Fabric) -> None:
     seed(store, plan)
-    store.add_finding(Finding(NODE1_LINK, "link_flap", NOW - timedelta(minutes=31), "flapped 3 times", (7, 8, 9)))
+    store.add_finding(Finding(NODE1_LINK, "link_flap", NOW - timedelta(minutes=31), "flapped 3 times", (7, 8, 9),
+                              no_reset=True))  # a burn-in window's
     store.record_decision(Action(ActionKind.DISABLE, NOW - timedelta(minutes=30), "link_flap", "flapped 3 times",
                                  NODE1_LINK, guard={"disabled": 1, "cap": 10}, dry_run=False))
     intent = store.begin_intent(1, ActionKind.DISABLE, NODE1_LINK, {"ports": ["x_1"]})
@@ -87,7 +88,7 @@ async def test_one_component_with_its_history(client: httpx.AsyncClient, store: 
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["id"] == str(NODE1_LINK) and body["state"]["lifecycle"] == "disabled"
-    assert [f["evidence"] for f in body["findings"]] == [[7, 8, 9]]
+    assert [(f["evidence"], f["ticket_only"], f["no_reset"]) for f in body["findings"]] == [([7, 8, 9], False, True)]
     assert [(d["kind"], d["guard"]) for d in body["decisions"]] == [("disable", {"disabled": 1, "cap": 10})]
     assert [(i["kind"], i["state"], i["outcome"]) for i in body["intents"]] == [
         ("disable", "done", "UFM shows it disabled")]

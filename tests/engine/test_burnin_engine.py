@@ -7,16 +7,18 @@ import tomllib
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from engine_support import Rig, disabled_ports, restart, rig
 
-from fabric.remediation.domain import Lifecycle
-from fabric.remediation.signals import link_id
+from fabric.remediation.domain import ActionKind, Lifecycle
+from fabric.remediation.escalation import ResetLadder
 from fabric.store import RequestKind
 from topology.generate import PRESETS, fat_tree
 
 TINY = fat_tree(PRESETS["tiny"])
 SCENARIO = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "burnin-weak-ports.toml"
 UPLINKS = {"link:pod01-leaf01/5|pod01-spine01/1", "link:pod01-leaf01/7|pod01-spine02/1"}
+HOST_LINK = "link:pod01-leaf01/1|pod01-node01 mlx5_0/1"
 
 
 def _weak_ports(r: Rig) -> None:
@@ -48,9 +50,7 @@ def test_a_window_judges_what_came_before_a_restart_and_the_guard_decides(tmp_pa
         (window,) = r.store.burnin_windows()
         assert window.ended_at is not None and window.ends_at is not None and window.ended_at >= window.ends_at
         assert window.report is not None
-        assert {f["component"] for f in window.report["findings"]} == UPLINKS | {
-            str(link_id(next(c.key for c in TINY.cables if {c.a.device, c.b.device}
-                             == {"pod01-leaf01", "pod01-node01 mlx5_0"})))}
+        assert {f["component"] for f in window.report["findings"]} == UPLINKS | {HOST_LINK}
         assert window.report["ports"]["failed"] == 5
         assert window.report["telemetry"] == {"compared": False,
                                               "why": "the engine reads no UFM Telemetry: no port told idle"}
@@ -85,8 +85,6 @@ def test_one_window_at_a_time_and_a_dry_run_window_takes_nothing_out(tmp_path: P
 def test_what_a_window_finds_is_taken_out_without_a_reset_first(tmp_path: Path) -> None:
     """The service resets links first (the reset ladder); a burn-in's failures are taken out, guard permitting:
     reset, they would pass a watch once the load is gone."""
-    from fabric.remediation.escalation import ResetLadder
-
     with rig(TINY, tmp_path, resets=ResetLadder(max_resets=2)) as r:
         with r.store.transaction() as tx:
             tx.ask_burnin(timedelta(minutes=10), reason="bring-up", requested_by="ops")
@@ -99,4 +97,31 @@ def test_what_a_window_finds_is_taken_out_without_a_reset_first(tmp_path: Path) 
         states = _states(r)
         assert sorted(states[c] for c in UPLINKS) == [Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED]
         assert Lifecycle.RESET not in states.values()
+        assert len(disabled_ports(r)) == 1
+
+
+@pytest.mark.parametrize("restarted", [False, True], ids=["uninterrupted", "restarted"])
+def test_a_window_finding_held_to_settle_is_taken_out_without_a_reset_across_a_restart(
+        tmp_path: Path, restarted: bool) -> None:
+    """Failures in the window's last minute reach the policy held to settle (uplinks: a switch fault would show on
+    the switches' other cables). A restart meanwhile (a deploy) takes the held findings back from the store
+    (``Pipeline.remember``): they are still the window's, taken out without the reset ladder's reset first."""
+    with rig(TINY, tmp_path, resets=ResetLadder(max_resets=2)) as r:
+        with r.store.transaction() as tx:
+            tx.ask_burnin(timedelta(minutes=10), reason="bring-up", requested_by="ops")
+        r.cycle()
+        r.advance(9 * 60 + 40)
+        _weak_ports(r)
+        r.advance(30)
+        closing = r.cycle()
+        assert r.store.burnin_windows()[0].ended_at is not None
+        held = {str(a.component) for a in closing.actions if a.kind is ActionKind.RECORD and "settling" in a.reason}
+        assert held == UPLINKS and _states(r) == {HOST_LINK: Lifecycle.TICKETED}
+        if restarted:
+            restart(r)
+        r.advance(r.engine.settings.rules.immediate_settle.total_seconds())
+        decided = r.cycle()
+        assert ActionKind.RESET not in {a.kind for a in decided.actions}
+        states = _states(r)
+        assert sorted(states[c] for c in UPLINKS) == [Lifecycle.AWAITING_REPAIR, Lifecycle.DEFERRED]
         assert len(disabled_ports(r)) == 1

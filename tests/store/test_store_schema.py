@@ -250,7 +250,7 @@ def test_v1_database_is_migrated_with_its_rows(db: Db, clock: FakeClock, tmp_pat
     assert len(old) == 1
     assert old[0].evidence == (329,)
     assert old[0].at == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
-    assert (old[0].ticket_only, old[0].never_auto_restore) == (False, False)
+    assert (old[0].ticket_only, old[0].never_auto_restore, old[0].no_reset) == (False, False, False)
     component = store.get_component(LINK)
     assert component is not None
     assert (component.lifecycle, component.strikes, component.reason) == (Lifecycle.AWAITING_REPAIR, 1, "flapping")
@@ -259,8 +259,9 @@ def test_v1_database_is_migrated_with_its_rows(db: Db, clock: FakeClock, tmp_pat
     assert ticket.external_key == "LOCAL-1"
 
     # The new columns work.
-    store.add_finding(Finding(LINK, "temp", T0, "hot", (919,), never_auto_restore=True))
-    assert store.findings(component=LINK)[-1].never_auto_restore is True
+    store.add_finding(Finding(LINK, "temp", T0, "hot", (919,), never_auto_restore=True, no_reset=True))
+    new = store.findings(component=LINK)[-1]
+    assert (new.never_auto_restore, new.no_reset) == (True, True)
     with store.engine.connect() as conn:
         versions = conn.execute(sa.text("SELECT version, description FROM schema_version ORDER BY version")).all()
     assert [v for v, _ in versions] == list(range(1, SCHEMA_VERSION + 1))
@@ -357,10 +358,28 @@ def test_version_8_creates_the_local_tickets_tables_a_daemon_used_to_create_at_s
         conn.exec_driver_sql("DROP TABLE local_tickets")
         conn.exec_driver_sql("ALTER TABLE operator_requests DROP COLUMN instance")  # version 9's
         conn.exec_driver_sql("DROP TABLE burnin_windows")  # version 10's
+        conn.exec_driver_sql("ALTER TABLE findings DROP COLUMN no_reset")  # version 11's
         conn.execute(sa.text(f"UPDATE schema_version SET version = 7 WHERE version = {SCHEMA_VERSION}"))
     store.close()
     migrated = db.open()
-    assert migrated.schema_report is not None and migrated.schema_report.applied == (8, 9, 10)
+    assert migrated.schema_report is not None and migrated.schema_report.applied == (8, 9, 10, 11)
+    with _fresh_engine(db, tmp_path) as fresh_engine:
+        assert describe(migrated.engine) == describe(fresh_engine)
+
+
+def test_version_11_keeps_the_findings_no_reset_and_gives_the_older_ones_false(db: Db, tmp_path: Path) -> None:
+    store = db.open()
+    store.add_finding(Finding(LINK, "ber_critical", T0, "before version 11", (917,)))
+    with store.engine.begin() as conn:  # as version 10 left it
+        conn.exec_driver_sql("ALTER TABLE findings DROP COLUMN no_reset")
+        conn.execute(sa.text(f"UPDATE schema_version SET version = 10 WHERE version = {SCHEMA_VERSION}"))
+    store.close()
+    migrated = db.open()
+    assert migrated.schema_report is not None and migrated.schema_report.applied == (11,)
+    burnin = Finding(LINK, "ber_critical", T0 + timedelta(minutes=1), "a burn-in window's", (918,), no_reset=True)
+    migrated.add_finding(burnin)
+    assert [f.no_reset for f in migrated.findings(component=LINK)] == [False, True]
+    assert migrated.findings(component=LINK)[-1] == burnin
     with _fresh_engine(db, tmp_path) as fresh_engine:
         assert describe(migrated.engine) == describe(fresh_engine)
 

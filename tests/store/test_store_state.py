@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from store_helpers import T0, Db, FakeClock
 
 from fabric.remediation.domain import (
@@ -112,6 +114,31 @@ def test_findings_history(store: Store) -> None:
     assert store.findings(as_recorded=True) == [first, second, other]
     assert store.findings(since=T0 + timedelta(minutes=1), as_recorded=True) == [second, other]
     assert store.findings(limit=2, as_recorded=True) == [second, other]
+
+
+findings_of_every_kind = st.lists(st.builds(
+    Finding,
+    component=st.sampled_from([LINK, PORT, SWITCH]),
+    rule=st.sampled_from(["flap", "ber_critical", "switch_fault"]),
+    at=st.datetimes(datetime(2000, 1, 1), datetime(2100, 1, 1),
+                    timezones=st.sampled_from([UTC, timezone(timedelta(hours=-7))])),
+    reason=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40),
+    evidence=st.lists(st.integers(0, 2**53), max_size=5).map(tuple),
+    ticket_only=st.booleans(), never_auto_restore=st.booleans(), no_reset=st.booleans()), min_size=1, max_size=8)
+"""Findings as any stage makes them: each flag set or not (PostgreSQL's text holds no NUL, nor does UFM's)."""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=findings_of_every_kind)
+def test_a_finding_comes_back_from_the_store_as_it_went_in(store: Store, batch: list[Finding]) -> None:
+    """Every field, the flags too: a burn-in window's finding restored after a restart (held to settle) that lost
+    ``no_reset`` would be reset first."""
+    half = len(batch) // 2
+    store.add_finding(batch[0])
+    store.add_findings(batch[1:half + 1])
+    for finding in batch[half + 1:]:
+        store.add_finding(finding)
+    assert store.findings(as_recorded=True)[-len(batch):] == batch  # after the earlier examples' findings
 
 
 def test_add_findings_in_bulk(store: Store) -> None:
