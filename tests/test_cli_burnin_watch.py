@@ -10,6 +10,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from daemon_support import simulator
 from typer.testing import CliRunner
 
@@ -77,6 +78,46 @@ def test_watch_needs_a_ufm_and_a_usable_duration(tmp_path: Path) -> None:
     runner = CliRunner(env={"FABRIC_UFM_URL": None, "FABRIC_UFM__PASSWORD": "x"})
     for argv, message in ((["--duration", "1s"], "--ufm URL is required"),
                           (["--ufm", "http://127.0.0.1:9", "--duration", "soon"], "--duration: "),
-                          (["--ufm", "ftp://127.0.0.1:9"], "--ufm 'ftp://127.0.0.1:9'")):
+                          (["--ufm", "ftp://127.0.0.1:9"], "--ufm 'ftp://127.0.0.1:9'"),
+                          (["--api", "http://127.0.0.1:9", "--reason", "r"], "leave out --plan")):
         result = runner.invoke(app, ["burnin", "watch", "--plan", str(plan), *argv])
         assert result.exit_code == 2 and message in result.output and result.output.count("\n") == 1, result.output
+    for argv, message in ((["--duration", "1s"], "--plan is required"),
+                          (["--api", "http://127.0.0.1:9"], "--reason: give a reason"),
+                          (["--api", "http://127.0.0.1:9", "--reason", "r", "--duration", "0s"], "--duration: "),
+                          (["--api", "http://127.0.0.1:9", "--reason", "r"], "unreachable")):
+        result = runner.invoke(app, ["burnin", "watch", *argv], env={"FABRIC_API__ADMIN_TOKEN": "t"})
+        assert result.exit_code == 2 and message in result.output and result.output.count("\n") == 1, result.output
+
+
+def test_the_daemons_report_as_a_table_names_each_port_that_did_not_survive(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from datetime import UTC, datetime
+
+    from fabric.api.models import BurninWindowOut
+    from fabric.cli.burnin import _print_daemon_window
+    from fabric.remediation.burnin import WindowFacts, failures_found, report_dict, survivors
+    from fabric.remediation.domain import Finding
+    from fabric.remediation.signals import link_id
+    from fabric.remediation.view import fabric_context
+
+    plan = fat_tree(PRESETS["tiny"])
+    failed, idle = plan.cables[0], plan.cables[-1]
+    at = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+    found = [Finding(link_id(failed.key), "port_errors", at, "1 port_errors event within 2:00:00 (threshold 1)", ())]
+    idle_end = next(end for end in idle.key if plan.devices[end.device].kind.value == "switch")
+    ports, switches = survivors(plan, fabric_context(plan), failures_found(found),
+                                WindowFacts(idle=frozenset({idle_end})))
+    report = {**report_dict(ports, switches), "telemetry": {"compared": True, "first": at.isoformat(),
+                                                             "last": at.isoformat()},
+              "findings": [{"component": str(f.component), "rule": f.rule, "at": f.at.isoformat(), "reason": f.reason}
+                           for f in found]}
+    window = BurninWindowOut.model_validate({"id": 3, "duration_s": 600.0, "started_at": at, "ends_at": at,
+                                             "ended_at": at, "dry_run": False, "report": report})
+    assert window.report is not None
+    _print_daemon_window(window, window.report)
+    out = capsys.readouterr().out
+    assert out.startswith("burn-in window 3 of the daemon, 08:00:00-08:00:00 UTC")
+    assert "port_errors" in out and ": idle: carried no traffic" in out and "no UFM Telemetry" not in out
+    assert "1 finding(s) handed to the daemon's policy (live" in out
+    assert max(len(line) for line in out.splitlines()) <= 80, out

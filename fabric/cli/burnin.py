@@ -9,7 +9,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from fabric.cli.common import EXIT_FINDINGS, EXIT_OK, FormatOption, OutputFormat, command_group, fail, replacing
+from fabric.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    ApiOption,
+    ByOption,
+    FormatOption,
+    OutputFormat,
+    command_group,
+    fail,
+    positive_duration,
+    reason_text,
+    replacing,
+)
 from fabric.cli.ufm import (
     UfmAuthOption,
     UfmCa,
@@ -25,6 +37,8 @@ from topology.errors import InputError
 from topology.redact import redacted_url
 
 if TYPE_CHECKING:
+    from fabric.api.models import BurninWindowOut, SurvivorsReport
+    from fabric.cli.api_client import ApiClient
     from fabric.config import ServiceConfig
     from fabric.replay.burnin import WindowReport
     from fabric.ufm.connect import UfmTarget
@@ -34,6 +48,8 @@ if TYPE_CHECKING:
 burnin_app = command_group("Burn-in: load every cable, then keep what survived.")
 
 PLAN_FILE = "burnin-plan.json"
+POLL_SECONDS = 5.0
+"""How often ``burnin watch --api`` asks the daemon whether its window has ended (a window lasts hours)."""
 
 
 @burnin_app.command("plan")
@@ -108,7 +124,8 @@ def _print_summary(burnin: BurninPlan, out: Path) -> None:
 
 @burnin_app.command("watch")
 def burnin_watch(
-    plan: Annotated[Path, typer.Option("--plan", "-p", help="The wiring plan (NDT CSV).")],
+    plan: Annotated[Path | None, typer.Option(
+        "--plan", "-p", help="The wiring plan (NDT CSV); not with --api (the daemon has its own).")] = None,
     ufm: UfmUrl = None,
     ufm_auth: UfmAuthOption = "basic",
     ufm_user: UfmUser = "admin",
@@ -126,18 +143,36 @@ def burnin_watch(
                             "no traffic.")] = None,
     telemetry_instance: Annotated[str, typer.Option(
         help="The UFM Telemetry instance read (GET <url>/csv/xcset/<instance>).")] = TELEMETRY_INSTANCE,
+    api: ApiOption = None,
+    reason: Annotated[str | None, typer.Option(
+        help="With --api: why the window is asked (kept in the audit trail).")] = None,
+    requested_by: ByOption = "operator",
+    wait: Annotated[bool, typer.Option(
+        "--wait/--no-wait", help="With --api: wait for the window's report (the window runs in the daemon either "
+                                 "way).")] = True,
     output_format: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Watch a burn-in window on UFM: the survivors per port and switch, and what the policy would take out.
 
     The window's events are judged by the service's rules with [burnin]'s stricter thresholds and decided by the
-    same policy, guard, cap and breaker, dry: nothing is written (the running daemon acts: POST /api/v1/burnin).
-    Exit 0 when every port survived, 1 when some did not, 2 on bad input or an unreachable UFM.
+    same policy, guard, cap and breaker, dry: nothing is written. With --api the running daemon's window is asked
+    instead (POST /api/v1/burnin, the admin token in FABRIC_API__ADMIN_TOKEN): the daemon acts on what fails, and
+    this command waits for its report. Exit 0 when every switch survived, 1 when some did not, 2 on bad input or an
+    unreachable UFM or daemon.
     """
     from fabric.config import ConfigError, load_config
     from fabric.durations import parse_duration
     from topology.plancache import default_directory, read_plan
 
+    if api is not None:
+        given = [option for option, value in (("--plan", plan), ("--config", config), ("--telemetry", telemetry))
+                 if value is not None]
+        if given:
+            fail(f"--api asks the running daemon, which has its own plan, configuration and UFM Telemetry: leave "
+                 f"out {', '.join(given)}")
+        _ask_daemon(api, duration, reason_text(reason or ""), requested_by, wait, output_format)
+    if plan is None:
+        fail("--plan is required (or --api URL: the running daemon's window)")
     if ufm is None:
         fail("--ufm URL is required (or set FABRIC_UFM_URL)")
     target = ufm_target(ufm, ufm_auth, ufm_user, ufm_secret_file, ufm_ca_bundle, ufm_insecure, ufm_timeout)
@@ -194,20 +229,89 @@ def _watch(target: UfmTarget, fabric: Fabric, settings: ServiceConfig, window: t
         fail(f"{redacted_url(target.url)}: {exc}")
 
 
-def _print_window(report: WindowReport) -> None:
-    from fabric.remediation.burnin import PortVerdict
-    from fabric.terminal import LineTable, console, one_line
+def _ask_daemon(api: str, duration: str | None, reason: str, by: str, wait: bool,
+                output_format: OutputFormat) -> None:
+    """The daemon's window asked (``POST /burnin``), then, with ``wait``, its report once it ended; exits."""
+    import time
+
+    from fabric.api.models import BurninAsked
+    from fabric.cli.api_client import ApiClient
+
+    body = {"by": by, "reason": reason}
+    if duration is not None:
+        positive_duration(duration, "--duration", "a burn-in window must last longer than zero")
+        body["duration"] = duration
+    with ApiClient(api) as client:
+        window = client.post_as(BurninAsked, "/burnin", body).window
+        typer.echo(f"burn-in window {window.id} asked of the daemon at {client.shown}, {window.duration_s:g} s from "
+                   "its next cycle; it runs there whether or not this command waits", err=True)
+        while wait and window.ended_at is None:
+            time.sleep(POLL_SECONDS)
+            window = _daemon_window(client, window.id)
+    if output_format is OutputFormat.JSON:
+        from fabric.cli.common import print_json
+
+        print_json(window.model_dump(mode="json"))
+    elif window.report is not None:
+        _print_daemon_window(window, window.report)
+    if window.report is None:
+        raise typer.Exit(EXIT_OK)
+    raise typer.Exit(EXIT_OK if window.report.switches.failed == 0 else EXIT_FINDINGS)
+
+
+def _daemon_window(client: ApiClient, window_id: int) -> BurninWindowOut:
+    from fabric.api.models import BurninWindowOut
+
+    for window in client.get_list_of(BurninWindowOut, "/burnin", {"limit": 100}):
+        if window.id == window_id:
+            return window
+    fail(f"the daemon at {client.shown} no longer lists burn-in window {window_id}")
+
+
+def _print_daemon_window(window: BurninWindowOut, report: SurvivorsReport) -> None:
+    from fabric.terminal import one_line
+
+    compared = report.telemetry is not None and report.telemetry.compared
+    typer.echo(f"burn-in window {window.id} of the daemon, {window.started_at:%H:%M:%S}-{window.ended_at:%H:%M:%S} "
+               "UTC")
+    typer.echo(_SWITCHES_SHOWN)
+    _switch_table([(s.switch, s.survived, s.ports.failed, s.ports.down, s.ports.idle, s.utilisation_alerts)
+                   for s in report.by_switch])
+    typer.echo(f"{report.switches.survived} of {report.switches.survived + report.switches.failed} switches and "
+               f"{report.ports.survived} of {sum(report.ports.model_dump().values())} ports survived"
+               + ("" if compared else " (ports without traffic not told: no UFM Telemetry compared)"))
+    for port in report.not_survived:
+        typer.echo(one_line(f"{port.port}: {port.verdict}: {port.why}"))
+    mode = "dry run" if window.dry_run else "live"
+    typer.echo(f"{len(report.findings)} finding(s) handed to the daemon's policy ({mode}; see fabricctl "
+               "decisions):")
+    for finding in report.findings:
+        typer.echo(one_line(f"{finding.rule} {finding.component}: {finding.reason}"))
+
+
+_SWITCHES_SHOWN = "switches that lost a port or had one idle or alerted:"
+
+
+def _switch_table(rows: list[tuple[str, bool, int, int, int, int]]) -> None:
+    """The switches that lost a port or had one idle or alerted: (switch, survived, failed, down, idle, alerts)."""
+    from fabric.terminal import LineTable, console
 
     terminal = console()
-    typer.echo(f"burn-in window {report.started:%H:%M:%S}-{report.ended:%H:%M:%S} UTC, {report.events} UFM events; "
-               "switches that lost a port or had one idle or alerted:")
     table = LineTable(terminal, "", "switch", "survived", "failed", "down", "idle", "alerts")
-    for switch in report.switches:
-        if not switch.survived or switch.counts[PortVerdict.IDLE] or switch.utilisation_alerts:
-            table.add(switch.switch, "yes" if switch.survived else "no",
-                      *(switch.counts[v] for v in (PortVerdict.FAILED, PortVerdict.DOWN, PortVerdict.IDLE)),
-                      switch.utilisation_alerts)
+    for switch, survived, failed, down, idle, alerts in rows:
+        if not survived or idle or alerts:
+            table.add(switch, "yes" if survived else "no", failed, down, idle, alerts)
     terminal.print(table)
+
+
+def _print_window(report: WindowReport) -> None:
+    from fabric.remediation.burnin import PortVerdict
+    from fabric.terminal import one_line
+
+    typer.echo(f"burn-in window {report.started:%H:%M:%S}-{report.ended:%H:%M:%S} UTC, {report.events} UFM events")
+    typer.echo(_SWITCHES_SHOWN)
+    _switch_table([(s.switch, s.survived, s.counts[PortVerdict.FAILED], s.counts[PortVerdict.DOWN],
+                    s.counts[PortVerdict.IDLE], s.utilisation_alerts) for s in report.switches])
     kept = sum(s.survived for s in report.switches)
     survived = sum(p.verdict is PortVerdict.SURVIVED for p in report.ports)
     typer.echo(f"{kept} of {len(report.switches)} switches and {survived} of {len(report.ports)} ports survived"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from fabric.remediation.textlimits import within
+from fabric.remediation.textlimits import BY_MAX, REASON_MAX, within
 from fabric.terminal import one_line
 from topology.printable import visible_lines
 from topology.redact import redacted_url
@@ -116,6 +116,17 @@ def limited(text: str, limit: int, option: str) -> str:
         return within(text, limit, option)
     except ValueError as exc:
         fail(str(exc))
+
+
+ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).",
+                                       callback=lambda by: limited(by, BY_MAX, "--by"))]
+
+
+def reason_text(text: str) -> str:
+    """An operator's ``--reason``, stripped: one line and exit 2 when it is empty or longer than the store keeps."""
+    if not text.strip():
+        fail("--reason: give a reason (it is kept in the audit trail)")
+    return limited(text.strip(), REASON_MAX, "--reason")
 
 
 def positive_duration(text: str, option: str, zero: str) -> timedelta:

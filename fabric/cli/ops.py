@@ -26,6 +26,7 @@ from fabric.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     ApiOption,
+    ByOption,
     FabricOption,
     FormatOption,
     OutputFormat,
@@ -33,13 +34,12 @@ from fabric.cli.common import (
     bounded,
     command_group,
     fail,
-    limited,
     open_store,
     positive_duration,
     print_json,
     print_rows,
+    reason_text,
 )
-from fabric.remediation.textlimits import BY_MAX, REASON_MAX
 from fabric.terminal import LineTable, console, one_line
 from topology.printable import visible
 
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 
 CONFLICT = 409
 """The API's answer to a resume when automation is not halted."""
-ByOption = Annotated[str, typer.Option("--by", envvar="USER", help="Who asks (kept in the audit trail).",
-                                       callback=lambda by: limited(by, BY_MAX, "--by"))]
 
 
 def _api(url: str) -> ApiClient:
@@ -154,7 +152,7 @@ def resume(reason: Annotated[str, typer.Option(help="Why it is safe to resume (k
     from fabric.api.models import RequestOut
     from fabric.store.records import RequestKind
 
-    why = _reason(reason)
+    why = reason_text(reason)
     request: RequestOut | None = None
     if api is None:
         with open_store(store_url, fabric, writes=True) as store:
@@ -190,7 +188,7 @@ def reload(reason: Annotated[str, typer.Option(help="Why (the daemon logs who as
 
     if api is None:
         fail("reload asks the running daemon: give --api URL (or FABRIC_API_URL), or send the daemon SIGHUP")
-    why = _reason(reason)
+    why = reason_text(reason)
     with _api(api) as client:
         done = client.post_as(Reloaded, "/reload", {"reason": why, "by": requested_by})
     typer.echo(visible(done.changed))
@@ -281,7 +279,7 @@ def components_clear(component: str, reason: Annotated[str, typer.Option(help="W
         wanted = ComponentId.parse(component)
     except ValueError as exc:
         fail(str(exc))
-    why = _reason(reason)
+    why = reason_text(reason)
     if api is None:
         with open_store(store_url, fabric, writes=True) as store:
             record = store.state_scope().get_component(wanted)
@@ -323,7 +321,7 @@ def silence_add(
         check_matcher(matcher)
     except ValueError as exc:
         fail(str(exc))
-    why = _reason(reason)
+    why = reason_text(reason)
     if api is None:
         with open_store(store_url, fabric, writes=True) as store:
             silence = SilenceOut.of(store.add_silence(matcher, reason=why, created_by=created_by, duration=length,
@@ -372,7 +370,7 @@ def silence_expire(
             if not store.expire_silence(silence_id):
                 fail(f"no active silence {silence_id} in fabric {fabric}")
     else:  # the API answers 404 with the same line when there is no such silence
-        why = _reason(reason or "")
+        why = reason_text(reason or "")
         with _api(api) as client:
             client.delete(f"/silences/{silence_id}", {"by": requested_by, "reason": why})
     typer.echo(f"silence {silence_id} expired")
@@ -401,12 +399,6 @@ def store_migrate(
         typer.echo(f"migrated from version {report.found} to {report.now}")
     else:
         typer.echo(f"already at schema version {report.now}")
-
-
-def _reason(text: str) -> str:
-    if not text.strip():
-        fail("--reason: give a reason (it is kept in the audit trail)")
-    return limited(text.strip(), REASON_MAX, "--reason")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,10 +1,15 @@
 """``POST /api/v1/burnin`` on the real daemon (two processes, live mode, reading UFM Telemetry) against a simulated
-UFM: a window whose weak ports only its stricter thresholds find, a link the workload missed told idle from the
-telemetry samples read during the window, its survivors report, and the failed taken out through the same guard."""
+UFM, asked as an operator asks it (``fabricctl burnin watch --api``, which waits for the report): a window whose
+weak ports only its stricter thresholds find, a link the workload missed told idle from the telemetry samples read
+during the window, its survivors report, and the failed taken out through the same guard."""
 
 from __future__ import annotations
 
+import json
+import os
 import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -31,12 +36,16 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
         running.wait_for("a first cycle", lambda: running.cycles() >= 1)
         body = {"by": "bring-up", "reason": "new pods 1-2", "duration": "10m"}
         refused = httpx.post(f"{running.api}/api/v1/burnin", json=body, timeout=10)
-        assert refused.status_code == 401
-        asked = httpx.post(f"{running.api}/api/v1/burnin", json=body, timeout=10,
-                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
-        assert asked.status_code == 202, asked.text
-        window_id = asked.json()["window"]["id"]
-        assert asked.json()["request"]["kind"] == "burnin" and asked.json()["window"]["started_at"] is None
+        assert refused.status_code == 401 and _windows(running.api) == []
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "fabric.cli", "burnin", "watch", "--api", running.api, "--by", "bring-up",
+             "--reason", "new pods 1-2", "--duration", "10m", "--format", "json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "FABRIC_API__ADMIN_TOKEN": ADMIN_TOKEN})
+        assert watch.stderr is not None
+        asked = watch.stderr.readline()
+        assert asked.startswith("burn-in window "), asked + watch.stderr.read()
+        window_id = int(asked.split()[2])
         running.wait_for("the window opened", lambda: _windows(running.api)[0]["started_at"] is not None)
 
         for step in tomllib.loads(SCENARIO.read_text())["steps"]:
@@ -53,6 +62,9 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
         setup.sim.advance(10 * 60, at_next_read=True)  # past the window's end: the next cycle closes it (a sample)
         running.wait_for("the window's report", lambda: _windows(running.api)[0]["ended_at"] is not None)
         (window,) = _windows(running.api)
+        out, err = watch.communicate(timeout=60)
+        assert watch.returncode == 1, err  # some switches did not survive
+        assert json.loads(out) == window
         assert window["id"] == window_id and window["dry_run"] is False
         report = window["report"]
         by_verdict: dict[str, set[str]] = {}
