@@ -7,10 +7,10 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+from burnin_support import HOST_LINK, NOT_SURVIVED, UPLINKS, not_survived, plant
 from daemon_support import simulator
 from typer.testing import CliRunner
 
@@ -18,7 +18,6 @@ from fabric.cli.app import app
 from topology.formats.ndt import write_ndt
 from topology.generate import PRESETS, fat_tree
 
-SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "burnin-weak-ports.toml"
 FABRICCTL = [sys.executable, "-m", "fabric.cli"]
 
 
@@ -36,39 +35,29 @@ def test_weak_ports_fail_and_only_what_the_guard_allows_is_taken_out(tmp_path: P
         assert watch.stderr is not None
         opened = watch.stderr.readline()
         assert opened.startswith("burn-in window open:"), opened + watch.stderr.read()
-        for step in tomllib.loads(SCENARIO.read_text())["steps"]:
-            sim.inject(**{key: value for key, value in step.items() if key != "at"})
+        plant(sim.inject)
         sim.advance(60)  # the simulated fabric's minute of traffic: every port's received packets grow
         out, err = watch.communicate(timeout=60)
     assert watch.returncode == 1, err
     report = json.loads(out)
 
     assert report["events"] == 4 and report["telemetry"] is True
-    by_verdict: dict[str, set[str]] = {}
-    for entry in report["not_survived"]:
-        by_verdict.setdefault(entry["verdict"], set()).add(entry["port"])
-    assert by_verdict == {
-        "failed": {"pod01-leaf01/Port 1", "pod01-leaf01/Port 5", "pod01-leaf01/Port 7", "pod01-spine01/Port 1",
-                   "pod01-spine02/Port 1"},
-        "idle": {"pod02-leaf02/Port 5", "pod02-spine01/Port 3"},  # the link the workload missed, both ends
-    }
+    assert not_survived(report) == NOT_SURVIVED
     assert report["ports"] == {"survived": 73, "failed": 5, "down": 0, "idle": 2}
     assert report["utilisation_alerts"] == ["pod02-leaf01/Port 5"]
     assert report["switches"] == {"survived": 9, "failed": 3}
 
     # One error event each, under the errors rule's threshold of three: only the window's stricter one finds them.
     acted = [(d["action"], d["component"]) for d in report["decisions"] if d["action"] != "record"]
-    uplinks = {"link:pod01-leaf01/5|pod01-spine01/1", "link:pod01-leaf01/7|pod01-spine02/1"}
     taken_out = {component for action, component in acted if action == "disable"}
     deferred = {component for action, component in acted if action == "defer"}
     # The guard: taking both uplinks would leave pod01-leaf01 8 of 16 paths to core (it keeps 12): one goes, the
     # other is deferred. With the guard bypassed both would be disabled.
-    assert len(taken_out) == 1 and len(deferred) == 1 and taken_out | deferred == uplinks
+    assert len(taken_out) == 1 and len(deferred) == 1 and taken_out | deferred == UPLINKS
     assert "below the guard" in next(d["reason"] for d in report["decisions"] if d["action"] == "defer")
     # A host's link is ticketed, never disabled; every failure is ticketed.
-    host_link = "link:pod01-leaf01/1|pod01-node01 mlx5_0/1"
-    assert ("ticket", host_link) in acted and ("disable", host_link) not in acted
-    assert {component for action, component in acted if action == "ticket"} == uplinks | {host_link}
+    assert ("ticket", HOST_LINK) in acted and ("disable", HOST_LINK) not in acted
+    assert {component for action, component in acted if action == "ticket"} == UPLINKS | {HOST_LINK}
 
 
 def test_watch_needs_a_ufm_and_a_usable_duration(tmp_path: Path) -> None:
@@ -91,7 +80,8 @@ def test_watch_needs_a_ufm_and_a_usable_duration(tmp_path: Path) -> None:
 
 
 def test_the_daemons_report_as_a_table_names_each_port_that_did_not_survive(
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     from datetime import UTC, datetime
 
     from fabric.api.models import BurninWindowOut

@@ -10,17 +10,14 @@ import os
 import signal
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import httpx
+from burnin_support import HOST_LINK, NOT_SURVIVED, UPLINKS, not_survived, plant
 from daemon_support import PASSWORD, daemon, live
 
-SCENARIO = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "burnin-weak-ports.toml"
 ADMIN_TOKEN = "burnin-admin-token"
-UPLINKS = {"link:pod01-leaf01/5|pod01-spine01/1", "link:pod01-leaf01/7|pod01-spine02/1"}
-HOST_LINK = "link:pod01-leaf01/1|pod01-node01 mlx5_0/1"
 
 
 def _windows(api: str) -> list[dict[str, Any]]:
@@ -48,8 +45,7 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
         window_id = int(asked.split()[2])
         running.wait_for("the window opened", lambda: _windows(running.api)[0]["started_at"] is not None)
 
-        for step in tomllib.loads(SCENARIO.read_text())["steps"]:
-            setup.sim.inject(**{key: value for key, value in step.items() if key != "at"})
+        plant(setup.sim.inject)
         setup.sim.advance(30, at_next_read=True)
         target = running.cycles() + 2
         running.wait_for("two cycles in the window", lambda: running.cycles() >= target)
@@ -67,14 +63,7 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
         assert json.loads(out) == window
         assert window["id"] == window_id and window["dry_run"] is False
         report = window["report"]
-        by_verdict: dict[str, set[str]] = {}
-        for entry in report["not_survived"]:
-            by_verdict.setdefault(entry["verdict"], set()).add(entry["port"])
-        assert by_verdict == {
-            "failed": {"pod01-leaf01/Port 1", "pod01-leaf01/Port 5", "pod01-leaf01/Port 7", "pod01-spine01/Port 1",
-                       "pod01-spine02/Port 1"},
-            "idle": {"pod02-leaf02/Port 5", "pod02-spine01/Port 3"},  # the link no traffic crossed, both ends
-        }
+        assert not_survived(report) == NOT_SURVIVED
         assert report["ports"]["failed"] == 5 and report["switches"] == {"survived": 9, "failed": 3}
         assert report["telemetry"]["compared"] is True, report["telemetry"]
         assert report["utilisation_alerts"] == ["pod02-leaf01/Port 5"]

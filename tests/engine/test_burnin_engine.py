@@ -3,11 +3,11 @@ kept across a restart of the engine, handed at its end to the engine's own polic
 
 from __future__ import annotations
 
-import tomllib
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from burnin_support import HOST_LINK, UPLINKS, plant
 from engine_support import Rig, disabled_ports, restart, rig
 
 from fabric.remediation.domain import ActionKind, Lifecycle
@@ -16,14 +16,6 @@ from fabric.store import RequestKind
 from topology.generate import PRESETS, fat_tree
 
 TINY = fat_tree(PRESETS["tiny"])
-SCENARIO = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "burnin-weak-ports.toml"
-UPLINKS = {"link:pod01-leaf01/5|pod01-spine01/1", "link:pod01-leaf01/7|pod01-spine02/1"}
-HOST_LINK = "link:pod01-leaf01/1|pod01-node01 mlx5_0/1"
-
-
-def _weak_ports(r: Rig) -> None:
-    for step in tomllib.loads(SCENARIO.read_text())["steps"]:
-        r.inject(**{key: value for key, value in step.items() if key != "at"})
 
 
 def _states(r: Rig) -> dict[str, Lifecycle]:
@@ -40,7 +32,7 @@ def test_a_window_judges_what_came_before_a_restart_and_the_guard_decides(tmp_pa
         assert r.store.get_request(request.id).outcome.startswith(f"burn-in window {request.id} open until")
         assert r.store.pending_requests(RequestKind.BURNIN) == []
 
-        _weak_ports(r)
+        plant(r.inject)
         r.advance(30)
         r.cycle()
         assert _states(r) == {}  # one event each: under the service's own thresholds
@@ -68,7 +60,7 @@ def test_one_window_at_a_time_and_a_dry_run_window_takes_nothing_out(tmp_path: P
             tx.ask_burnin(timedelta(minutes=5), reason="second", requested_by="ops")
         r.cycle()
         assert [w.started_at is not None for w in r.store.burnin_windows()] == [False, True]  # newest first
-        _weak_ports(r)
+        plant(r.inject)
         r.advance(6 * 60)
         r.cycle()  # the first ends; the second waits for the next cycle
         newest, oldest = r.store.burnin_windows()
@@ -88,7 +80,7 @@ def test_what_a_window_finds_is_taken_out_without_a_reset_first(tmp_path: Path) 
         with r.store.transaction() as tx:
             tx.ask_burnin(timedelta(minutes=10), reason="bring-up", requested_by="ops")
         r.cycle()
-        _weak_ports(r)
+        plant(r.inject)
         r.advance(10 * 60 + 30)
         r.cycle()
         r.advance(r.engine.settings.rules.immediate_settle.total_seconds())
@@ -110,7 +102,7 @@ def test_a_window_finding_held_to_settle_is_taken_out_without_a_reset_across_a_r
             tx.ask_burnin(timedelta(minutes=10), reason="bring-up", requested_by="ops")
         r.cycle()
         r.advance(9 * 60 + 40)
-        _weak_ports(r)
+        plant(r.inject)
         r.advance(30)
         closing = r.cycle()
         assert r.store.burnin_windows()[0].ended_at is not None
