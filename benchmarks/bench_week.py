@@ -33,6 +33,7 @@ from benchmarks.bench_replay import DAYS, week_faults
 from benchmarks.daemon_harness import PASSWORD, Daemon, daemon, plan_file, simulator, write_config
 from benchmarks.measure import Measurement
 from fabric.simulator.server import free_port
+from topology.generate import PRESETS, fat_tree
 
 PRESET = "h100-4k"
 STORM_EVENTS = 5_000
@@ -43,13 +44,16 @@ CYCLE_BOUND = 300.0
 """Real seconds one cycle may take before the benchmark gives up."""
 
 
-def _scenario(seed: int) -> dict[str, Any]:
-    """The week's faults as a scenario document (``at``: seconds from when it is posted)."""
+def _scenario(seed: int, preset: str = PRESET) -> dict[str, Any]:
+    """The week's faults as a scenario document (``at``: seconds from when it is posted), h100-4k's scaled by the
+    ``preset``'s cables (its storms too: a larger fabric's storm touches as large a share of it)."""
+    share = len(fat_tree(PRESETS[preset]).cables) / len(fat_tree(PRESETS[PRESET]).cables)
     steps = []
-    for when, step in sorted(week_faults(random.Random(seed), storm_events=STORM_EVENTS), key=lambda pair: pair[0]):
+    for when, step in sorted(week_faults(random.Random(seed), storm_events=round(STORM_EVENTS * share), share=share),
+                             key=lambda pair: pair[0]):
         fields = {k: v for k, v in dataclasses.asdict(step).items() if v is not None}
         steps.append({"at": round(when, 3), "fault": step.kind, **fields})
-    return {"name": "a week of h100-4k", "seed": seed, "steps": steps}
+    return {"name": f"a week of {preset}", "seed": seed, "steps": steps}
 
 
 def _next_cycle(running: Daemon, before: float) -> float:
@@ -63,12 +67,12 @@ def _next_cycle(running: Daemon, before: float) -> float:
     return cycles
 
 
-def week(workdir: Path, seed: int = 11) -> dict[str, Any]:
-    plan = plan_file(workdir, PRESET)
+def week(workdir: Path, seed: int = 11, preset: str = PRESET) -> dict[str, Any]:
+    plan = plan_file(workdir, preset)
     days: list[dict[str, float]] = []
     started = time.monotonic()
     with simulator(plan, workdir) as ufm, daemon(workdir, ufm, plan, interval="1s") as running:
-        httpx.post(f"{ufm}/simulator/scenario", json=_scenario(seed), timeout=120).raise_for_status()
+        httpx.post(f"{ufm}/simulator/scenario", json=_scenario(seed, preset), timeout=120).raise_for_status()
         cycles = running.cycles()
         per_day = round(DAY / STEP)
         for step in range(1, DAYS * per_day + 1):
@@ -165,7 +169,14 @@ def run(workdir: Path) -> list[Measurement]:
 
 
 if __name__ == "__main__":
+    import argparse
     import tempfile
 
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", nargs="?", choices=["week", "trace"], default="week",
+                        help="the daemon as a process (week), or its engine in this process under tracemalloc")
+    parser.add_argument("--preset", default=PRESET, choices=sorted(PRESETS),
+                        help="the fabric (week only); the faults are h100-4k's scaled by its cables")
+    arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as tmp:
-        print(json.dumps(trace(Path(tmp)) if sys.argv[1:] == ["trace"] else week(Path(tmp))))
+        print(json.dumps(trace(Path(tmp)) if arguments.mode == "trace" else week(Path(tmp), preset=arguments.preset)))
