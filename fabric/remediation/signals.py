@@ -106,13 +106,14 @@ class Resolver:
     """Places UFM objects (GUIDs, ports, names) on the fabric model.
 
     ``fabric`` is the model the service manages (plan names, checked against UFM); ``guids`` maps UFM node
-    GUIDs to device keys and ``ports`` UFM port names (``<guid>_<n>``) to ends, both read from UFM.
+    GUIDs to device keys and ``ports`` UFM port names (``<guid>_<n>``) to ends, both read from UFM (``ports`` is
+    kept, not copied: 196,608 names on h100-32k; it is not changed afterwards).
     """
 
     def __init__(self, fabric: Fabric, guids: Mapping[str, str], ports: Mapping[str, End] | None = None) -> None:
         self.fabric = fabric
         self.guids = {canonical_guid(g): key for g, key in guids.items()}
-        self.ports = dict(ports or {})
+        self.ports: Mapping[str, End] = {} if ports is None else ports
         self.hosts = {d.host_name.casefold()
                       for d in fabric.devices.values() if d.kind is Kind.ADAPTER}
 
@@ -149,8 +150,6 @@ _Placement = tuple[ComponentId, str | None, tuple[str, ...]] | str
 """Where an event lands (component, reporting end, devices), or why it cannot be placed."""
 _PLACES_KEPT = 1 << 17
 _LINK_KINDS = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP})
-_UNLISTED = "unlisted"
-"""A port name UFM's port list does not hold (``SignalMapper._known_link``)."""
 
 
 class SignalMapper:
@@ -162,16 +161,11 @@ class SignalMapper:
         self.skipped: Counter[str] = Counter()
         self._places: dict[tuple[str, object, object, object], _Placement] = {}
         """Placements by (route, how the event names its object); the resolver never changes under a mapper."""
-        self._ports: dict[str | None, _Placement] = {
-            name: self._port_placement(end) for name, end in resolver.ports.items()}
-        """Placements of UFM's port names (``<guid>_<n>``), as most port events name their object: made once,
-        so that a storm over thousands of ports does not place them one by one (0.1 s for h100-4k)."""
-        self._link_at_port: dict[str | None, _Placement | None] = {
-            name: (placement[0], None, placement[2]) if not isinstance(placement, str)
-            and placement[0].kind is ComponentKind.LINK else None for name, placement in self._ports.items()}
-        """The placement of a link event naming a UFM port name as an end: the cable's (``None``: the port has no
-        cable), made once with the ports' so that a storm over every cable, each event naming a link not seen
-        before, places none of them one by one."""
+        self._ports: dict[str, _Placement] = {}
+        """Placements of UFM's port names (``<guid>_<n>``), as most port events name their object, each made the first
+        time the name is asked for and kept (``_named``): a storm over thousands of ports places each once. Not made
+        for every port up front: on h100-32k that was 196,608 placements and a link's for each (60 MiB), held from
+        the start by the engine's pipeline (and a burn-in window's), most never asked for."""
 
     def _remember(self, key: tuple[str, object, object, object], placement: _Placement) -> None:
         if len(self._places) >= _PLACES_KEPT:
@@ -204,7 +198,7 @@ class SignalMapper:
         object_type = event.object_type
         if object_type == "Link" or kind in _LINK_KINDS:
             placement = self._link_placement(event)
-        elif kind not in DEVICE_KINDS and (named := self._ports.get(event.object_name)) is not None:
+        elif kind not in DEVICE_KINDS and (named := self._named(event.object_name)) is not None:
             placement = named  # a UFM port name, placed when the mapper was made
         else:
             route = "device" if kind in DEVICE_KINDS else "port"
@@ -224,7 +218,7 @@ class SignalMapper:
     def place_port(self, name: str) -> tuple[ComponentId, str, tuple[str, ...]] | None:
         """Where a UFM port name (``<guid>_<n>``, as UFM lists its ports) lands: the cable it is an end of (or the
         port, uncabled), the end's name and the devices; ``None`` for a port UFM did not list."""
-        placement = self._ports.get(name)
+        placement = self._named(name)
         if placement is None or isinstance(placement, str):
             return None
         component, reporter, devices = placement
@@ -246,14 +240,28 @@ class SignalMapper:
                 self._remember(key, placement)
         return placement
 
+    def _named(self, name: str | None) -> _Placement | None:
+        """The placement of a port UFM's port list names ``name`` (``None``: it lists no such port)."""
+        if name is None:
+            return None
+        placement = self._ports.get(name)
+        if placement is None:
+            end = self.resolver.ports.get(name)
+            if end is None:
+                return None
+            placement = self._ports[name] = self._port_placement(end)
+        return placement
+
     def _known_link(self, names: tuple[str, str]) -> _Placement | None:
         """``_place_link`` of two ends named as UFM's port list names them (``None`` unless it lists both): the
-        placement of the first end that has a cable, from ``_link_at_port``."""
-        at_port = self._link_at_port
-        first, second = at_port.get(names[0], _UNLISTED), at_port.get(names[1], _UNLISTED)
-        if first is _UNLISTED or second is _UNLISTED:
+        placement of the first end that has a cable."""
+        first, second = self._named(names[0]), self._named(names[1])
+        if first is None or second is None:
             return None
-        return first or second or "link ends not in the fabric model"
+        for placement in (first, second):
+            if not isinstance(placement, str) and placement[0].kind is ComponentKind.LINK:
+                return placement[0], None, placement[2]
+        return "link ends not in the fabric model"
 
     def _place_link(self, ends: tuple[PortEnd, PortEnd] | None) -> _Placement:
         if ends is None:

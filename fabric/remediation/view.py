@@ -87,8 +87,11 @@ class FabricView:
         return None if end is None else self.resolver.cable_at(end)
 
     def live_cables(self, actual: Fabric) -> set[CableKey]:
-        """Planned cables UFM shows up, cabled as planned."""
-        return {cable.key for cable in actual.cables if cable.key in self.plan_keys}
+        """Planned cables UFM shows up, cabled as planned: the plan's keys, so that the set holds nothing of
+        ``actual`` once it is dropped."""
+        by_end = self.plan.by_end
+        return {planned.key for cable in actual.cables
+                if (planned := by_end.get(cable.a)) is not None and planned.key == cable.key}
 
 
 def fabric_context(plan: Fabric) -> FabricContext:
@@ -98,10 +101,20 @@ def fabric_context(plan: Fabric) -> FabricContext:
     return FabricContext(cables, hosts)
 
 
+def _as_planned(plan: Fabric, end: End) -> End:
+    """``end`` as the plan's own object where the plan cables it (equal, not a copy): the view's maps then hold
+    nothing of the as-built fabric, which the engine drops once it is read (196,608 ends on h100-32k)."""
+    cable = plan.by_end.get(end)
+    if cable is None:
+        return end
+    return cable.a if cable.a == end else cable.b
+
+
 def build_view(plan: Fabric, actual: Fabric, context: FabricContext | None = None) -> FabricView:
     """Join the plan (names, tiers) with what UFM reports (GUIDs, port names)."""
     guids = {device.guid: key for key, device in actual.devices.items() if device.guid and key in plan.devices}
-    resolver = Resolver(plan, guids, actual.port_names)
-    ufm_ports = {end: name for name, end in actual.port_names.items()}
+    ports = {name: _as_planned(plan, end) for name, end in actual.port_names.items()}
+    resolver = Resolver(plan, guids, ports)
+    ufm_ports = {end: name for name, end in ports.items()}
     context = context or fabric_context(plan)
     return FabricView(plan, context, resolver, ufm_ports, frozenset(context.cables.values()))
