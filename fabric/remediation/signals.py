@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from functools import partial
 from typing import NamedTuple, Protocol
@@ -102,18 +102,98 @@ def end_name(end: End) -> str:
     return f"{end.device}/{end.port}"
 
 
+_NUMBERED = re.compile(r"([0-9a-f]{16})_(0|[1-9][0-9]{0,3})")
+"""A port name as UFM writes it: a node's GUID and a port number (its own label on every port but a director
+blade's)."""
+
+
+def _numbered(name: str) -> tuple[str, int] | None:
+    found = _NUMBERED.fullmatch(name)
+    return None if found is None else (found[1], int(found[2]))
+
+
+class PortNames(Mapping[str, End]):
+    """UFM's port names (``<guid>_<n>``) and the ends they name, held by node GUID and port number rather than by
+    name: on h100-32k, 196,608 names and their two maps (name -> end, end -> name) were 30 MiB of the engine's live
+    set; held so, 8. A name is rendered when asked for (``name_of``, iteration), as UFM writes it.
+
+    The ends given are kept as given (the view gives the plan's own, so that nothing of the as-built fabric is
+    held); a name of another form than ``<16 hex>_<n>`` is kept as it is, with its end."""
+
+    __slots__ = ("_count", "_guid_of", "_named_otherwise", "_nodes", "_other")
+
+    def __init__(self, names: Iterable[tuple[str, End]]) -> None:
+        nodes: dict[str, list[End | None]] = {}
+        other: dict[str, End] = {}
+        guid_of: dict[str, str] = {}
+        """Device -> the GUID of the first name of the form ``f"{guid}_{end.port}"`` naming one of its ends."""
+        named_otherwise: dict[End, str] = {}
+        """The ends whose name (the last given for them, as a map made of all the names would keep) is not that."""
+        for name, end in names:
+            numbered = _numbered(name)
+            if numbered is None:
+                other[name] = end
+                named_otherwise[end] = name
+                continue
+            guid, number = numbered
+            ends = nodes.get(guid)
+            if ends is None:
+                ends = nodes[guid] = []
+            if len(ends) <= number:
+                ends.extend([None] * (number + 1 - len(ends)))
+            ends[number] = end
+            if end.port == str(number) and guid_of.setdefault(end.device, guid) == guid:
+                named_otherwise.pop(end, None)
+            else:
+                named_otherwise[end] = name
+        self._nodes, self._other, self._guid_of, self._named_otherwise = nodes, other, guid_of, named_otherwise
+        self._count = len(other) + sum(end is not None for ends in nodes.values() for end in ends)
+
+    def __getitem__(self, name: str) -> End:
+        numbered = _numbered(name)
+        if numbered is None:
+            return self._other[name]
+        ends = self._nodes.get(numbered[0])
+        end = ends[numbered[1]] if ends is not None and numbered[1] < len(ends) else None
+        if end is None:
+            raise KeyError(name)
+        return end
+
+    def __iter__(self) -> Iterator[str]:
+        for guid, ends in self._nodes.items():
+            for number, end in enumerate(ends):
+                if end is not None:
+                    yield f"{guid}_{number}"
+        yield from self._other
+
+    def __len__(self) -> int:
+        return self._count
+
+    def name_of(self, end: End) -> str | None:
+        """UFM's name of the port ``end`` is (``None``: UFM listed none)."""
+        name = self._named_otherwise.get(end)
+        if name is not None:
+            return name
+        guid = self._guid_of.get(end.device)
+        numbered = None if guid is None else _numbered(f"{guid}_{end.port}")
+        if numbered is None:
+            return None
+        ends = self._nodes[numbered[0]]
+        number = numbered[1]
+        return f"{guid}_{number}" if number < len(ends) and ends[number] == end else None
+
+
 class Resolver:
     """Places UFM objects (GUIDs, ports, names) on the fabric model.
 
     ``fabric`` is the model the service manages (plan names, checked against UFM); ``guids`` maps UFM node
-    GUIDs to device keys and ``ports`` UFM port names (``<guid>_<n>``) to ends, both read from UFM (``ports`` is
-    kept, not copied: 196,608 names on h100-32k; it is not changed afterwards).
+    GUIDs to device keys and ``ports`` UFM port names (``<guid>_<n>``) to ends, both read from UFM.
     """
 
     def __init__(self, fabric: Fabric, guids: Mapping[str, str], ports: Mapping[str, End] | None = None) -> None:
         self.fabric = fabric
         self.guids = {canonical_guid(g): key for g, key in guids.items()}
-        self.ports: Mapping[str, End] = {} if ports is None else ports
+        self.ports = ports if isinstance(ports, PortNames) else PortNames((ports or {}).items())
         self.hosts = {d.host_name.casefold()
                       for d in fabric.devices.values() if d.kind is Kind.ADAPTER}
 
