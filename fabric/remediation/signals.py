@@ -112,6 +112,13 @@ def _numbered(name: str) -> tuple[str, int] | None:
     return None if found is None else (found[1], int(found[2]))
 
 
+def _number(port: str) -> int | None:
+    """``port`` as the number ``_NUMBERED`` reads (``None``: not one)."""
+    if 0 < len(port) <= 4 and port.isascii() and port.isdigit() and (port[0] != "0" or port == "0"):
+        return int(port)
+    return None
+
+
 class PortNames(Mapping[str, End]):
     """UFM's port names (``<guid>_<n>``) and the ends they name, held by node GUID and port number rather than by
     name: on h100-32k, 196,608 names and their two maps (name -> end, end -> name) were 30 MiB of the engine's live
@@ -175,12 +182,11 @@ class PortNames(Mapping[str, End]):
         if name is not None:
             return name
         guid = self._guid_of.get(end.device)
-        numbered = None if guid is None else _numbered(f"{guid}_{end.port}")
-        if numbered is None:
+        number = None if guid is None else _number(end.port)
+        if guid is None or number is None:
             return None
-        ends = self._nodes[numbered[0]]
-        number = numbered[1]
-        return f"{guid}_{number}" if number < len(ends) and ends[number] == end else None
+        ends = self._nodes[guid]
+        return f"{guid}_{end.port}" if number < len(ends) and ends[number] == end else None
 
 
 class Resolver:
