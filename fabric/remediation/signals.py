@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from functools import partial
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar, overload
 
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.kinds import SignalKind
@@ -102,6 +102,7 @@ def end_name(end: End) -> str:
     return f"{end.device}/{end.port}"
 
 
+_T = TypeVar("_T")
 _NUMBERED = re.compile(r"([0-9a-f]{16})_(0|[1-9][0-9]{0,3})")
 """A port name as UFM writes it: a node's GUID and a port number (its own label on every port but a director
 blade's)."""
@@ -157,14 +158,27 @@ class PortNames(Mapping[str, End]):
         self._count = len(other) + sum(end is not None for ends in nodes.values() for end in ends)
 
     def __getitem__(self, name: str) -> End:
-        numbered = _numbered(name)
-        if numbered is None:
-            return self._other[name]
-        ends = self._nodes.get(numbered[0])
-        end = ends[numbered[1]] if ends is not None and numbered[1] < len(ends) else None
+        end = self._end(name)
         if end is None:
             raise KeyError(name)
         return end
+
+    @overload
+    def get(self, name: str, /) -> End | None: ...
+    @overload
+    def get(self, name: str, /, default: End | _T) -> End | _T: ...
+
+    def get(self, name: str, /, default: object = None) -> object:
+        """As a map's, without raising and catching ``KeyError`` for a name not listed (events name many)."""
+        end = self._end(name)
+        return default if end is None else end
+
+    def _end(self, name: str) -> End | None:
+        numbered = _numbered(name)
+        if numbered is None:
+            return self._other.get(name)
+        ends = self._nodes.get(numbered[0])
+        return ends[numbered[1]] if ends is not None and numbered[1] < len(ends) else None
 
     def __iter__(self) -> Iterator[str]:
         for guid, ends in self._nodes.items():

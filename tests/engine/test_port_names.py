@@ -41,6 +41,7 @@ def test_answers_what_the_two_maps_answered(given_names: dict[str, End], more_na
     assert dict(ports.items()) == given_names
     for name in [*given_names, *more_names]:
         assert ports.get(name) == given_names.get(name)
+        assert ports.get(name, End("none", "0")) == given_names.get(name, End("none", "0"))
         assert (name in ports) == (name in given_names)
     for end in [*given_names.values(), *more_ends]:
         assert ports.name_of(end) == inverse.get(end)
