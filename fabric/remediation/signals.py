@@ -299,7 +299,7 @@ class SignalMapper:
         if object_type == "Link" or kind in _LINK_KINDS:
             placement = self._link_placement(event)
         elif kind not in DEVICE_KINDS and (named := self._named(event.object_name)) is not None:
-            placement = named  # a UFM port name, placed when the mapper was made
+            placement = named  # a UFM port name, placed the first time it was named
         else:
             route = "device" if kind in DEVICE_KINDS else "port"
             key = (route, event.object_name, object_type, event.object_path)
