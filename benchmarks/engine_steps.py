@@ -1,5 +1,5 @@
 """The engine's start-up in one process, step by step: its resident memory after each (``VmRSS``, and the peak so far,
-``VmHWM``), to see where the engine process's peak and its live set are.
+``VmHWM``; and its CPU seconds so far), to see where the engine process's peak and its live set are.
 
 ``python -m benchmarks.engine_steps --preset h100-32k`` starts the UFM simulator on the preset's plan
 (``benchmarks.daemon_harness``), writes a daemon's configuration on it and runs the steps in a child process of their
@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ HERE = Path(__file__).resolve().parents[1]
 def _said(step: str) -> None:
     fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
     rss, hwm = (int(fields[name].split()[0]) / 1024 for name in ("VmRSS", "VmHWM"))
-    print(f"{step:34s} VmRSS {rss:5.0f} MiB   VmHWM {hwm:5.0f} MiB", flush=True)
+    print(f"{step:34s} VmRSS {rss:5.0f} MiB   VmHWM {hwm:5.0f} MiB   CPU {time.process_time():6.1f} s", flush=True)
 
 
 def _wrapped(module: Any, name: str, step: str) -> None:
