@@ -103,18 +103,16 @@ def end_name(end: End) -> str:
 
 
 _T = TypeVar("_T")
-_NUMBERED = re.compile(r"([0-9a-f]{16})_(0|[1-9][0-9]{0,3})")
-"""A port name as UFM writes it: a node's GUID and a port number (its own label on every port but a director
-blade's)."""
-
-
 def _numbered(name: str) -> tuple[str, int] | None:
-    found = _NUMBERED.fullmatch(name)
-    return None if found is None else (found[1], int(found[2]))
+    """A port name as UFM writes it, ``<guid>_<n>``, as the node's GUID and the port's number (its own label on every
+    port but a director blade's); ``None`` for a name that is not ``f"{guid}_{n}"`` of a number ``n``."""
+    guid, _, port = name.partition("_")
+    number = _number(port)
+    return None if number is None else (guid, number)
 
 
 def _number(port: str) -> int | None:
-    """``port`` as the number ``_NUMBERED`` reads (``None``: not one)."""
+    """``port`` as a number written as ``str`` writes it, up to 9999 (``None``: not one)."""
     if 0 < len(port) <= 4 and port.isascii() and port.isdigit() and (port[0] != "0" or port == "0"):
         return int(port)
     return None
@@ -126,7 +124,7 @@ class PortNames(Mapping[str, End]):
     set; held so, 8. A name is rendered when asked for (``name_of``, iteration), as UFM writes it.
 
     The ends given are kept as given (the view gives the plan's own, so that nothing of the as-built fabric is
-    held); a name of another form than ``<16 hex>_<n>`` is kept as it is, with its end."""
+    held); a name of another form than ``<guid>_<n>`` is kept as it is, with its end."""
 
     __slots__ = ("_count", "_guid_of", "_named_otherwise", "_nodes", "_other")
 
@@ -137,21 +135,22 @@ class PortNames(Mapping[str, End]):
         """Device -> the GUID of the first name of the form ``f"{guid}_{end.port}"`` naming one of its ends."""
         named_otherwise: dict[End, str] = {}
         """The ends whose name (the last given for them, as a map made of all the names would keep) is not that."""
-        for name, end in names:
-            numbered = _numbered(name)
-            if numbered is None:
+        for name, end in names:  # 196,608 on h100-32k: ``_numbered`` inlined
+            guid, _, port = name.partition("_")
+            number = _number(port)
+            if number is None:
                 other[name] = end
                 named_otherwise[end] = name
                 continue
-            guid, number = numbered
             ends = nodes.get(guid)
             if ends is None:
                 ends = nodes[guid] = []
             if len(ends) <= number:
                 ends.extend([None] * (number + 1 - len(ends)))
             ends[number] = end
-            if end.port == str(number) and guid_of.setdefault(end.device, guid) == guid:
-                named_otherwise.pop(end, None)
+            if end.port == port and guid_of.setdefault(end.device, guid) == guid:
+                if named_otherwise:
+                    named_otherwise.pop(end, None)
             else:
                 named_otherwise[end] = name
         self._nodes, self._other, self._guid_of, self._named_otherwise = nodes, other, guid_of, named_otherwise
