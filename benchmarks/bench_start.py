@@ -6,7 +6,9 @@ Setup (not timed): h100-32k's plan (2,304 switches, 98,304 cables, 196,608 ports
 ports. Measured, per run: a fresh daemon (``fabricctl run``, dry run, a fresh migrated SQLite database) is started
 and ``GET /api/v1/metrics`` asked every 0.2 s until ``fabric_job_runs_total{job_name="cycle",outcome="ok"}`` is 1;
 the seconds from starting the process to that answer, and the largest resident memory of the daemon's process tree,
-sampled from ``/proc`` every 50 ms (and the main process's own peak, ``VmHWM``, which no sample can miss).
+sampled from ``/proc`` every 50 ms, or the sum of its processes' own peaks (``VmHWM``, which no sample can miss)
+where that is larger: a bound, reached only if the API's and the engine's peaks coincide. The side-by-side table
+shows the sampled figure alone too.
 
 ``python -m benchmarks.run start`` measures this checkout. ``python -m benchmarks.bench_start BASELINE`` measures
 this checkout and another one (``git worktree add BASELINE REV``; it runs on this checkout's interpreter, its own
@@ -55,15 +57,16 @@ def _cycles(api: str) -> float:
     return 0.0
 
 
-def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple[float, float]:
-    """One daemon of ``checkout`` started on ``ufm_url``: seconds to its first completed cycle, peak MiB."""
+def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple[float, float, float]:
+    """One daemon of ``checkout`` started on ``ufm_url``: seconds to its first completed cycle, peak MiB (the larger
+    of the sampled peak and the sum of the processes' own), the sampled peak MiB."""
     port = free_port()
     config = write_config(workdir, ufm_url, plan, interval="60s", port=port, name="bench", checkout=checkout)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
     env.update(FABRIC_UFM_PASSWORD=PASSWORD, PYTHONPATH=str(checkout))
     api = f"http://127.0.0.1:{port}"
     log = workdir / f"start-{port}.log"
-    peak_kib = 0
+    peak_kib = sampled_kib = 0
     started = time.perf_counter()
     with log.open("wb") as sink:
         process = subprocess.Popen([sys.executable, "-m", "fabric.cli", "run", "--config", str(config), "--clock",
@@ -71,9 +74,9 @@ def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak_kib
+        nonlocal sampled_kib
         while not done.is_set():
-            peak_kib = max(peak_kib, tree_kib(process.pid))
+            sampled_kib = max(sampled_kib, tree_kib(process.pid))
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -91,7 +94,7 @@ def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple
                 pass
             time.sleep(0.2)
         seconds = time.perf_counter() - started
-        peak_kib = max(peak_kib, tree_kib(process.pid, "VmHWM"))
+        peak_kib = tree_kib(process.pid, "VmHWM")
         peaks = ", ".join(f"{command} {mib:.0f} MiB" for command, mib in sorted(tree_peaks_mib(process.pid).items()))
         print(f"{checkout.name}: each process's peak: {peaks}", file=sys.stderr)
     finally:
@@ -103,17 +106,17 @@ def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    return seconds, peak_kib / 1024
+    return seconds, max(peak_kib, sampled_kib) / 1024, sampled_kib / 1024
 
 
 def run(workdir: Path) -> list[Measurement]:
     plan = plan_file(workdir, PRESET)
     with simulator(plan, workdir) as url:
         runs = [start_once(HERE, workdir, url, plan) for _ in range(RUNS)]
-    peak = max(mib for _, mib in runs)
+    peak = max(mib for _, mib, _ in runs)
     note = f"{PRESET}, fabricctl run to its first completed cycle; peak RSS of its processes ≤ {TARGET_PEAK_MIB:g} MiB"
-    return [Measurement(f"daemon start {PRESET}", [s for s, _ in runs], peak, TARGET_START_S, note,
-                        met=statistics.median(s for s, _ in runs) < TARGET_START_S and peak <= TARGET_PEAK_MIB)]
+    return [Measurement(f"daemon start {PRESET}", [s for s, _, _ in runs], peak, TARGET_START_S, note,
+                        met=statistics.median(s for s, _, _ in runs) < TARGET_START_S and peak <= TARGET_PEAK_MIB)]
 
 
 def main(argv: list[str]) -> int:
@@ -122,7 +125,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--runs", type=int, default=RUNS)
     args = parser.parse_args(argv)
     sides = {"this checkout": HERE, args.baseline.name: args.baseline.resolve()}
-    found: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
+    found: dict[str, list[tuple[float, float, float]]] = {name: [] for name in sides}
     with tempfile.TemporaryDirectory(prefix="fabric-bench-start-") as tmp:
         workdir = Path(tmp)
         plan = plan_file(workdir, PRESET)
@@ -130,11 +133,13 @@ def main(argv: list[str]) -> int:
             for _ in range(args.runs):
                 for name, checkout in sides.items():
                     found[name].append(start_once(checkout, workdir, url, plan))
-                    print(f"{name}: {found[name][-1][0]:.1f} s, {found[name][-1][1]:.0f} MiB", file=sys.stderr)
+                    print(f"{name}: {found[name][-1][0]:.1f} s, {found[name][-1][1]:.0f} MiB "
+                          f"({found[name][-1][2]:.0f} sampled)", file=sys.stderr)
     (ours, base) = (found[name] for name in sides)
     print(f"| {PRESET} daemon start | this checkout | {args.baseline.name} | ratio |")
     print("|---|---|---|---|")
-    for label, column, unit in (("start to first cycle", 0, "s"), ("peak RSS", 1, "MiB")):
+    for label, column, unit in (("start to first cycle", 0, "s"), ("peak RSS", 1, "MiB"),
+                                ("peak RSS sampled (the processes at once)", 2, "MiB")):
         mine = statistics.median(r[column] for r in ours)
         theirs = statistics.median(r[column] for r in base)
         print(f"| {label} (median of {args.runs}) | {mine:.1f} {unit} | {theirs:.1f} {unit} | {mine / theirs:.2f} |")

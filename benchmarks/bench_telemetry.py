@@ -326,7 +326,7 @@ async def _polls(view: FabricView, samples: int, firsts: int, announcements: IO[
         release_freed_memory()
         return split
 
-    report: dict[str, Any] = {"ports": len(view.ufm_ports), "polls": [], "outcomes": [], "conditions": [],
+    report: dict[str, Any] = {"ports": len(view.resolver.ports), "polls": [], "outcomes": [], "conditions": [],
                               "rss_mib": [], "view_mib": _rss_mib()}
     feed = new_feed()
     for step in range(samples):

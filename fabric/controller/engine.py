@@ -66,6 +66,7 @@ from fabric.ufm.snapshot import read_topology, spooled_topology
 from tickets.base import TicketBackend
 from topology.guard import CableKey, GuardReading, GuardSettings
 from topology.model import Cable, Fabric
+from topology.verify import below_plan
 
 __all__ = ["CycleReport", "Engine", "EngineSettings", "UfmApi"]
 
@@ -106,8 +107,9 @@ class _Reading:
     versions: dict[str, int]
     view: FabricView
     live: set[CableKey]
-    built: dict[CableKey, Cable]
-    """The planned cables UFM shows up, as UFM shows them (their active width and speed)."""
+    below: dict[CableKey, Cable]
+    """The planned cables UFM shows up below their planned width or speed, as UFM shows them (its active width and
+    speed): the only ones a link check reads UFM's figures of."""
     out: PortsOut
     figures: TopologyFigures
 
@@ -134,8 +136,8 @@ class Engine:
         automation's own writes as they are settled)."""
         self.live: set[CableKey] = set()
         """Planned cables UFM shows up, as of the last reading accepted."""
-        self.built: dict[CableKey, Cable] = {}
-        """Those cables as UFM shows them, as of the last reading accepted."""
+        self.below: dict[CableKey, Cable] = {}
+        """Those of them UFM shows below their planned rate, as UFM shows them, as of the last reading accepted."""
         self.link_checks = LinkChecks(store, plan.cables, settings.link_up_wait)
         self._versions: dict[str, int] = {}
         self._figures = TopologyFigures.planned(plan)
@@ -299,13 +301,15 @@ class Engine:
         actual = reading.fabric
         view = build_view(self.plan, actual, self.context)
         live = view.live_cables(actual)
-        built = {cable.key: cable for cable in actual.cables if cable.key in live}
+        planned = self.plan.by_end
+        below = {cable.key: cable for cable in actual.cables if cable.key in live
+                 and below_plan(cable, (ours := planned[cable.a]).width, ours.speed_gbps)}
         out = PortsOut(reading.disabled_ports, listings(unhealthy))
-        return _Reading(versions, view, live, built, out, TopologyFigures.of(reading, len(live)))
+        return _Reading(versions, view, live, below, out, TopologyFigures.of(reading, len(live)))
 
     def _accept(self, reading: _Reading) -> None:
         self._versions, self.view, self.out = reading.versions, reading.view, reading.out
-        self.live, self.built = reading.live, reading.built
+        self.live, self.below = reading.live, reading.below
         self._figures = reading.figures
         if self.view_refused_since is not None:
             log.warning("fabric %s: UFM's topology can be true again (refused since %s): deciding again",
@@ -512,7 +516,8 @@ class Engine:
             return []
         state = self.state
         probation = {c: r for c in state.revisit() if (r := state.components.get(c)) is not None}
-        failed = self.link_checks.check(probation, self.context.cables, self.built, now, report.actions)
+        failed = self.link_checks.check(probation, self.context.cables, self.live, self.below, now,
+                                         report.actions)
         if not failed:
             return failed
         # A link UFM shows up as planned is confirmed whatever the intent log says, but a re-enable still in flight

@@ -13,7 +13,7 @@ link that degrades later on probation is the detectors' business (a finding, a s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from datetime import datetime, timedelta
 
 from fabric.durations import format_duration
@@ -54,9 +54,11 @@ class LinkChecks:
         per probation, not at every cycle a link stays down (later ones this process makes itself)."""
 
     def check(self, records: Mapping[ComponentId, ComponentRecord], cables: Mapping[ComponentId, CableKey],
-              built: Mapping[CableKey, Cable], now: datetime, report_actions: list[Action]) -> list[FailedRepair]:
-        """The failed repairs among ``records`` (the components to look at: those on probation); confirmations are
-        recorded as decisions and appended to ``report_actions``."""
+              live: Set[CableKey], below: Mapping[CableKey, Cable], now: datetime,
+              report_actions: list[Action]) -> list[FailedRepair]:
+        """The failed repairs among ``records`` (the components to look at: those on probation), given the planned
+        cables UFM shows up (``live``) and those of them it shows below their planned rate, as it shows them
+        (``below``); confirmations are recorded as decisions and appended to ``report_actions``."""
         failed: list[FailedRepair] = []
         on_probation = {c: r for c, r in records.items() if r.lifecycle is Lifecycle.PROBATION}
         self._confirmed = {c: s for c, s in self._confirmed.items() if c in on_probation and on_probation[c].since == s}
@@ -67,7 +69,8 @@ class LinkChecks:
             planned = self.planned.get(key) if key is not None else None
             if planned is None or self._is_confirmed(component, record):
                 continue
-            missing = shortfall(planned, built.get(planned.key))
+            key = planned.key
+            missing = shortfall(planned, below.get(key, planned) if key in live else None)
             if missing is None:
                 self._confirmed[component] = record.since
                 action = Action(ActionKind.RECORD, now, LINK_CHECK, f"re-enabled: the link is up at {rate(planned)} "

@@ -36,7 +36,7 @@ from fabric import wiring
 from fabric.api.context import Reload
 from fabric.config import ConfigError, ServiceConfig, load_config
 from fabric.daemon.clock import Clock, ClockKind, make_clock
-from fabric.daemon.gcpolicy import apply_gc_policy, widen_young_generation
+from fabric.daemon.gcpolicy import apply_gc_policy, release_freed_memory, widen_young_generation
 from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
 from fabric.daemon.leader import Leadership
 from fabric.daemon.metrics import DaemonMetrics
@@ -283,6 +283,9 @@ async def _started(runtime: DaemonRuntime, stopping: asyncio.Task[bool], target:
         # Which UFM: a daemon's configuration may come from a file, the environment and a credential at once.
         raise StartError(f"UFM at {redacted_url(target.url)}: {exc}") from None
     apply_gc_policy()
+    # What start-up read and built for itself alone (UFM's lists, the as-built model) is free now: given back before
+    # the first cycle rather than after it, when the API process's memory and the engine's are at their largest.
+    release_freed_memory()
     return True
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from functools import partial
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar, overload
 
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.kinds import SignalKind
@@ -102,6 +102,106 @@ def end_name(end: End) -> str:
     return f"{end.device}/{end.port}"
 
 
+_T = TypeVar("_T")
+def _numbered(name: str) -> tuple[str, int] | None:
+    """A port name as UFM writes it, ``<guid>_<n>``, as the node's GUID and the port's number (its own label on every
+    port but a director blade's); ``None`` for a name that is not ``f"{guid}_{n}"`` of a number ``n``."""
+    guid, _, port = name.partition("_")
+    number = _number(port)
+    return None if number is None else (guid, number)
+
+
+def _number(port: str) -> int | None:
+    """``port`` as a number written as ``str`` writes it, up to 9999 (``None``: not one)."""
+    if 0 < len(port) <= 4 and port.isascii() and port.isdigit() and (port[0] != "0" or port == "0"):
+        return int(port)
+    return None
+
+
+class PortNames(Mapping[str, End]):
+    """UFM's port names (``<guid>_<n>``) and the ends they name, held by node GUID and port number rather than by
+    name: on h100-32k, 196,608 names and their two maps (name -> end, end -> name) were 30 MiB of the engine's live
+    set; held so, 8. A name is rendered when asked for (``name_of``, iteration), as UFM writes it.
+
+    The ends given are kept as given (the view gives the plan's own, so that nothing of the as-built fabric is
+    held); a name of another form than ``<guid>_<n>`` is kept as it is, with its end."""
+
+    __slots__ = ("_count", "_guid_of", "_named_otherwise", "_nodes", "_other")
+
+    def __init__(self, names: Iterable[tuple[str, End]]) -> None:
+        nodes: dict[str, list[End | None]] = {}
+        other: dict[str, End] = {}
+        guid_of: dict[str, str] = {}
+        """Device -> the GUID of the first name of the form ``f"{guid}_{end.port}"`` naming one of its ends."""
+        named_otherwise: dict[End, str] = {}
+        """The ends whose name (the last given for them, as a map made of all the names would keep) is not that."""
+        for name, end in names:  # 196,608 on h100-32k: ``_numbered`` inlined
+            guid, _, port = name.partition("_")
+            number = _number(port)
+            if number is None:
+                other[name] = end
+                named_otherwise[end] = name
+                continue
+            ends = nodes.get(guid)
+            if ends is None:
+                ends = nodes[guid] = []
+            if len(ends) <= number:
+                ends.extend([None] * (number + 1 - len(ends)))
+            ends[number] = end
+            if end.port == port and guid_of.setdefault(end.device, guid) == guid:
+                if named_otherwise:
+                    named_otherwise.pop(end, None)
+            else:
+                named_otherwise[end] = name
+        self._nodes, self._other, self._guid_of, self._named_otherwise = nodes, other, guid_of, named_otherwise
+        self._count = len(other) + sum(end is not None for ends in nodes.values() for end in ends)
+
+    def __getitem__(self, name: str) -> End:
+        end = self._end(name)
+        if end is None:
+            raise KeyError(name)
+        return end
+
+    @overload
+    def get(self, name: str, /) -> End | None: ...
+    @overload
+    def get(self, name: str, /, default: End | _T) -> End | _T: ...
+
+    def get(self, name: str, /, default: object = None) -> object:
+        """As a map's, without raising and catching ``KeyError`` for a name not listed (events name many)."""
+        end = self._end(name)
+        return default if end is None else end
+
+    def _end(self, name: str) -> End | None:
+        numbered = _numbered(name)
+        if numbered is None:
+            return self._other.get(name)
+        ends = self._nodes.get(numbered[0])
+        return ends[numbered[1]] if ends is not None and numbered[1] < len(ends) else None
+
+    def __iter__(self) -> Iterator[str]:
+        for guid, ends in self._nodes.items():
+            for number, end in enumerate(ends):
+                if end is not None:
+                    yield f"{guid}_{number}"
+        yield from self._other
+
+    def __len__(self) -> int:
+        return self._count
+
+    def name_of(self, end: End) -> str | None:
+        """UFM's name of the port ``end`` is (``None``: UFM listed none)."""
+        name = self._named_otherwise.get(end)
+        if name is not None:
+            return name
+        guid = self._guid_of.get(end.device)
+        number = None if guid is None else _number(end.port)
+        if guid is None or number is None:
+            return None
+        ends = self._nodes[guid]
+        return f"{guid}_{end.port}" if number < len(ends) and ends[number] == end else None
+
+
 class Resolver:
     """Places UFM objects (GUIDs, ports, names) on the fabric model.
 
@@ -112,7 +212,7 @@ class Resolver:
     def __init__(self, fabric: Fabric, guids: Mapping[str, str], ports: Mapping[str, End] | None = None) -> None:
         self.fabric = fabric
         self.guids = {canonical_guid(g): key for g, key in guids.items()}
-        self.ports = dict(ports or {})
+        self.ports = ports if isinstance(ports, PortNames) else PortNames((ports or {}).items())
         self.hosts = {d.host_name.casefold()
                       for d in fabric.devices.values() if d.kind is Kind.ADAPTER}
 
@@ -149,8 +249,6 @@ _Placement = tuple[ComponentId, str | None, tuple[str, ...]] | str
 """Where an event lands (component, reporting end, devices), or why it cannot be placed."""
 _PLACES_KEPT = 1 << 17
 _LINK_KINDS = frozenset({SignalKind.LINK_DOWN, SignalKind.LINK_UP})
-_UNLISTED = "unlisted"
-"""A port name UFM's port list does not hold (``SignalMapper._known_link``)."""
 
 
 class SignalMapper:
@@ -162,16 +260,11 @@ class SignalMapper:
         self.skipped: Counter[str] = Counter()
         self._places: dict[tuple[str, object, object, object], _Placement] = {}
         """Placements by (route, how the event names its object); the resolver never changes under a mapper."""
-        self._ports: dict[str | None, _Placement] = {
-            name: self._port_placement(end) for name, end in resolver.ports.items()}
-        """Placements of UFM's port names (``<guid>_<n>``), as most port events name their object: made once,
-        so that a storm over thousands of ports does not place them one by one (0.1 s for h100-4k)."""
-        self._link_at_port: dict[str | None, _Placement | None] = {
-            name: (placement[0], None, placement[2]) if not isinstance(placement, str)
-            and placement[0].kind is ComponentKind.LINK else None for name, placement in self._ports.items()}
-        """The placement of a link event naming a UFM port name as an end: the cable's (``None``: the port has no
-        cable), made once with the ports' so that a storm over every cable, each event naming a link not seen
-        before, places none of them one by one."""
+        self._ports: dict[str, _Placement] = {}
+        """Placements of UFM's port names (``<guid>_<n>``), as most port events name their object, each made the first
+        time the name is asked for and kept (``_named``): a storm over thousands of ports places each once. Not made
+        for every port up front: on h100-32k that was 196,608 placements and a link's for each (60 MiB), held from
+        the start by the engine's pipeline (and a burn-in window's), most never asked for."""
 
     def _remember(self, key: tuple[str, object, object, object], placement: _Placement) -> None:
         if len(self._places) >= _PLACES_KEPT:
@@ -204,8 +297,8 @@ class SignalMapper:
         object_type = event.object_type
         if object_type == "Link" or kind in _LINK_KINDS:
             placement = self._link_placement(event)
-        elif kind not in DEVICE_KINDS and (named := self._ports.get(event.object_name)) is not None:
-            placement = named  # a UFM port name, placed when the mapper was made
+        elif kind not in DEVICE_KINDS and (named := self._named(event.object_name)) is not None:
+            placement = named  # a UFM port name, placed the first time it was named
         else:
             route = "device" if kind in DEVICE_KINDS else "port"
             key = (route, event.object_name, object_type, event.object_path)
@@ -224,7 +317,7 @@ class SignalMapper:
     def place_port(self, name: str) -> tuple[ComponentId, str, tuple[str, ...]] | None:
         """Where a UFM port name (``<guid>_<n>``, as UFM lists its ports) lands: the cable it is an end of (or the
         port, uncabled), the end's name and the devices; ``None`` for a port UFM did not list."""
-        placement = self._ports.get(name)
+        placement = self._named(name)
         if placement is None or isinstance(placement, str):
             return None
         component, reporter, devices = placement
@@ -246,14 +339,28 @@ class SignalMapper:
                 self._remember(key, placement)
         return placement
 
+    def _named(self, name: str | None) -> _Placement | None:
+        """The placement of a port UFM's port list names ``name`` (``None``: it lists no such port)."""
+        if name is None:
+            return None
+        placement = self._ports.get(name)
+        if placement is None:
+            end = self.resolver.ports.get(name)
+            if end is None:
+                return None
+            placement = self._ports[name] = self._port_placement(end)
+        return placement
+
     def _known_link(self, names: tuple[str, str]) -> _Placement | None:
         """``_place_link`` of two ends named as UFM's port list names them (``None`` unless it lists both): the
-        placement of the first end that has a cable, from ``_link_at_port``."""
-        at_port = self._link_at_port
-        first, second = at_port.get(names[0], _UNLISTED), at_port.get(names[1], _UNLISTED)
-        if first is _UNLISTED or second is _UNLISTED:
+        placement of the first end that has a cable."""
+        first, second = self._named(names[0]), self._named(names[1])
+        if first is None or second is None:
             return None
-        return first or second or "link ends not in the fabric model"
+        for placement in (first, second):
+            if not isinstance(placement, str) and placement[0].kind is ComponentKind.LINK:
+                return placement[0], None, placement[2]
+        return "link ends not in the fabric model"
 
     def _place_link(self, ends: tuple[PortEnd, PortEnd] | None) -> _Placement:
         if ends is None:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from fabric.remediation.domain import ComponentId
 from fabric.remediation.policy import FabricContext
-from fabric.remediation.signals import Resolver, link_id
+from fabric.remediation.signals import PortNames, Resolver, link_id
 from topology.guard import CableKey
 from topology.model import TIER_RANK, End, Fabric
 from topology.ports import Kind
@@ -32,8 +32,8 @@ class FabricView:
     plan: Fabric
     context: FabricContext
     resolver: Resolver
-    ufm_ports: dict[End, str]
-    """End -> UFM port name (``<guid>_<n>``), for the ports UFM shows cabled."""
+    """Its ``ports``: UFM's port names (``<guid>_<n>``) of the ports UFM shows cabled (and of switch ports it lists
+    uncabled), both ways."""
     plan_keys: frozenset[CableKey]
     _watched: Watched | None = field(default=None, init=False, repr=False, compare=False)
     """``watched()``, once asked for."""
@@ -49,8 +49,8 @@ class FabricView:
             return None
         ranked = sorted(cable, key=lambda end: (TIER_RANK.get(self.plan.devices[end.device].tier, 9), end))
         for end in ranked:
-            if self.plan.devices[end.device].kind is Kind.SWITCH and end in self.ufm_ports:
-                return self.ufm_ports[end]
+            if self.plan.devices[end.device].kind is Kind.SWITCH and (name := self.resolver.ports.name_of(end)):
+                return name
         return None
 
     def watched(self) -> Watched:
@@ -69,7 +69,7 @@ class FabricView:
     def _ports_watched(self) -> Watched:
         rates: dict[str, float] = {}
         cables: list[tuple[str, str]] = []
-        named = self.ufm_ports.get
+        named = self.resolver.ports.name_of
         for cable in self.plan.cables:  # 98,304 on h100-32k, walked in the first poll: no list made per cable
             a, b = named(cable.a), named(cable.b)
             rate = (cable.speed_gbps or 0.0) * 1e9
@@ -87,8 +87,11 @@ class FabricView:
         return None if end is None else self.resolver.cable_at(end)
 
     def live_cables(self, actual: Fabric) -> set[CableKey]:
-        """Planned cables UFM shows up, cabled as planned."""
-        return {cable.key for cable in actual.cables if cable.key in self.plan_keys}
+        """Planned cables UFM shows up, cabled as planned: the plan's keys, so that the set holds nothing of
+        ``actual`` once it is dropped."""
+        by_end = self.plan.by_end
+        return {planned.key for cable in actual.cables
+                if (planned := by_end.get(cable.a)) is not None and planned.key == cable.key}
 
 
 def fabric_context(plan: Fabric) -> FabricContext:
@@ -98,10 +101,18 @@ def fabric_context(plan: Fabric) -> FabricContext:
     return FabricContext(cables, hosts)
 
 
+def _as_planned(plan: Fabric, end: End) -> End:
+    """``end`` as the plan's own object where the plan cables it (equal, not a copy): the view's maps then hold
+    nothing of the as-built fabric, which the engine drops once it is read (196,608 ends on h100-32k)."""
+    cable = plan.by_end.get(end)
+    if cable is None:
+        return end
+    return cable.a if cable.a == end else cable.b
+
+
 def build_view(plan: Fabric, actual: Fabric, context: FabricContext | None = None) -> FabricView:
     """Join the plan (names, tiers) with what UFM reports (GUIDs, port names)."""
     guids = {device.guid: key for key, device in actual.devices.items() if device.guid and key in plan.devices}
-    resolver = Resolver(plan, guids, actual.port_names)
-    ufm_ports = {end: name for name, end in actual.port_names.items()}
+    ports = PortNames((name, _as_planned(plan, end)) for name, end in actual.port_names.items())
     context = context or fabric_context(plan)
-    return FabricView(plan, context, resolver, ufm_ports, frozenset(context.cables.values()))
+    return FabricView(plan, context, Resolver(plan, guids, ports), frozenset(context.cables.values()))

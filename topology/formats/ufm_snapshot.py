@@ -38,6 +38,7 @@ import mmap
 import os
 import re
 import stat
+from array import array
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -307,6 +308,8 @@ class _PortSeen(NamedTuple):
     """What the fabric is built from of an entry of ports.json: a few of its fields, as given (a tuple, its repeated
     texts shared: 196,608 ports on h100-32k, where the entries themselves took hundreds of MB)."""
 
+    name: str
+    """The port's name, the one copy a link's end names it by too (``add_link``)."""
     node_description: object
     active_width: object
     active_speed: object
@@ -349,7 +352,7 @@ class UfmFabricBuilder:
         get, share = entry.get, self._shared.setdefault
         # One copy of each repeated text, inlined rather than a method: this runs for each of 196,608 ports at 32k.
         width, speed, dname = get("active_width"), get("active_speed"), get("dname")
-        self.ports[name] = _PortSeen(get("node_description"),
+        self.ports[name] = _PortSeen(name, get("node_description"),
                                      share(width, width) if type(width) is str else width,
                                      share(speed, speed) if type(speed) is str else speed,
                                      share(dname, dname) if type(dname) is str else dname, get("number"))
@@ -412,7 +415,11 @@ class UfmFabricBuilder:
             return
         a = self._end(doc, entry, index, _SOURCE)
         b = self._end(doc, entry, index, _DESTINATION)
-        port_entries = [found for found in (self.ports.get(a.name), self.ports.get(b.name)) if found is not None]
+        seen_a, seen_b = self.ports.get(a.name), self.ports.get(b.name)
+        port_entries = [found for found in (seen_a, seen_b) if found is not None]
+        for end, seen in ((a, seen_a), (b, seen_b)):
+            if seen is not None:
+                end.name = seen.name  # one copy of each name (196,608 at 32k): ports.json's
         width = self._width(doc, entry, index, port_entries)
         name = (value.strip() if type(value := entry.get("name")) is str
                 else doc.text(entry, index, "name", required=False))
@@ -557,6 +564,12 @@ class UfmFabricBuilder:
     # --- the fabric ---------------------------------------------------------------------------------
 
     def build(self) -> Fabric:
+        """The as-built fabric; the builder's records are let go as they are folded into it (build once)."""
+        # The ports' records serve the links, read already: only the switch ports' names and labels are needed
+        # further (``_name_switch_ports``). Let go first, they and the cables made below never coexist: on h100-32k
+        # the records of 196,608 ports, the links' and the cables at once were the peak of an as-built read.
+        switch_ports = self._switch_ports()
+        self.ports = {}
         self._disambiguate()
         fabric = Fabric(self.source)
         for device in self.devices.values():
@@ -568,23 +581,31 @@ class UfmFabricBuilder:
                 raise InputError(exc.message, source=document or self.source, column=field or None) from exc
         links_doc = self.names["links"]
         by_end = fabric.by_end  # the cables placed so far, by end: no set or map of its own (a million entries at 32k)
-        for link in self.links:
+        # Each link's record is let go once folded (its cable is what lives on): they and the cables never all
+        # coexist, which is the peak of an as-built read (98,304 records at 32k). The entry each cable came from,
+        # by its place in ``fabric.cables``, for an error naming it.
+        links, self.links = self.links, []
+        links.reverse()
+        entries = array("q")
+        while links:
+            link = links.pop()
             cable = self._cable(link)
             if (placed := by_end.get(cable.a)) is not None and placed.key == cable.key:
                 continue  # the same link listed twice (or from both directions)
             for end in (cable.a, cable.b):
-                if end in by_end:
-                    first = next(other for other in self.links if end in self._cable(other).key)
+                if (first := by_end.get(end)) is not None:
+                    at = next(i for i, other in enumerate(fabric.cables) if other is first)
                     raise InputError(f"port {fabric.describe(end)} is cabled twice (also on link "
-                                     f"[{first.index}] {first.origin})", source=links_doc,
+                                     f"[{entries[at]}] {first.origin})", source=links_doc,
                                      column=f"[{link.index}]")
             try:
                 fabric.add_cable(cable)
             except InputError as exc:
                 raise InputError(exc.message, source=links_doc, column=f"[{link.index}]") from exc
+            entries.append(link.index)
             fabric.port_names[link.a.name] = cable.a
             fabric.port_names[link.b.name] = cable.b
-        self._name_switch_ports(fabric)
+        self._name_switch_ports(fabric, switch_ports)
         return fabric
 
     @staticmethod
@@ -593,19 +614,26 @@ class UfmFabricBuilder:
         return Cable(End(link.a.device.name.casefold(), link.a.port), End(link.b.device.name.casefold(), link.b.port),
                      width=link.width, speed_gbps=link.speed, origin=link.origin)
 
-    def _name_switch_ports(self, fabric: Fabric) -> None:
+    def _switch_ports(self) -> list[tuple[str, str, object, object]]:
+        """Each port of ports.json on a switch: its name, its switch's GUID and what its label is read from (``dname``,
+        ``number``), for ``_name_switch_ports``."""
+        found: list[tuple[str, str, object, object]] = []
+        for name, seen in self.ports.items():
+            known = self.owner.get(name.partition("_")[0])
+            if known is not None and known[0].switch:
+                found.append((name, known[0].guid, seen.dname, seen.number))
+        return found
+
+    def _name_switch_ports(self, fabric: Fabric, switch_ports: list[tuple[str, str, object, object]]) -> None:
         """Switch ports with no cable UFM reports (a disabled link leaves /resources/links) keep their UFM
         name, from ports.json, so that a port taken out of service can be found again to put it back."""
-        for name, seen in self.ports.items():
+        for name, guid, dname, number in switch_ports:
             if name in fabric.port_names:
                 continue
-            known = self.owner.get(name.partition("_")[0])
-            if known is None or not known[0].switch:
-                continue
-            label = next((found for text in (seen.dname, seen.number, name.partition("_")[2])
+            label = next((found for text in (dname, number, name.partition("_")[2])
                           if text is not None and (found := switch_port(str(text))) is not None), None)
             if label is not None:
-                device = self.devices[f"system:{known[0].guid}"]
+                device = self.devices[f"system:{guid}"]
                 fabric.port_names[name] = End(device.name.casefold(), label)
 
     def _disambiguate(self) -> None:
