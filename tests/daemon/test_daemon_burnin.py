@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from daemon_support import PASSWORD, daemon, live
+from daemon_support import HTTP, PASSWORD, daemon, live
 
 SCENARIO = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "burnin-weak-ports.toml"
 ADMIN_TOKEN = "burnin-admin-token"
@@ -18,7 +18,7 @@ HOST_LINK = "link:pod01-leaf01/1|pod01-node01 mlx5_0/1"
 
 
 def _windows(api: str) -> list[dict[str, Any]]:
-    response = httpx.get(f"{api}/api/v1/burnin", timeout=10)
+    response = HTTP.get(f"{api}/api/v1/burnin", timeout=10)
     assert response.status_code == 200, response.text
     return list(response.json())
 
@@ -72,11 +72,11 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
 
 
 def _components(api: str) -> dict[str, str]:
-    response = httpx.get(f"{api}/api/v1/components", timeout=10)
+    response = HTTP.get(f"{api}/api/v1/components", timeout=10)
     assert response.status_code == 200, response.text
     return {c["id"]: c["lifecycle"] for c in response.json()["items"]}
 
 
 def _disabled(url: str) -> list[str]:
-    ports = httpx.get(f"{url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+    ports = HTTP.get(f"{url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
     return sorted(p["name"] for p in ports if p["physical_state"] == "Disabled")
