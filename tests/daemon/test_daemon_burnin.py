@@ -13,15 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 from burnin_support import HOST_LINK, NOT_SURVIVED, UPLINKS, not_survived, plant
-from daemon_support import PASSWORD, daemon, live
+from daemon_support import HTTP, PASSWORD, daemon, live
 
 ADMIN_TOKEN = "burnin-admin-token"
 
 
 def _windows(api: str) -> list[dict[str, Any]]:
-    response = httpx.get(f"{api}/api/v1/burnin", timeout=10)
+    response = HTTP.get(f"{api}/api/v1/burnin", timeout=10)
     assert response.status_code == 200, response.text
     return list(response.json())
 
@@ -32,7 +31,7 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
             setup.config, setup.port, tmp_path / "daemon.log", FABRIC_API__ADMIN_TOKEN=ADMIN_TOKEN) as running:
         running.wait_for("a first cycle", lambda: running.cycles() >= 1)
         body = {"by": "bring-up", "reason": "new pods 1-2", "duration": "10m"}
-        refused = httpx.post(f"{running.api}/api/v1/burnin", json=body, timeout=10)
+        refused = HTTP.post(f"{running.api}/api/v1/burnin", json=body)
         assert refused.status_code == 401 and _windows(running.api) == []
         watch = subprocess.Popen(
             [sys.executable, "-m", "fabric.cli", "burnin", "watch", "--api", running.api, "--by", "bring-up",
@@ -83,11 +82,11 @@ def test_a_burnin_window_fails_weak_ports_and_takes_out_only_what_the_guard_allo
 
 
 def _components(api: str) -> dict[str, str]:
-    response = httpx.get(f"{api}/api/v1/components", timeout=10)
+    response = HTTP.get(f"{api}/api/v1/components", timeout=10)
     assert response.status_code == 200, response.text
     return {c["id"]: c["lifecycle"] for c in response.json()["items"]}
 
 
 def _disabled(url: str) -> list[str]:
-    ports = httpx.get(f"{url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+    ports = HTTP.get(f"{url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
     return sorted(p["name"] for p in ports if p["physical_state"] == "Disabled")

@@ -10,9 +10,8 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-import httpx
 import pytest
-from daemon_support import BOUND, Daemon, daemon, live
+from daemon_support import BOUND, HTTP, Daemon, daemon, live
 
 from fabric import wiring
 from fabric.remediation.domain import CONVERGE_RULE, ActionKind, ComponentId, Lifecycle
@@ -25,7 +24,7 @@ CABLE = "core01-01/1"
 
 
 def _sim_state(sim: SimulatorDriver) -> dict[str, object]:
-    return dict(httpx.get(f"{sim.url}/simulator/state", timeout=30).json())
+    return dict(HTTP.get(f"{sim.url}/simulator/state", timeout=30).json())
 
 
 def _wait_sim(sim: SimulatorDriver, what: str, check: object) -> dict[str, object]:

@@ -27,6 +27,7 @@ import pytest
 import sqlalchemy as sa
 from daemon_support import (
     BOUND,
+    HTTP,
     LEADER_TIMING,
     PASSWORD,
     Daemon,
@@ -217,7 +218,7 @@ def test_a_leader_cut_off_from_the_database_stops_and_stands_by_and_the_standby_
 
 
 def _disabled_ports(sim: SimulatorDriver) -> set[str]:
-    ports = httpx.get(f"{sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+    ports = HTTP.get(f"{sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
     return {p["name"] for p in ports if p["physical_state"] == "Disabled"}
 
 

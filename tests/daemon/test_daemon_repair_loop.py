@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from daemon_support import PASSWORD, Daemon, daemon, migrate, simulator, write_config
+from daemon_support import HTTP, PASSWORD, Daemon, daemon, migrate, simulator, write_config
 from typer.testing import CliRunner
 from webhook_support import SECRET, jira_body, signed
 
@@ -76,7 +76,7 @@ class Loop:
         return self.the_component()
 
     def disabled_ports(self) -> list[str]:
-        ports = httpx.get(f"{self.sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+        ports = HTTP.get(f"{self.sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
         return sorted(p["name"] for p in ports if p["physical_state"] == "Disabled")
 
     def wait_disabled(self, ports: list[str], why: str) -> None:

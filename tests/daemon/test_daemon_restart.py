@@ -6,9 +6,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-import httpx
 import pytest
-from daemon_support import PASSWORD, daemon, live, migrate, simulator, write_config
+from daemon_support import HTTP, PASSWORD, daemon, live, migrate, simulator, write_config
 
 from fabric import wiring
 from fabric.remediation.domain import ActionKind
@@ -16,7 +15,7 @@ from fabric.simulator.server import free_port
 
 
 def _disabled(ufm: str) -> list[str]:
-    ports = httpx.get(f"{ufm}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+    ports = HTTP.get(f"{ufm}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
     return sorted(p["name"] for p in ports if p["physical_state"] == "Disabled")
 
 

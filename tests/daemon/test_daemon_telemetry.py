@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-from daemon_support import PASSWORD, Daemon, daemon, migrate, simulator, telemetry_section, write_config
+from daemon_support import HTTP, PASSWORD, Daemon, daemon, migrate, simulator, telemetry_section, write_config
 
 from fabric.simulator.driver import SimulatorDriver
 from fabric.simulator.server import free_port
@@ -53,7 +52,7 @@ class Feed:
         return dict(status["telemetry"])
 
     def disabled_ports(self) -> list[str]:
-        ports = httpx.get(f"{self.sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
+        ports = HTTP.get(f"{self.sim.url}/ufmRest/resources/ports", auth=("admin", PASSWORD), timeout=30).json()
         return sorted(p["name"] for p in ports if p["physical_state"] == "Disabled")
 
 
@@ -150,7 +149,7 @@ def test_a_ber_ramp_is_reset_once_then_isolated_and_ticketed(tiny_plan: Path, tm
             kinds = [d["kind"] for d in running.get(f"/components/{held['id']}").json()["decisions"]]
             assert kinds.count("reset") == 1 and "disable" in kinds, kinds
             assert held["lifecycle"] in {"disabled", "awaiting_repair"}, held
-            unhealthy = httpx.get(f"{sim.url}/ufmRest/app/unhealthy_ports", auth=("admin", PASSWORD), timeout=30)
+            unhealthy = HTTP.get(f"{sim.url}/ufmRest/app/unhealthy_ports", auth=("admin", PASSWORD), timeout=30)
             assert len(unhealthy.json()) == 1, unhealthy.text
             assert f.disabled_ports() == []  # isolated, not disabled: the link stays up for diagnosis
             running.wait_for("its ticket opened", lambda: len(running.get(f"/components/{held['id']}").json()[
