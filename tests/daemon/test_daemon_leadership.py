@@ -172,7 +172,9 @@ def test_a_standby_stores_a_webhook_delivery_and_the_leader_acts_on_it(pg: str, 
         leader.wait_for("the repair acted on", lambda: store.components(Lifecycle.PROBATION) != {})
         delivery = store.get_delivery("via-standby")
         assert delivery is not None and delivery.processed_at is not None
-        assert standby.cycles() == 0 and _disabled_ports(p.sim) == set()
+        # The enable is decided (on probation) before UFM's job for it has run: the port comes back after.
+        leader.wait_for("UFM showing the port enabled", lambda: _disabled_ports(p.sim) == set())
+        assert standby.cycles() == 0
 
 
 def test_a_leader_cut_off_from_the_database_stops_and_stands_by_and_the_standby_takes_over_with_a_new_epoch(
