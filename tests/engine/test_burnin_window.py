@@ -10,13 +10,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabric.config import ConfigError, load_config
-from fabric.remediation.burnin import BurninSettings, Decided, PortVerdict, WindowFacts, failures_decided, survivors
+from fabric.remediation.burnin import (
+    BurninSettings,
+    Decided,
+    PortVerdict,
+    WindowFacts,
+    failures_decided,
+    idle_ends,
+    survivors,
+)
 from fabric.remediation.domain import ActionKind
 from fabric.remediation.policy import PolicyConfig
 from fabric.remediation.rules import COUNTED_RULES, RuleSettings, Threshold
 from fabric.remediation.signals import link_id
 from fabric.remediation.view import fabric_context
 from topology.generate import PRESETS, fat_tree
+from topology.model import End
 
 counts = st.integers(1, 50)
 minutes = st.integers(1, 600).map(lambda m: timedelta(minutes=m))
@@ -85,3 +94,18 @@ def test_burnin_configuration_is_all_or_nothing(tmp_path: Path) -> None:
     path.write_text('[burnin]\ncounted_count = 2\nmin_packets = 0\nutilisation_events = [122, 123]\n')
     built = load_config(path).burnin.build()
     assert (built.counted_count, built.min_packets, built.utilisation_events) == (2, 0, (122, 123))
+
+
+@given(st.dictionaries(st.sampled_from([f"p{i}" for i in range(12)]),
+                       st.tuples(st.none() | st.integers(0, 2**64 - 1), st.none() | st.integers(0, 2**64 - 1))),
+       st.integers(1, 1000))
+def test_a_port_is_idle_exactly_when_both_samples_hold_it_and_it_grew_less_than_asked(
+        counts: dict[str, tuple[int | None, int | None]], least: int) -> None:
+    ports = {name: End(name, 1) for name in counts}
+    first = {name: before for name, (before, _) in counts.items() if before is not None}
+    last = {name: after for name, (_, after) in counts.items() if after is not None}
+    idle = idle_ends(ports, first, last, least)
+    for name, (before, after) in counts.items():
+        # A counter that went back was reset (the switch rebooted): what it counts since is what it carried.
+        grown = None if before is None or after is None else (after - before if after >= before else after)
+        assert (ports[name] in idle) == (grown is not None and grown < least), (name, before, after)
