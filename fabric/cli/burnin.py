@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -230,7 +230,7 @@ def _watch(target: UfmTarget, fabric: Fabric, settings: ServiceConfig, window: t
 
 
 def _ask_daemon(api: str, duration: str | None, reason: str, by: str, wait: bool,
-                output_format: OutputFormat) -> None:
+                output_format: OutputFormat) -> NoReturn:
     """The daemon's window asked (``POST /burnin``), then, with ``wait``, its report once it ended; exits."""
     import time
 

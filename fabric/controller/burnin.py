@@ -62,8 +62,11 @@ class PacketCount:
 
 
 class BurninWindows:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, telemetry: bool) -> None:
+        """``telemetry``: whether the engine reads UFM Telemetry (and hands its samples to ``sampled``), which a
+        report names as why it told no port idle."""
         self.store = store
+        self.telemetry = telemetry
         self._window: BurninWindow | None = None
         self._pipeline: Pipeline | None = None
         self._found: dict[ComponentId, Finding] = {}
@@ -90,10 +93,9 @@ class BurninWindows:
 
     def cycle(self, view: FabricView, events: Sequence[Event], now: datetime, *, burnin: BurninSettings,
               policy: PolicyConfig, rules: RuleSettings, guard: GuardSettings,
-              down: frozenset[CableKey], telemetry: bool) -> list[Finding]:
+              down: frozenset[CableKey]) -> list[Finding]:
         """This cycle's part: a window asked for opened, the open one's events judged, one due closed. Returns the
-        findings of a window that closed (for the cycle's own step), else none. ``telemetry``: whether the engine
-        reads UFM Telemetry (``sampled``), which the report says."""
+        findings of a window that closed (for the cycle's own step), else none."""
         # Only the first cycle after a start can find open a window that UFM's history (as read at start) holds
         # events of; after it the list is dropped, not kept for the process's life (250,000 events at most).
         history, self.history = self.history, ()
@@ -118,7 +120,7 @@ class BurninWindows:
         assert window.ends_at is not None
         if now < window.ends_at:
             return []
-        return self._close(window, view, now, burnin.min_packets, telemetry)
+        return self._close(window, view, now, burnin.min_packets)
 
     def _open(self, now: datetime, dry_run: bool) -> BurninWindow | None:
         asked = self.store.pending_requests(RequestKind.BURNIN)
@@ -134,8 +136,7 @@ class BurninWindows:
                  request.requested_by, request.reason)
         return window
 
-    def _close(self, window: BurninWindow, view: FabricView, now: datetime, min_packets: int,
-               telemetry: bool) -> list[Finding]:
+    def _close(self, window: BurninWindow, view: FabricView, now: datetime, min_packets: int) -> list[Finding]:
         found = sorted(self._found.values(), key=lambda f: (f.at, f.component))
         first, last = self._first, self._last
         idle = frozenset() if first is None or last is None else idle_ends(
@@ -144,7 +145,7 @@ class BurninWindows:
                                     WindowFacts(self._down, idle, frozenset(self._alerted)))
         report: dict[str, Any] = {
             **report_dict(ports, switches),
-            "telemetry": self._compared(telemetry),
+            "telemetry": self._compared(),
             "findings": [{"component": str(f.component), "rule": f.rule, "at": f.at.isoformat(), "reason": f.reason}
                          for f in found],
         }
@@ -157,13 +158,13 @@ class BurninWindows:
         # service's own reset ladder does with its findings.
         return [finding._replace(no_reset=True) for finding in found]
 
-    def _compared(self, telemetry: bool) -> dict[str, Any]:
+    def _compared(self) -> dict[str, Any]:
         """Which UFM Telemetry samples the ``idle`` ports were told from, or why none were."""
         first, last = self._first, self._last
         if first is not None and last is not None:
             return {"compared": True, "first": first.time.isoformat(), "last": last.time.isoformat()}
         why = ("fewer than two UFM Telemetry samples were read while the window was open (since the engine's "
-               "restart, if it restarted during it)") if telemetry else "the engine reads no UFM Telemetry"
+               "restart, if it restarted during it)") if self.telemetry else "the engine reads no UFM Telemetry"
         return {"compared": False, "why": f"{why}: no port told idle"}
 
 

@@ -155,7 +155,7 @@ class Engine:
         self.telemetry = telemetry
         self._samples: list[SampleVerdict] = []
         """Samples judged and not handed to the pipeline yet (the next cycle takes them, with the events)."""
-        self.burnin = BurninWindows(store)
+        self.burnin = BurninWindows(store, telemetry=telemetry is not None)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -404,8 +404,7 @@ class Engine:
         undone, unsettled = ((), frozenset()) if self.dry_run else reset_outcomes(self.state, self.view, self.store)
         settings = self.settings
         burnin = self.burnin.cycle(self.view, new_events, now, burnin=settings.burnin, policy=settings.policy,
-                                   rules=settings.rules, guard=settings.guard, down=self._down(),
-                                   telemetry=self.telemetry is not None)
+                                   rules=settings.rules, guard=settings.guard, down=self._down())
         step = self.pipeline.step(new_events, now, repaired=await self._repaired(), resume=resume, cleared=cleared,
                                   failed_repairs=self._failed_repairs(now, report), samples=samples,
                                   undone_resets=undone, resets_unsettled=unsettled, found=burnin)

@@ -69,8 +69,7 @@ class LinkChecks:
             planned = self.planned.get(key) if key is not None else None
             if planned is None or self._is_confirmed(component, record):
                 continue
-            key = planned.key
-            missing = shortfall(planned, below.get(key, planned) if key in live else None)
+            missing = shortfall(planned, below.get(planned.key, planned) if planned.key in live else None)
             if missing is None:
                 self._confirmed[component] = record.since
                 action = Action(ActionKind.RECORD, now, LINK_CHECK, f"re-enabled: the link is up at {rate(planned)} "

@@ -103,6 +103,8 @@ def end_name(end: End) -> str:
 
 
 _T = TypeVar("_T")
+
+
 def _numbered(name: str) -> tuple[str, int] | None:
     """A port name as UFM writes it, ``<guid>_<n>``, as the node's GUID and the port's number (its own label on every
     port but a director blade's); ``None`` for a name that is not ``f"{guid}_{n}"`` of a number ``n``."""
