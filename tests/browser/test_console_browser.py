@@ -14,10 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 from console_support import TOKEN, Console, Fault, console
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
 
 from topology.formats.ndt import write_ndt
 from topology.generate import PRESETS, fat_tree
@@ -122,7 +123,9 @@ def test_an_admin_logs_in_adds_a_silence_and_the_api_lists_it(running: Console, 
     form.find_element(By.NAME, "duration").send_keys("2h")
     form.find_element(By.NAME, "reason").send_keys("swapping its PSU")
     form.find_element(By.CSS_SELECTOR, "button").click()
-    assert "switch:pod02-leaf01" in page.find_element(By.ID, "silences").text
+    # The form posts and the browser follows the redirect: asked too soon, the old page or none answers.
+    WebDriverWait(page, 30, ignored_exceptions=(WebDriverException,)).until(
+        lambda shown: "switch:pod02-leaf01" in shown.find_element(By.ID, "silences").text)
     (silence,) = [s for s in running.daemon.get("/silences").json() if s["matcher"] == "switch:pod02-leaf01"]
     assert (silence["created_by"], silence["reason"]) == ("alice", "swapping its PSU")
 
