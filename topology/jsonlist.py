@@ -38,7 +38,8 @@ from typing import IO, Any, NamedTuple
 from topology import strictjson
 from topology.strictjson import JsonError
 
-__all__ = ["JSON_SPACE", "PIECE_BYTES", "ShapeError", "bare_list_bounds", "file_items", "list_items", "unwrap_list"]
+__all__ = ["JSON_SPACE", "PIECE_BYTES", "ShapeError", "bare_list_bounds", "file_items", "file_list_bounds",
+           "list_items", "unwrap_list"]
 
 PIECE_BYTES = 256 * 1024
 """How much of the body one call of the decoder decodes: about 600 of UFM's events, a millisecond or two."""
@@ -101,6 +102,14 @@ def bare_list_bounds(body: bytes | mmap.mmap) -> tuple[int, int] | None:
     if end <= start or body[start] != ord("[") or body[end] != ord("]") or json.detect_encoding(body[:4]) != "utf-8":
         return None
     return start, end
+
+
+def file_list_bounds(file: IO[bytes]) -> tuple[int, int] | None:
+    """``bare_list_bounds`` of the open regular ``file``'s bytes, reading only its first and last pages."""
+    if os.fstat(file.fileno()).st_size == 0:
+        return None
+    with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as body:
+        return bare_list_bounds(body)
 
 
 def file_items(file: IO[bytes], *, piece_bytes: int = PIECE_BYTES) -> Iterator[Any]:

@@ -7,6 +7,12 @@ answer decoded, a digest of its bytes up to its closing ``]`` and what the curso
 (``cursor.drop_handed_over``) could still want of it; when the next answer begins with the same bytes, only what
 follows them is decoded.
 
+The answer is read from the file it was spooled to as it arrived (``UfmHttp.get_spooled``), never held whole: with
+UFM's history at hundreds of thousands of events (100 MB and more), holding the body, and the pieces it arrived in,
+set the daemon's memory high water at every cycle for as long as the history lasted. The digest is taken a block at
+a time, only the appended bytes are read into memory, and an answer decoded whole is decoded from the file a piece
+at a time (``topology.jsonlist.file_items``).
+
 What the filter wants of an answer it has seen whole, once the cursor has advanced past it: the elements holding the
 answer's highest id (``drop_handed_over`` keeps those at or above the mark, and the mark is that id), and nothing
 else (every other element is below the mark and no newer than the newest seen). So an answer is shortened only when
@@ -20,16 +26,20 @@ else, an answer of other bytes, a state the cursor did not reach, a wrapped or n
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import IO, Any
 
 from fabric.ufm.cursor import CursorState, raw_id
 from fabric.ufm.models import UfmTimestamps
-from topology.jsonlist import JSON_SPACE, bare_list_bounds, list_items
+from topology.jsonlist import JSON_SPACE, file_items, file_list_bounds, list_items
 
 __all__ = ["EventListMemory"]
+
+_BLOCK = 1 << 20
+"""Bytes of the answer's file read at a time to take its digest."""
 
 
 @dataclass(slots=True)
@@ -57,29 +67,30 @@ class EventListMemory:
         self._last: _Answer | None = None
         self._reading: _Answer | None = None
 
-    def elements(self, body: bytes, state: CursorState | None) -> Iterator[Any]:
-        """The elements of ``body`` that ``drop_handed_over`` under ``state`` needs to see: all of them, or those of
-        the last answer it could still keep followed by the new ones, when ``body`` begins as the last answer did
-        and the cursor has advanced past it."""
+    def elements(self, body: IO[bytes], state: CursorState | None) -> Iterator[Any]:
+        """The elements of the answer in the open regular file ``body`` that ``drop_handed_over`` under ``state``
+        needs to see: all of them, or those of the last answer it could still keep followed by the new ones, when
+        ``body`` begins as the last answer did and the cursor has advanced past it. The file is read as the
+        elements are asked for: keep it open until then."""
         self._reading = None
-        bounds = bare_list_bounds(body)
+        bounds = file_list_bounds(body)
         if bounds is None:
-            return list_items(body)
+            return file_items(body)
         end = bounds[1]
-        view = memoryview(body)
         last = self._last
         if last is not None and last.end <= end and self._past(last, state):
-            digest = hashlib.blake2b(view[:last.end], digest_size=16)
+            digest = _digest(body, 0, last.end, hashlib.blake2b(digest_size=16))
             if digest.digest() == last.digest:
-                after = body[last.end:end + 1].lstrip(JSON_SPACE)
+                appended = os.pread(body.fileno(), end + 1 - last.end, last.end)
+                after = appended.lstrip(JSON_SPACE)
                 if after == b"]" or after.startswith(b","):
-                    digest.update(view[last.end:end])
+                    digest.update(appended[:-1])
                     answer = _Answer(end, digest.digest(), last.top_id, list(last.top_items), last.newest,
                                      last.readable)
                     new = list_items(b"[" + after[1:]) if after.startswith(b",") else iter(())
                     return self._summing(answer, (*last.top_items,), new)
-        answer = _Answer(end, hashlib.blake2b(view[:end], digest_size=16).digest())
-        return self._summing(answer, (), list_items(body))
+        answer = _Answer(end, _digest(body, 0, end, hashlib.blake2b(digest_size=16)).digest())
+        return self._summing(answer, (), file_items(body))
 
     def settle(self) -> None:
         """The answer ``elements`` gave was read without fault: the next one may be read from where it ends."""
@@ -118,3 +129,10 @@ class EventListMemory:
                     answer.newest = when
             yield item
         self._reading = answer
+
+
+def _digest(file: IO[bytes], start: int, stop: int, digest: hashlib.blake2b) -> hashlib.blake2b:
+    """``digest`` updated with the file's bytes from ``start`` to ``stop``, read a block at a time."""
+    for at in range(start, stop, _BLOCK):
+        digest.update(os.pread(file.fileno(), min(_BLOCK, stop - at), at))
+    return digest

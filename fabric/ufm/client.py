@@ -21,7 +21,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from enum import StrEnum
@@ -63,7 +63,7 @@ from fabric.ufm.models import (
     unwrap_list,
 )
 from fabric.ufm.objects import PortEnd
-from fabric.ufm.spooled import SpooledList
+from fabric.ufm.spooled import SpooledList, body_start
 from topology import strictjson
 from topology.jsonlist import list_items
 from topology.strictjson import JsonError
@@ -255,9 +255,17 @@ class UfmClient:
         keep = None if handed_over is None else (lambda items: drop_handed_over(items, handed_over, self._tz))
         if filters:
             return await self._get_list("/app/events", Event, dict(filters), keep=keep)
-        # The whole history: what the last answer held already is not decoded again (``ufm.appended``).
-        events = await self._get_list("/app/events", Event, keep=keep,
-                                      elements=lambda body: self._answered.elements(body, handed_over))
+        # The whole history, spooled to a file as it arrives: what the last answer held already is not decoded
+        # again, and the answer is never held whole (``ufm.appended``).
+        path = "/app/events"
+        body, status = await self._http.get_spooled(path)
+        with body:
+            try:
+                events = parse_list(Event, self._answered.elements(body, handed_over), tz=self._tz, keep=keep)
+            except ShapeError as exc:
+                raise self._http.malformed("GET", path, status, body_start(body), exc) from exc
+            except JsonError as exc:
+                raise self._http.not_json("GET", path, status, body_start(body), None, exc) from exc
         self._answered.settle()
         return events
 
@@ -485,12 +493,11 @@ class UfmClient:
     # ---------------------------------------------------------------------------------- helpers
 
     async def _get_list(self, path: str, model: type[M], params: Mapping[str, str] | None = None,
-                        keep: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
-                        elements: Callable[[bytes], Iterator[Any]] = list_items) -> list[M]:
-        """``elements``: how the body becomes the list's elements (all of them, decoded a piece at a time)."""
+                        keep: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> list[M]:
+        """The list's elements decoded a piece at a time; ``keep``: as ``parse_list``'s."""
         body, status = await self._http.get_body(path, params)
         try:
-            return parse_list(model, elements(body), tz=self._tz, keep=keep)
+            return parse_list(model, list_items(body), tz=self._tz, keep=keep)
         except ShapeError as exc:
             raise self._http.malformed("GET", path, status, body, exc, params) from exc
         except JsonError as exc:

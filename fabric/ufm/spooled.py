@@ -21,7 +21,7 @@ from fabric.ufm.models import DumpReader, ShapeError, UfmModel
 from topology.jsonlist import file_items
 from topology.strictjson import JsonError
 
-__all__ = ["SpooledList"]
+__all__ = ["SpooledList", "body_start"]
 
 _SHOWN_BYTES = 4 * (BODY_EXCERPT_CHARS + 1)
 """Bytes enough for the characters an error shows of a body (and to tell that more follow), at four a character."""
@@ -64,10 +64,11 @@ class SpooledList:
                 except ValidationError as exc:
                     raise ShapeError(f"element {index} is not a valid {self.model.__name__}: {exc}") from exc
         except ShapeError as exc:
-            raise self._http.malformed("GET", self._path, self._status, self._start(), exc) from exc
+            raise self._http.malformed("GET", self._path, self._status, body_start(self._file), exc) from exc
         except JsonError as exc:
-            raise self._http.not_json("GET", self._path, self._status, self._start(), None, exc) from exc
+            raise self._http.not_json("GET", self._path, self._status, body_start(self._file), None, exc) from exc
 
-    def _start(self) -> bytes:
-        """The body's first bytes, as much as an error shows."""
-        return os.pread(self._file.fileno(), _SHOWN_BYTES, 0)
+
+def body_start(file: IO[bytes]) -> bytes:
+    """The first bytes of a body spooled to ``file``, as much as an error shows of it."""
+    return os.pread(file.fileno(), _SHOWN_BYTES, 0)
