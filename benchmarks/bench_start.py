@@ -35,8 +35,8 @@ from benchmarks.daemon_harness import (
     START_BOUND,
     plan_file,
     simulator,
+    tree_by_command_mib,
     tree_kib,
-    tree_peaks_mib,
     write_config,
 )
 from benchmarks.measure import Measurement
@@ -95,7 +95,8 @@ def start_once(checkout: Path, workdir: Path, ufm_url: str, plan: Path) -> tuple
             time.sleep(0.2)
         seconds = time.perf_counter() - started
         peak_kib = tree_kib(process.pid, "VmHWM")
-        peaks = ", ".join(f"{command} {mib:.0f} MiB" for command, mib in sorted(tree_peaks_mib(process.pid).items()))
+        peaks = ", ".join(f"{command} {mib:.0f} MiB"
+                          for command, mib in sorted(tree_by_command_mib(process.pid).items()))
         print(f"{checkout.name}: each process's peak: {peaks}", file=sys.stderr)
     finally:
         done.set()

@@ -133,16 +133,17 @@ def tree_sched_s(root: int) -> dict[str, tuple[float, float]]:
     return found
 
 
-def tree_peaks_mib(root: int) -> dict[str, float]:
-    """The peak resident memory (``VmHWM``) of ``root`` and every process under it, in MiB, summed by what each
-    runs (as ``tree_sched_s`` names them): where a daemon's memory is, the API's process or the engine's."""
+def tree_by_command_mib(root: int, field: str = "VmHWM") -> dict[str, float]:
+    """The peak resident memory (``VmHWM``; or ``VmRSS``, now) of ``root`` and every process under it, in MiB,
+    summed by what each runs (as ``tree_sched_s`` names them): where a daemon's memory is, the API's process or the
+    engine's."""
     found: dict[str, float] = {}
     for pid in _tree(root):
         try:
             command = _command(pid)
         except OSError:
             continue
-        found[command] = found.get(command, 0.0) + _status_kib(pid, "VmHWM") / 1024
+        found[command] = found.get(command, 0.0) + _status_kib(pid, field) / 1024
     return found
 
 

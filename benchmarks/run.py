@@ -14,6 +14,7 @@ from benchmarks import (
     bench_cadence,
     bench_daemon,
     bench_golden,
+    bench_history,
     bench_hosts,
     bench_identify,
     bench_picture,
@@ -36,7 +37,7 @@ SUITES = {"verify": bench_verify.run, "ufm": bench_ufm.run, "pipeline": bench_pi
           "week": bench_week.run, "cadence": bench_cadence.run, "simtelemetry": bench_sim_telemetry.run,
           "telemetry": bench_telemetry.run, "start": bench_start.run, "storm32k": bench_storm32k.run,
           "hosts": bench_hosts.run, "picture": bench_picture.run, "identify": bench_identify.run,
-          "burnin": bench_burnin.run, "golden": bench_golden.run}
+          "burnin": bench_burnin.run, "golden": bench_golden.run, "history": bench_history.run}
 
 def _suite_in_child(name: str, workdir: Path) -> list[Measurement]:
     """One suite in a process of its own: a child's ``ru_maxrss`` counts the parent it was forked from, so a

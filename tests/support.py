@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import uuid
 from collections import defaultdict
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -113,3 +114,12 @@ def ibnetdiscover_text(fabric: Fabric) -> str:
             lines.append(f'[{port}]\t{far_quoted}[{far.port}]\t\t# "{far_description}" lid 2 4xHDR')
         lines.append("")
     return "\n".join(lines)
+
+
+@contextmanager
+def spooled(body: bytes) -> Iterator[IO[bytes]]:
+    """``body`` in a temporary file, as the UFM client spools an answer."""
+    with tempfile.TemporaryFile() as file:
+        file.write(body)
+        file.flush()
+        yield file

@@ -53,7 +53,7 @@ from fabric.store import Store, Transaction
 from fabric.store.records import OperatorRequest, RequestKind
 from fabric.telemetry.records import SampleVerdict
 from fabric.ufm.client import PortActionMethod
-from fabric.ufm.cursor import CursorState, EventCursor
+from fabric.ufm.cursor import CursorState, EventCursor, Lookback
 from fabric.ufm.models import Event, UnhealthyPort
 from fabric.ufm.plausibility import (
     ImplausibleTopologyError,
@@ -205,15 +205,17 @@ class Engine:
         self._record_observed(pipeline.observe(Observed(down=self._down(), restart=restart), now))
         self._remember_findings(pipeline, now)
         saved = self.store.load_cursor()
-        events = await self.ufm.events()
+        state = None if saved is None else CursorState(saved.high_water_id, saved.last_event_time,
+                                                       saved.restart_count)
+        events = await self.ufm.events(handed_over=state, lookback=self._lookback(now, burnin=True))
         self.burnin.history = events
         # Past events fill the detectors' windows but are not acted on again: a first start acts on what
         # happens from now on, a restart on what came after the saved cursor. The cursor tells which those are,
         # UFM restarts included (ids below the mark may be new ones): they wait for the first cycle.
-        if saved is None:
+        if state is None:
             self.cursor.prime(events)
         else:
-            self.cursor = EventCursor(CursorState(saved.high_water_id, saved.last_event_time, saved.restart_count))
+            self.cursor = EventCursor(state)
             events = self._set_aside_new(events)
         pipeline.warm(events, self.clock())
         self._pipeline = pipeline
@@ -236,12 +238,23 @@ class Engine:
         try:
             pipeline = self._new_pipeline(self.state, now, succeeding=self.pipeline)
             self._remember_findings(pipeline, now)
-            events = self._set_aside_new(await self.ufm.events())
+            events = self._set_aside_new(await self.ufm.events(handed_over=self.cursor.state,
+                                                               lookback=self._lookback(now, burnin=False)))
         except BaseException:
             self.settings = kept
             raise
         pipeline.warm(events, self.clock())
         self._pipeline = pipeline
+
+    def _lookback(self, now: datetime, *, burnin: bool) -> Lookback:
+        """What warming a pipeline needs of UFM's past besides what the cursor may hand over: the detectors'
+        horizon (whatever is older, the pipeline's memory of events drops), and at start-up a burn-in window's
+        events since it opened (its first cycle judges them: ``burnin.history``)."""
+        horizon = self.settings.rules.history
+        window = self.store.running_burnin() if burnin else None
+        if window is not None and window.started_at is not None:
+            horizon = max(horizon, now - window.started_at)
+        return Lookback(now, horizon)
 
     def _set_aside_new(self, events: list[Event]) -> list[Event]:
         """The cursor takes the events it has not handed over yet; they wait for the next cycle (``_waiting``).

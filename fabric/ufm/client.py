@@ -35,7 +35,7 @@ import httpx
 from fabric.ufm.address import DEFAULT_TIMEOUT_S
 from fabric.ufm.appended import EventListMemory
 from fabric.ufm.auth import UfmAuth
-from fabric.ufm.cursor import CursorState, drop_handed_over
+from fabric.ufm.cursor import CursorState, Lookback, drop_handed_over, needed_to_warm
 from fabric.ufm.errors import (
     UfmError,
     UfmJobFailedError,
@@ -248,20 +248,28 @@ class UfmClient:
         body, status = await self._http.get_spooled(path)
         return SpooledList(body, model, path, status, self._http, self._tz)
 
-    async def events(self, *, handed_over: CursorState | None = None, **filters: str) -> list[Event]:
+    async def events(self, *, handed_over: CursorState | None = None, lookback: Lookback | None = None,
+                     **filters: str) -> list[Event]:
         """``GET /app/events`` (documented filters: object_name, type, category, severity, group).
         ``handed_over``: a cursor's state; the events it would not return are dropped before validation
-        (``cursor.drop_handed_over``)."""
-        keep = None if handed_over is None else (lambda items: drop_handed_over(items, handed_over, self._tz))
+        (``cursor.drop_handed_over``). ``lookback``: besides those, the past that warms the detectors
+        (``cursor.needed_to_warm``; with no ``handed_over``, for a cursor to be primed on the list)."""
+        keep: Callable[[Iterable[Any]], Iterable[Any]] | None = None
+        if lookback is not None:
+            keep = lambda items: needed_to_warm(items, handed_over, lookback, self._tz)  # noqa: E731
+        elif handed_over is not None:
+            keep = lambda items: drop_handed_over(items, handed_over, self._tz)  # noqa: E731
         if filters:
             return await self._get_list("/app/events", Event, dict(filters), keep=keep)
         # The whole history, spooled to a file as it arrives: what the last answer held already is not decoded
-        # again, and the answer is never held whole (``ufm.appended``).
+        # again, and the answer is never held whole (``ufm.appended``); a reading that keeps more than the
+        # cursor's filter is decoded whole.
         path = "/app/events"
         body, status = await self._http.get_spooled(path)
         with body:
             try:
-                events = parse_list(Event, self._answered.elements(body, handed_over), tz=self._tz, keep=keep)
+                elements = self._answered.elements(body, handed_over if lookback is None else None)
+                events = parse_list(Event, elements, tz=self._tz, keep=keep)
             except ShapeError as exc:
                 raise self._http.malformed("GET", path, status, body_start(body), exc) from exc
             except JsonError as exc:

@@ -44,7 +44,7 @@ from fabric.config import ServiceConfig, load_config
 from fabric.controller.engine import CycleReport
 from fabric.ufm.auth import BasicAuth
 from fabric.ufm.client import EXTERNAL_INFO, JobPollPolicy, PortActionMethod, PostedAction, RetryPolicy, UfmClient
-from fabric.ufm.cursor import CursorState
+from fabric.ufm.cursor import CursorState, Lookback
 from fabric.ufm.errors import UfmError
 from fabric.ufm.http import SleepFn
 from fabric.ufm.models import Event, Job, Port, UnhealthyPort, Versioning
@@ -135,9 +135,10 @@ class KillableUfm:
         self.kill.ufm_call()
         return await self.inner.port(name)
 
-    async def events(self, *, handed_over: CursorState | None = None, **filters: str) -> list[Event]:
+    async def events(self, *, handed_over: CursorState | None = None, lookback: Lookback | None = None,
+                     **filters: str) -> list[Event]:
         self.kill.ufm_call()
-        return await self.inner.events(handed_over=handed_over, **filters)
+        return await self.inner.events(handed_over=handed_over, lookback=lookback, **filters)
 
     async def versioning(self) -> Versioning:
         self.kill.ufm_call()

@@ -10,7 +10,7 @@ from engine_support import Rig, restart, rig
 from fabric.remediation.detectors import Explained
 from fabric.remediation.domain import ActionKind, ComponentId, Lifecycle
 from fabric.remediation.kinds import SignalKind
-from fabric.ufm.cursor import CursorState
+from fabric.ufm.cursor import CursorState, Lookback
 from tickets.base import TicketStatus
 from topology.generate import PRESETS, fat_tree
 
@@ -77,8 +77,10 @@ class WithoutPortActionEvents:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def events(self, *, handed_over: CursorState | None = None, **filters: str) -> list[Any]:
-        return [e for e in await self.inner.events(handed_over=handed_over, **filters) if e.event_id != 336]
+    async def events(self, *, handed_over: CursorState | None = None, lookback: Lookback | None = None,
+                     **filters: str) -> list[Any]:
+        return [e for e in await self.inner.events(handed_over=handed_over, lookback=lookback, **filters)
+                if e.event_id != 336]
 
 
 def test_own_actions_are_remembered_across_a_restart(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from fuzz_support import corrupted, corrupted_json, fuzz_settings, recording
 from hypothesis import given
 from hypothesis import strategies as st
-from support import whole_list
+from support import spooled, whole_list
 
 from fabric.replay.events import load_events
 from fabric.ufm.appended import EventListMemory
@@ -96,7 +96,8 @@ def test_an_event_file_in_json_is_read_or_refused_in_one_line(tmp_path_factory: 
 def _read(memory: EventListMemory, body: bytes, state: CursorState) -> list[Any] | type[Exception]:
     """One poll as the client reads it: the elements the cursor's filter keeps, the answer settled once read."""
     try:
-        kept = list(drop_handed_over(memory.elements(body, state), state))
+        with spooled(body) as file:
+            kept = list(drop_handed_over(memory.elements(file, state), state))
     except (JsonError, ShapeError) as refused:
         return type(refused)
     memory.settle()

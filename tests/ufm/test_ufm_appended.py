@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import spooled
 
 from fabric.ufm.appended import EventListMemory
 from fabric.ufm.cursor import CursorState, EventCursor, drop_handed_over
@@ -40,17 +38,8 @@ class _Ufm:
         return ("[" + self.separator.join(json.dumps(e) for e in shown) + "]").encode()
 
 
-@contextmanager
-def _spooled(body: bytes) -> Iterator[IO[bytes]]:
-    """``body`` in a file, as the client spools UFM's answer."""
-    with tempfile.TemporaryFile() as file:
-        file.write(body)
-        file.flush()
-        yield file
-
-
 def _ids(memory: EventListMemory, body: bytes, state: CursorState | None) -> list[Any]:
-    with _spooled(body) as file:
+    with spooled(body) as file:
         return [item["id"] for item in memory.elements(file, state)]
 
 
@@ -59,7 +48,7 @@ def _cycle(body: bytes, cursor: EventCursor, memory: EventListMemory | None) -> 
     ``memory`` as the client reads the list, without it the whole answer decoded (the reference)."""
     state = cursor.state
     try:
-        with _spooled(body) as file:
+        with spooled(body) as file:
             items = memory.elements(file, state) if memory is not None else list_items(body)
             kept = list(drop_handed_over(items, state))
         events = parse_list(Event, kept)

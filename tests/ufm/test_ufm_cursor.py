@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric.ufm.cursor import CursorState, EventCursor, EventRead, drop_handed_over
+from fabric.ufm.cursor import CursorState, EventCursor, EventRead, Lookback, drop_handed_over, needed_to_warm
 from fabric.ufm.models import Event
 
 T0 = datetime(2024, 5, 28, 8, 0, 0, tzinfo=UTC)
@@ -259,6 +259,44 @@ def test_dropping_what_was_handed_over_before_validation_changes_nothing(steps: 
             expected = whole.advance(fetched)
             assert [(e.id, e.description) for e in filtered.advance(kept)] == [(e.id, e.description) for e in expected]
             assert (filtered.state, filtered.outcome) == (whole.state, whole.outcome)
+
+
+@settings(max_examples=400, deadline=None)
+@given(steps=st.lists(STEP, max_size=40), cap=st.none() | st.integers(1, 12), order=st.randoms(),
+       skew=st.integers(-100, 100), horizon=st.integers(0, 200), aged=st.integers(0, 300))
+def test_what_start_up_keeps_to_warm_primes_or_resumes_the_cursor_as_the_whole_list_does(
+        steps: list[tuple[str, int, int]], cap: int | None, order: Random, skew: int, horizon: int, aged: int) -> None:
+    """Whenever the daemon starts (on whatever list, whatever order, our clock ahead of UFM's or behind, the
+    highest id on an event older than others): a cursor primed on what ``needed_to_warm`` keeps, or resumed from
+    the saved state on it, returns what one fed the whole list returns and ends in the same state; and every event
+    no older than the horizon before our clock is kept, for the detectors."""
+    ufm = FakeUfm(cap=cap)
+    running = EventCursor()
+    for action, count, gap in steps:
+        fetched = ufm.play(action, count, gap)
+        if fetched is None:
+            continue
+        if fetched and aged:
+            top = max(fetched, key=lambda e: e.id)
+            older = top.timestamp - timedelta(seconds=aged) - T0
+            fetched = [ev(e.id, older.total_seconds(), e.description or "") if e is top else e for e in fetched]
+        fetched = order.sample(fetched, len(fetched))
+        raw = [{"id": e.id, "timestamp": e.timestamp.isoformat(), "n": n} for n, e in enumerate(fetched)]
+        lookback = Lookback(T0 + timedelta(seconds=ufm.clock + skew), timedelta(seconds=horizon))
+        for state in (None, running.state):
+            kept = [fetched[item["n"]] for item in needed_to_warm(raw, state, lookback)]
+            whole, filtered = EventCursor(state or CursorState()), EventCursor(state or CursorState())
+            if state is None:  # a first start: the cursor is primed, nothing is handed over
+                whole.prime(fetched)
+                filtered.prime(kept)
+            else:
+                assert ids(filtered.advance(kept)) == ids(whole.advance(fetched))
+            assert (filtered.state, filtered.outcome) == (whole.state, whole.outcome)
+            if fetched:
+                line = lookback.now - lookback.horizon
+                assert {n for n, e in enumerate(fetched) if e.timestamp >= line} <= {e_n for e_n, e in
+                                                                                     enumerate(fetched) if e in kept}
+        running.advance(fetched)
 
 
 def test_the_handed_over_events_are_dropped_and_a_stale_answer_still_shows() -> None:
