@@ -271,8 +271,9 @@ def needed_to_warm(items: Iterable[Any], state: CursorState | None, lookback: Lo
     Kept: the events no older than ``lookback.now`` less the horizon (the detectors drop every signal older than
     that when they are warmed, ``Detectors.evaluate``); what ``drop_handed_over`` keeps under ``state``
     (everything when the cursor has handed over nothing yet); with no ``state`` (the cursor is to be primed on the
-    list) the elements holding the list's highest id and its newest time; and any event whose id or time does not
-    read. A cursor primed, or resumed from ``state``, on what is kept ends as it would on the whole list."""
+    list) the elements holding the list's highest id and one holding its newest time; and any event whose id or
+    time does not read. A cursor primed, or resumed from ``state``, on what is kept ends as it would on the whole
+    list."""
     mark = state.high_water_id if state is not None else None
     last = state.last_event_time if state is not None else None
     everything = state is not None and (mark is None or last is None)
@@ -281,8 +282,9 @@ def needed_to_warm(items: Iterable[Any], state: CursorState | None, lookback: Lo
     top: int | None = None
     newest: datetime | None = None
     top_aside: list[Any] = []
-    newest_aside: list[Any] = []
-    """Elements not kept otherwise that hold the highest id, the newest time, read so far."""
+    """Elements not kept otherwise that hold the highest id read so far."""
+    newest_aside: Any = None
+    """One element not kept otherwise that holds the newest time read so far (a storm's thousands share it)."""
     for item in items:
         event_id = raw_id(item)
         try:
@@ -295,16 +297,17 @@ def needed_to_warm(items: Iterable[Any], state: CursorState | None, lookback: Lo
         if top is None or event_id > top:
             top, top_aside = event_id, []
         if newest is None or when > newest:
-            newest, newest_aside = when, []
+            newest, newest_aside = when, None
         if everything or when >= line or (mark is not None and event_id >= mark) or (last is not None and when > last):
             yield item
             continue
         if event_id == top:
             top_aside.append(item)
-        if when == newest:
-            newest_aside.append(item)
+        if when == newest and newest_aside is None:
+            newest_aside = item
     yield from top_aside
-    yield from (item for item in newest_aside if not any(item is given for given in top_aside))
+    if newest_aside is not None and not any(newest_aside is given for given in top_aside):
+        yield newest_aside
 
 
 def raw_id(item: Any) -> int | None:
