@@ -22,16 +22,14 @@ on the path) alternately on one simulator, and prints medians and ratios.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
 
-from benchmarks.daemon_harness import Daemon, daemon, plan_file, simulator, tree_by_command_mib
-from benchmarks.measure import Measurement
+from benchmarks.daemon_harness import daemon, plan_file, simulator, tree_by_command_mib
+from benchmarks.measure import Measurement, side_by_side
 from topology.generate import PRESETS
 
 PRESET = "h100-4k"
@@ -46,15 +44,6 @@ CYCLE_BOUND = 300.0
 Figures = dict[str, float]
 
 
-def _next_cycle(running: Daemon, before: float) -> float:
-    deadline = time.monotonic() + CYCLE_BOUND
-    while (cycles := running.cycles()) < before + 1:
-        if time.monotonic() > deadline or running.process.poll() is not None:
-            raise RuntimeError(f"the daemon did not complete a cycle: {running.log.read_text()[-1500:]}")
-        time.sleep(0.1)
-    return cycles
-
-
 def one_daemon(checkout: Path, workdir: Path, ufm: str, plan: Path) -> Figures:
     """``checkout``'s daemon on the simulator at ``ufm`` (its history already at the cap) through the rounds."""
     with daemon(workdir, ufm, plan, interval="1s", checkout=checkout) as running:
@@ -65,7 +54,8 @@ def one_daemon(checkout: Path, workdir: Path, ufm: str, plan: Path) -> Figures:
         for _ in range(ROUNDS):
             httpx.post(f"{ufm}/simulator/events/bulk", json={"count": BATCH}, timeout=120).raise_for_status()
             httpx.post(f"{ufm}/simulator/clock/advance", json={"seconds": 30}, timeout=120).raise_for_status()
-            cycles = _next_cycle(running, _next_cycle(running, cycles))  # one may have begun before the events
+            # Two: the first may have begun before the events.
+            cycles = running.next_cycle(running.next_cycle(cycles, CYCLE_BOUND), CYCLE_BOUND)
             now = tree_by_command_mib(running.process.pid, "VmRSS")
             engine_rss.append(now["engine"])
             tree_rss.append(sum(now.values()))
@@ -112,13 +102,9 @@ def main(argv: list[str]) -> int:
                     found[name].append(one_daemon(checkout, workdir, ufm, plan))
                     print(f"{name}: {found[name][-1]}", file=sys.stderr, flush=True)
     ours, base = (found[name] for name in sides)
-    print(f"| {args.preset}, UFM's history at {HISTORY:,} (median of {args.runs}, MiB) | this checkout "
-          f"| {args.baseline.name} | ratio |")
-    print("|---|---|---|---|")
-    for label in ours[0]:
-        mine = statistics.median(f[label] for f in ours)
-        theirs = statistics.median(f[label] for f in base)
-        print(f"| {label} | {mine:.0f} | {theirs:.0f} | {mine / theirs:.2f} |")
+    print(side_by_side(f"{args.preset}, UFM's history at {HISTORY:,} (median of {args.runs}, MiB)",
+                       args.baseline.name, [(label, [f[label] for f in ours], [f[label] for f in base], "")
+                                            for label in ours[0]], digits=0))
     print(f"runs: {found}", file=sys.stderr)
     return 0
 

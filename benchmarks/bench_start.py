@@ -39,7 +39,7 @@ from benchmarks.daemon_harness import (
     tree_kib,
     write_config,
 )
-from benchmarks.measure import Measurement
+from benchmarks.measure import Measurement, side_by_side
 from fabric.simulator.server import free_port
 
 PRESET = "h100-32k"
@@ -137,13 +137,10 @@ def main(argv: list[str]) -> int:
                     print(f"{name}: {found[name][-1][0]:.1f} s, {found[name][-1][1]:.0f} MiB "
                           f"({found[name][-1][2]:.0f} sampled)", file=sys.stderr)
     (ours, base) = (found[name] for name in sides)
-    print(f"| {PRESET} daemon start | this checkout | {args.baseline.name} | ratio |")
-    print("|---|---|---|---|")
-    for label, column, unit in (("start to first cycle", 0, "s"), ("peak RSS", 1, "MiB"),
-                                ("peak RSS sampled (the processes at once)", 2, "MiB")):
-        mine = statistics.median(r[column] for r in ours)
-        theirs = statistics.median(r[column] for r in base)
-        print(f"| {label} (median of {args.runs}) | {mine:.1f} {unit} | {theirs:.1f} {unit} | {mine / theirs:.2f} |")
+    print(side_by_side(f"{PRESET} daemon start (median of {args.runs})", args.baseline.name, [
+        (label, [r[column] for r in ours], [r[column] for r in base], unit)
+        for label, column, unit in (("start to first cycle", 0, " s"), ("peak RSS", 1, " MiB"),
+                                    ("peak RSS sampled (the processes at once)", 2, " MiB"))]))
     print(f"runs: {found}", file=sys.stderr)
     return 0
 

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 
 from benchmarks.bench_replay import DAYS, week_faults
-from benchmarks.daemon_harness import PASSWORD, Daemon, daemon, plan_file, simulator, write_config
+from benchmarks.daemon_harness import PASSWORD, daemon, plan_file, simulator, write_config
 from benchmarks.measure import Measurement
 from fabric.simulator.server import free_port
 from topology.generate import PRESETS, fat_tree
@@ -56,17 +56,6 @@ def _scenario(seed: int, preset: str = PRESET) -> dict[str, Any]:
     return {"name": f"a week of {preset}", "seed": seed, "steps": steps}
 
 
-def _next_cycle(running: Daemon, before: float) -> float:
-    """Wait until one more cycle has completed; the count of cycles then. (It may have started before the clock
-    moved: then the step's events go to the cycle after it, as a slow cycle's would in a real daemon.)"""
-    deadline = time.monotonic() + CYCLE_BOUND
-    while (cycles := running.cycles()) < before + 1:
-        if time.monotonic() > deadline or running.process.poll() is not None:
-            raise RuntimeError(f"the daemon did not complete a cycle: {running.log.read_text()[-1500:]}")
-        time.sleep(0.1)
-    return cycles
-
-
 def week(workdir: Path, seed: int = 11, preset: str = PRESET) -> dict[str, Any]:
     plan = plan_file(workdir, preset)
     days: list[dict[str, float]] = []
@@ -78,7 +67,7 @@ def week(workdir: Path, seed: int = 11, preset: str = PRESET) -> dict[str, Any]:
         for step in range(1, DAYS * per_day + 1):
             moved = httpx.post(f"{ufm}/simulator/clock/advance", json={"seconds": STEP}, timeout=300)
             moved.raise_for_status()
-            cycles = _next_cycle(running, cycles)
+            cycles = running.next_cycle(cycles, CYCLE_BOUND)
             if step % per_day == 0:
                 state = httpx.get(f"{ufm}/simulator/state", timeout=60).json()
                 days.append({"day": step / per_day, "rss_mib": running.memory_mib(),

@@ -100,6 +100,17 @@ class Daemon:
     def cycles(self) -> float:
         return self.metrics().get(("fabric_job_runs_total", (("job_name", "cycle"), ("outcome", "ok"))), 0.0)
 
+    def next_cycle(self, before: float, bound: float) -> float:
+        """Wait until one more cycle than ``before`` has completed (at most ``bound`` real seconds); the count of
+        cycles then. (It may have started before the benchmark's last step: then that step's events go to the
+        cycle after it, as a slow cycle's would in a real daemon.)"""
+        deadline = time.monotonic() + bound
+        while (cycles := self.cycles()) < before + 1:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError(f"the daemon did not complete a cycle: {self.log.read_text()[-1500:]}")
+            time.sleep(0.1)
+        return cycles
+
     def lines(self) -> list[dict[str, Any]]:
         """The log's complete lines (the last may be half written)."""
         text = self.log.read_text()

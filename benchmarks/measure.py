@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -69,3 +69,14 @@ def run_callable(name: str, work: Callable[[], object], *, repeat: int = 5, targ
         work()
         runs.append(time.perf_counter() - start)
     return Measurement(name, runs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, target_s, note)
+
+
+def side_by_side(title: str, baseline: str, rows: Sequence[tuple[str, Sequence[float], Sequence[float], str]],
+                 digits: int = 1) -> str:
+    """A Markdown table of medians, this checkout's against ``baseline``'s, and their ratios; a row is its label,
+    this checkout's figures, the baseline's and their unit."""
+    lines = [f"| {title} | this checkout | {baseline} | ratio |", "|---|---|---|---|"]
+    for label, ours, theirs, unit in rows:
+        mine, their = statistics.median(ours), statistics.median(theirs)
+        lines.append(f"| {label} | {mine:.{digits}f}{unit} | {their:.{digits}f}{unit} | {mine / their:.2f} |")
+    return "\n".join(lines)
