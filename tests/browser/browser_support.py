@@ -7,8 +7,11 @@ import shutil
 from pathlib import Path
 
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -38,3 +41,11 @@ def screenshot(driver: WebDriver, path: Path) -> None:
     """A PNG of what the browser shows, for docs/images and for a failing test's evidence."""
     path.parent.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(path))
+
+
+def after_submit(page: WebDriver, by: str, value: str) -> WebElement:
+    """The element of the page a form's post (and the redirect the browser follows) brings: asked at once, the old
+    page, or none while the new one loads, answers."""
+    found: WebElement = WebDriverWait(page, 30, ignored_exceptions=(WebDriverException,)).until(
+        lambda shown: shown.find_element(by, value))
+    return found

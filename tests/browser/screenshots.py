@@ -18,7 +18,7 @@ from urllib.parse import quote
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for daemon_support, as pytest puts it
 
 import daemon_support
-from browser_support import missing, screenshot, start
+from browser_support import after_submit, missing, screenshot, start
 from console_support import TOKEN, Fault, console
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -94,6 +94,7 @@ def console_pages(driver: WebDriver, workdir: Path) -> None:
         driver.find_element(By.NAME, "by").send_keys("alice")
         driver.find_element(By.NAME, "token").send_keys(TOKEN)
         driver.find_element(By.CSS_SELECTOR, "#login button").click()
+        after_submit(driver, By.ID, "logged-in")  # the session's cookie set before the pages are asked for
         shots = {"console-status.png": "/", "console-fabric.png": "/ui/fabric",
                  "console-decisions.png": "/ui/decisions",
                  "console-component.png": "/ui/components/" + quote(faults[0].component, safe="")}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from browser_support import after_submit
 from console_support import TOKEN, Console, Fault, console
 from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.common.by import By
@@ -112,20 +113,12 @@ def test_the_deferred_cable_and_its_leaves_guard_bars_show(running: Console, pag
         assert bar.is_displayed()
 
 
-def _after_submit(page: WebDriver, by: str, value: str) -> WebElement:
-    """The element of the page a form's post (and the redirect the browser follows) brings: asked at once, the old
-    page, or none while the new one loads, answers."""
-    found: WebElement = WebDriverWait(page, 30, ignored_exceptions=(WebDriverException,)).until(
-        lambda shown: shown.find_element(by, value))
-    return found
-
-
 def test_an_admin_logs_in_adds_a_silence_and_the_api_lists_it(running: Console, page: WebDriver) -> None:
     page.get(running.url + "/ui/login")
     page.find_element(By.NAME, "by").send_keys("alice")
     page.find_element(By.NAME, "token").send_keys(TOKEN)
     page.find_element(By.CSS_SELECTOR, "#login button").click()
-    assert _after_submit(page, By.ID, "logged-in").text == "admin: alice"
+    assert after_submit(page, By.ID, "logged-in").text == "admin: alice"
     form = page.find_element(By.ID, "add-silence")
     form.find_element(By.NAME, "matcher").send_keys("switch:pod02-leaf01")
     form.find_element(By.NAME, "duration").send_keys("2h")
@@ -143,7 +136,7 @@ def test_without_the_token_the_write_is_refused(running: Console, page: WebDrive
     page.find_element(By.NAME, "by").send_keys("mallory")
     page.find_element(By.NAME, "token").send_keys("not-the-token")
     page.find_element(By.CSS_SELECTOR, "#login button").click()
-    assert "wrong admin token" in _after_submit(page, By.CLASS_NAME, "error").text
+    assert "wrong admin token" in after_submit(page, By.CLASS_NAME, "error").text
     assert page.get_cookie("fabric_console") is None
     page.get(running.url + "/ui/silences")
     assert not page.find_elements(By.ID, "add-silence")
