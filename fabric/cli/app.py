@@ -63,7 +63,6 @@ _PARTS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], object]], ...] = (
 is imported only when its part is added (each takes 3-9 ms to import: their options and annotations)."""
 
 
-
 def assembled(command: str | None = None) -> typer.Typer:
     """fabricctl: every command, or only the part that adds ``command`` (a top-level command or group name) when
     one does. Click builds the options of every command it is handed before it runs one (30-40 ms for all of

@@ -270,9 +270,9 @@ def needed_to_warm(items: Iterable[Any], state: CursorState | None, lookback: Lo
 
     Kept: the events no older than ``lookback.now`` less the horizon (the detectors drop every signal older than
     that when they are warmed, ``Detectors.evaluate``); what ``drop_handed_over`` keeps under ``state``
-    (everything when the cursor has handed over nothing yet); with no ``state`` (the cursor is to be primed on the
-    list) the elements holding the list's highest id and one holding its newest time; and any event whose id or
-    time does not read. A cursor primed, or resumed from ``state``, on what is kept ends as it would on the whole
+    (everything when the cursor has handed over nothing yet); the elements holding the list's highest id and one
+    holding its newest time, which a cursor primed on the list (no ``state``) needs; and any event whose id or time
+    does not read. A cursor primed, or resumed from ``state``, on what is kept ends as it would on the whole
     list."""
     mark = state.high_water_id if state is not None else None
     last = state.last_event_time if state is not None else None
