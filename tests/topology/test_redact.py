@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from topology.redact import redacted_url
@@ -14,11 +14,13 @@ secret = st.text(st.characters(codec="utf-8", exclude_characters="?#"), min_size
 @settings(max_examples=200, deadline=1000)
 @given(password=secret, scheme=st.sampled_from(["http", "https", "postgresql+psycopg", ""]),
        port=st.sampled_from(["", ":8000", ":99999"]), path=st.sampled_from(["", "/", "/ufmRest", "/db?sslmode=x"]))
+@example(password="http", scheme="http", port="", path="")  # CI found it: a password that the scheme holds
 def test_a_password_in_a_url_is_never_shown(password: str, scheme: str, port: str, path: str) -> None:
     url = f"{scheme}{'://' if scheme else ''}admin:{password}@ufm.example{port}{path}"
     shown = redacted_url(url)
-    assert password not in shown.replace("admin:***@ufm.example", ""), shown
-    assert shown.startswith(f"{scheme}{'://' if scheme else ''}admin:***@ufm.example{port}")
+    # The whole URL as it was but the password (the sampled paths hold no secret): a password that is a part of
+    # the scheme, port or path ("http", "8000") is no leak, and is not taken for one.
+    assert shown == f"{scheme}{'://' if scheme else ''}admin:***@ufm.example{port}{path}", shown
 
 
 @pytest.mark.parametrize(("url", "shown"), [
