@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 import statistics
 import sys
@@ -30,7 +31,15 @@ from typing import Any
 import httpx
 
 from benchmarks.bench_replay import DAYS, week_faults
-from benchmarks.daemon_harness import PASSWORD, daemon, plan_file, simulator, write_config
+from benchmarks.daemon_harness import (
+    PASSWORD,
+    daemon,
+    plan_file,
+    simulator,
+    status_kib,
+    tree_by_command_mib,
+    write_config,
+)
 from benchmarks.measure import Measurement
 from fabric.simulator.server import free_port
 from topology.generate import PRESETS, fat_tree
@@ -70,7 +79,9 @@ def week(workdir: Path, seed: int = 11, preset: str = PRESET) -> dict[str, Any]:
             cycles = running.next_cycle(cycles, CYCLE_BOUND)
             if step % per_day == 0:
                 state = httpx.get(f"{ufm}/simulator/state", timeout=60).json()
+                by_process = tree_by_command_mib(running.process.pid, "VmRSS")
                 days.append({"day": step / per_day, "rss_mib": running.memory_mib(),
+                             "engine_mib": by_process.get("engine", 0.0), "api_mib": by_process.get("run", 0.0),
                              "ufm_events": float(state["events"]),
                              "events_handled": sum(value for (name, _), value in running.metrics().items()
                                                    if name == "fabric_events_total"),
@@ -84,17 +95,17 @@ def week(workdir: Path, seed: int = 11, preset: str = PRESET) -> dict[str, Any]:
             "real_s": time.monotonic() - started}
 
 
-async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int) -> dict[str, Any]:
+async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int, preset: str = PRESET, frames: int = 8,
+                       days_traced: int = DAYS) -> dict[str, Any]:
     """The engine's cycle as the daemon runs it (the same wiring, clock and garbage-collector policy), in this
     process under ``tracemalloc``, over the same week: the live Python memory per simulated day, and the source
     lines whose live memory grew most from day 1 to day 7."""
-    import os
     import tracemalloc
 
     from fabric import wiring
     from fabric.config import load_config
     from fabric.daemon.clock import ClockKind, make_clock
-    from fabric.daemon.gcpolicy import apply_gc_policy
+    from fabric.daemon.gcpolicy import apply_gc_policy, release_freed_memory
     from fabric.ufm.client import JobPollPolicy, RetryPolicy
     from topology.formats.ndt import read_ndt
 
@@ -113,20 +124,27 @@ async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int) -> dict[s
                                          wiring.engine_settings(config), clock.now)
             await engine.start()
             apply_gc_policy()
-            (await admin.post("/simulator/scenario", json=_scenario(seed), timeout=120)).raise_for_status()
-            tracemalloc.start(8)
+            (await admin.post("/simulator/scenario", json=_scenario(seed, preset), timeout=120)).raise_for_status()
+            tracemalloc.start(frames)
             per_day = round(DAY / STEP)
             first: tracemalloc.Snapshot | None = None
-            for step in range(1, DAYS * per_day + 1):
+            for step in range(1, days_traced * per_day + 1):
                 (await admin.post("/simulator/clock/advance", json={"seconds": STEP}, timeout=300)).raise_for_status()
                 await clock.sync()
-                await engine.cycle()
+                report = await engine.cycle()
+                release_freed_memory()  # as the daemon does after each job
+                if report.events > 20_000:
+                    _print_top(tracemalloc.take_snapshot())
+                print(f"step {step}: {report.events} events, traced "
+                      f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MiB, {_own_rss():.0f} MiB resident",
+                      file=sys.stderr, flush=True)
                 if step % per_day == 0:
                     snapshot = tracemalloc.take_snapshot()
                     first = first or snapshot
                     days.append({"day": step / per_day, "traced_mib": tracemalloc.get_traced_memory()[0] / 2**20})
                     print(f"traced day {days[-1]['day']:g}: {days[-1]['traced_mib']:.1f} MiB", file=sys.stderr,
                           flush=True)
+                    _print_top(snapshot)
             assert first is not None
             top = [str(stat) for stat in snapshot.compare_to(first, "lineno")[:15]]
             tracemalloc.stop()
@@ -136,12 +154,21 @@ async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int) -> dict[s
     return {"traced_days": days, "top_growth": top}
 
 
-def trace(workdir: Path, seed: int = 11) -> dict[str, Any]:
+def _print_top(snapshot: Any) -> None:
+    for stat in snapshot.statistics("lineno")[:15]:
+        print(f"  {stat.size / 2**20:7.1f} MiB {stat.count:9d}  {stat.traceback[0]}", file=sys.stderr)
+
+
+def _own_rss() -> float:
+    return status_kib(os.getpid(), "VmRSS") / 1024
+
+
+def trace(workdir: Path, seed: int = 11, preset: str = PRESET, frames: int = 8, days: int = DAYS) -> dict[str, Any]:
     import asyncio
 
-    plan = plan_file(workdir, PRESET)
+    plan = plan_file(workdir, preset)
     with simulator(plan, workdir) as ufm:
-        return asyncio.run(_traced_week(workdir, ufm, plan, seed))
+        return asyncio.run(_traced_week(workdir, ufm, plan, seed, preset, frames, days))
 
 
 def run(workdir: Path) -> list[Measurement]:
@@ -166,6 +193,12 @@ if __name__ == "__main__":
                         help="the daemon as a process (week), or its engine in this process under tracemalloc")
     parser.add_argument("--preset", default=PRESET, choices=sorted(PRESETS),
                         help="the fabric (week only); the faults are h100-4k's scaled by its cables")
+    parser.add_argument("--frames", type=int, default=8, help="trace: the frames tracemalloc keeps")
+    parser.add_argument("--days", type=int, default=DAYS, help="trace: the simulated days traced")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as tmp:
-        print(json.dumps(trace(Path(tmp)) if arguments.mode == "trace" else week(Path(tmp), preset=arguments.preset)))
+        if arguments.mode == "trace":
+            result = trace(Path(tmp), preset=arguments.preset, frames=arguments.frames, days=arguments.days)
+        else:
+            result = week(Path(tmp), preset=arguments.preset)
+        print(json.dumps(result))

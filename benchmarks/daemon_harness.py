@@ -124,7 +124,7 @@ class Daemon:
 
 def tree_kib(root: int, field: str = "VmRSS") -> int:
     """``field`` of ``/proc/PID/status`` summed over ``root`` and every process under it, in KiB."""
-    return sum(_status_kib(pid, field) for pid in _tree(root))
+    return sum(status_kib(pid, field) for pid in _tree(root))
 
 
 def tree_sched_s(root: int) -> dict[str, tuple[float, float]]:
@@ -154,7 +154,7 @@ def tree_by_command_mib(root: int, field: str = "VmHWM") -> dict[str, float]:
             command = _command(pid)
         except OSError:
             continue
-        found[command] = found.get(command, 0.0) + _status_kib(pid, field) / 1024
+        found[command] = found.get(command, 0.0) + status_kib(pid, field) / 1024
     return found
 
 
@@ -183,7 +183,7 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _status_kib(pid: int, field: str) -> int:
+def status_kib(pid: int, field: str) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(f"{field}:"):

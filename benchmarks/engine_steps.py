@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -45,7 +46,7 @@ def _wrapped(module: Any, name: str, step: str) -> None:
     setattr(module, name, said)
 
 
-def child(config_path: Path, frames: int) -> None:
+def child(config_path: Path, frames: int, rereads: int) -> None:
     if frames:
         tracemalloc.start(frames)
     import fabric.controller.engine as engine_module
@@ -80,6 +81,12 @@ def child(config_path: Path, frames: int) -> None:
             apply_gc_policy()
             release_freed_memory()
             _said("collected, memory released")
+            from fabric.controller.effects import CycleReport
+            for n in range(rereads):  # as a cycle after UFM's counters moved: the old view lives through the read
+                await engine._refresh_fabric(CycleReport(datetime.now(UTC)), whatever_the_counters=True)
+                gc.collect()
+                release_freed_memory()
+                _said(f"read again ({n + 1}), collected, released")
             if frames:
                 _traced()
         finally:
@@ -104,10 +111,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--preset", default="h100-32k")
     parser.add_argument("--checkout", type=Path, default=HERE)
     parser.add_argument("--trace", type=int, default=0, metavar="FRAMES")
+    parser.add_argument("--rereads", type=int, default=0, metavar="N",
+                        help="after start, UFM's topology read again N times (the daemon's cycle after a change)")
     parser.add_argument("--config", type=Path, help=argparse.SUPPRESS)  # the child's
     args = parser.parse_args(argv)
     if args.config is not None:
-        child(args.config, args.trace)
+        child(args.config, args.trace, args.rereads)
         return 0
     # Here, not at the top: the child's imports are the engine's alone.
     from benchmarks.daemon_harness import PASSWORD, plan_file, simulator, write_config
@@ -123,7 +132,8 @@ def main(argv: list[str]) -> int:
             env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
             env.update(FABRIC_UFM_PASSWORD=PASSWORD, PYTHONPATH=str(checkout))
             # This file run by its path: the checkout measured may not have it.
-            return subprocess.run([sys.executable, __file__, "--config", str(config), "--trace", str(args.trace)],
+            return subprocess.run([sys.executable, __file__, "--config", str(config), "--trace", str(args.trace),
+                                   "--rereads", str(args.rereads)],
                                   cwd=checkout, env=env, check=False).returncode
 
 

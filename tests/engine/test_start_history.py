@@ -47,7 +47,7 @@ def _warmed(engine: Engine) -> tuple[Any, ...]:
     """What a started engine holds of UFM's past: the detectors' signals per component, the events waiting for the
     first cycle, the cursor."""
     detectors = engine.pipeline.detectors
-    return ({component: list(signals) for component, signals in detectors.history.items() if signals},
+    return ({component: list(track.history) for component, track in detectors.tracks.items() if track.history},
             [(e.id, e.timestamp) for e in engine._waiting], engine.cursor.state)
 
 
