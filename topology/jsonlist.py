@@ -144,6 +144,24 @@ def file_items(file: IO[bytes], *, piece_bytes: int = PIECE_BYTES) -> Iterator[A
             raise _placed(exc, body, resume.offset) from None
 
 
+def halves(body: bytes | mmap.mmap, bounds: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The list within ``bounds`` (``bare_list_bounds``) cut in two near its middle where a piece may end: the
+    bounds of each half, for ``part_items``; ``None`` where no such place is found past the middle."""
+    start, end = bounds
+    cut = _BETWEEN_OBJECTS.search(body, (start + end) // 2, end)
+    if cut is None:
+        return None
+    return (start, cut.start() + 1), (cut.end() - 1, end)
+
+
+def part_items(body: mmap.mmap, part: tuple[int, int]) -> Generator[Any, None, bool]:
+    """The elements of one of a mapped list's ``halves``, a piece at a time as ``file_items`` decodes them, the
+    pages behind each piece given back; returns whether the part was decoded to its end. ``False`` (some elements
+    may have come out already): a piece the fast way refuses, a cut that was not between two elements or a fault,
+    which only the whole list's decoding places."""
+    return (yield from _by_pieces(body, part, PIECE_BYTES, _releaser(body))) is None
+
+
 def _releaser(body: mmap.mmap) -> Callable[[int], None] | None:
     """Give back the mapped pages before an offset: clean pages of a file, read again should they be needed."""
     if not hasattr(mmap, "MADV_DONTNEED"):  # not on every platform; memory then follows the file's size

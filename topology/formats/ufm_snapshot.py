@@ -48,8 +48,9 @@ from typing import Any, NamedTuple
 
 from topology import strictjson
 from topology.errors import InputError
+from topology.forked import in_child, may_fork
 from topology.inputs import DOCUMENT, open_input, read_stream
-from topology.jsonlist import bare_list_bounds, file_items
+from topology.jsonlist import bare_list_bounds, file_items, halves, part_items
 from topology.model import Cable, End, Fabric, canonical_guid
 from topology.ports import (
     MAX_PORT_NUMBER,
@@ -97,10 +98,74 @@ def read_ufm_snapshot(directory: Path) -> Fabric:
                   if name != "ports" or path.exists()}
         for name, add in (("ports", builder.add_port), ("systems", builder.add_system),
                           ("links", builder.add_link)):
+            if name == "ports" and name in opened and _ports_in_two(builder, opened[name]):
+                continue
             if name in opened:
                 for index, entry in _document_entries(builder.documents[name], paths[name], opened[name]):
                     add(entry, index)
     return builder.build()
+
+
+SPLIT_BYTES = 4 << 20
+"""ports.json from this size on (h100-4k's is 18 MB) is decoded by two processes, a half each (``_ports_in_two``)."""
+
+
+def _ports_in_two(builder: UfmFabricBuilder, stream: BufferedReader) -> bool:
+    """Whether ports.json was read into ``builder`` by this process and a child forked for it
+    (``topology.forked``): the first half here, the second there at the same time, the child's ports added after
+    this half's, so in the document's order as one process reads them. ``False``, nothing read, where that is not
+    done: a small document, no second CPU, a list the pieces do not decode to its end, anything the child could not
+    do; ``_document_entries`` then reads the whole, and says what is wrong with it. A port this half refuses is
+    said here, as one process would say it: it is the document's first fault."""
+    status = os.fstat(stream.fileno())
+    if not stat.S_ISREG(status.st_mode) or not SPLIT_BYTES <= status.st_size <= DOCUMENT.limit or not may_fork():
+        return False
+    with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as body:
+        bounds = bare_list_bounds(body)
+        parts = None if bounds is None else halves(body, bounds)
+        if parts is None:
+            return False
+        first, second = parts
+        theirs = in_child(lambda: _port_fields_of(builder, body, second))
+        try:
+            whole = _add_ports(builder, body, first)
+        finally:
+            fields = theirs()
+    if not whole or not isinstance(fields, list):
+        builder.ports.clear()
+        return False
+    for one in fields:
+        builder.keep_port(one)
+    return True
+
+
+def _add_ports(builder: UfmFabricBuilder, body: mmap.mmap, part: tuple[int, int]) -> bool:
+    """The ports of ``part`` of ports.json (its first: the entries from 0) added; whether it was decoded whole."""
+    items = part_items(body, part)
+    index = 0
+    while True:
+        try:
+            entry = next(items)
+        except StopIteration as end:
+            return bool(end.value)
+        if type(entry) is not dict:
+            return False  # said by the whole document's reading
+        builder.add_port(entry, index)
+        index += 1
+
+
+def _port_fields_of(builder: UfmFabricBuilder, body: mmap.mmap, part: tuple[int, int]) -> list[PortFields] | None:
+    """The child's half: its ports' fields, or ``None`` (the parent reads the whole document then)."""
+    found: list[PortFields] = []
+    items = part_items(body, part)
+    while True:
+        try:
+            entry = next(items)
+        except StopIteration as end:
+            return found if end.value else None
+        if type(entry) is not dict:
+            return None
+        found.append(builder.port_fields(entry, 0))  # an error ends the child: the parent names its entry
 
 
 def _document_entries(doc: _Document, path: Path, stream: BufferedReader) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -304,6 +369,12 @@ class _Link:
 # --- building ----------------------------------------------------------------------------------------
 
 
+PortFields = tuple[str, object, object, object, object, object]
+"""An entry of ports.json as the fabric is built from it (``UfmFabricBuilder.port_fields``): its canonical name,
+``node_description``, ``active_width``, ``active_speed``, ``dname``, ``number``; plain values, as a child process
+hands them back (``_ports_in_two``)."""
+
+
 class _PortSeen(NamedTuple):
     """What the fabric is built from of an entry of ports.json: a few of its fields, as given (a tuple, its repeated
     texts shared: 196,608 ports on h100-32k, where the entries themselves took hundreds of MB)."""
@@ -341,6 +412,11 @@ class UfmFabricBuilder:
 
     def add_port(self, entry: Mapping[str, Any], index: int) -> None:
         """Entry ``index`` of ports.json."""
+        self.keep_port(self.port_fields(entry, index))
+
+    def port_fields(self, entry: Mapping[str, Any], index: int) -> PortFields:
+        """What the fabric is built from of entry ``index`` of ports.json, its name canonical (an ``InputError``
+        naming the field where it has none)."""
         name = entry.get("name")
         if type(name) is not str or _CANONICAL_PORT_NAME.fullmatch(name) is None:  # else <16 hex>_<port> already
             doc = self.documents["ports"]
@@ -349,13 +425,17 @@ class UfmFabricBuilder:
             if not m:
                 raise doc.error(index, "name", f"not a UFM port name (<guid>_<port>): {excerpt(name)}")
             name = f"{canonical_guid(m.group(1))}_{m.group(2)}"
-        get, share = entry.get, self._shared.setdefault
+        get = entry.get
+        return name, get("node_description"), get("active_width"), get("active_speed"), get("dname"), get("number")
+
+    def keep_port(self, fields: PortFields) -> None:
+        """A port of ports.json (``port_fields``), read in the document's order."""
+        name, description, width, speed, dname, number = fields
+        share = self._shared.setdefault
         # One copy of each repeated text, inlined rather than a method: this runs for each of 196,608 ports at 32k.
-        width, speed, dname = get("active_width"), get("active_speed"), get("dname")
-        self.ports[name] = _PortSeen(name, get("node_description"),
-                                     share(width, width) if type(width) is str else width,
+        self.ports[name] = _PortSeen(name, description, share(width, width) if type(width) is str else width,
                                      share(speed, speed) if type(speed) is str else speed,
-                                     share(dname, dname) if type(dname) is str else dname, get("number"))
+                                     share(dname, dname) if type(dname) is str else dname, number)
 
     def add_system(self, entry: Mapping[str, Any], index: int) -> None:
         """Entry ``index`` of systems.json."""
