@@ -57,7 +57,8 @@ def _seconds(argv: list[str], cwd: Path, expect: tuple[int, ...], cpu: bool,
 
 def _storm_seconds(checkout: Path, storm: Path) -> float:
     """The pipeline child's own timing of the storm (start-up and parsing excluded, as in bench_pipeline)."""
-    python = checkout / ".venv" / "bin" / "python"
+    own = checkout / ".venv" / "bin" / "python"  # else this interpreter (a checkout sharing its venv, as --python)
+    python = own if own.exists() else Path(sys.executable)
     done = subprocess.run([str(python), "-m", "benchmarks.bench_pipeline", "pipeline", str(storm)], cwd=checkout,
                           capture_output=True, text=True, check=True)
     return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
