@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 PRESET = "h100-4k"
 LINES = 1_000_000
 DAYS = 7
-TARGET_RATIO = 10.0
+TARGET_RATIO = 1.5
+"""Issue 23: replay at least this many times the naive per-line script's speed (issue 12 asked 10x, then 2x)."""
 START = datetime(2026, 5, 4, 0, 0, tzinfo=UTC)
 ROUTINE = frozenset({64, 65, 66, 67, 134})
 """Routine event types in the mix: no rule uses them."""
@@ -348,6 +349,17 @@ def timed(name: str, argv: list[str], output: Path, *, repeat: int, expect_codes
     return Measurement(name, runs, peak_kib / 1024)
 
 
+_DECIDED = ("import hashlib, json, sys; report = json.load(open(sys.argv[1])); report.pop('summary', None); "
+            "print(hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest())")
+
+
+def _decided(report: Path) -> str:
+    """A digest of what a replay's report decided and explained (all but its summary), taken in a child: read back
+    here, a 46 MB report made this process 430 MB, and every later command's peak read as at least that (``timed``)."""
+    return subprocess.run([sys.executable, "-c", _DECIDED, str(report)], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def _peak_verdict(peak_mib: float) -> str:
     verdict = "ok" if peak_mib <= PEAK_TARGET_MIB else "MISSED"
     return f"peak {peak_mib:.0f} MiB (target <= {PEAK_TARGET_MIB:g}: {verdict})"
@@ -395,7 +407,7 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
                                         f"{'ok' if abs(growth) <= FLAT_TARGET else 'MISSED'})"))
     # The week out of time order, and its events as JSON lines and as a JSON list, once each: sorted in bounded
     # memory, decided as the week in order.
-    week_report = json.loads((workdir / "replay-week.json").read_text())
+    week_report = _decided(workdir / "replay-week.json")
     jsonl, json_list = rest_logs(workdir)
     for path, label in ((swapped_log(workdir), f"the {counts['lines']:,}-line week with its halves swapped"),
                         (jsonl, f"the week's {counts['relevant']:,} relevant events as JSON lines"),
@@ -403,9 +415,7 @@ def run(workdir: Path, repeat: int = 3) -> list[Measurement]:
         replay = timed(f"fabricctl replay: {label}",
                        [fabricctl, "replay", "--as-built", str(snapshot), "--events", str(path), "--format", "json"],
                        workdir / "replay.json", repeat=1, expect_codes=(0, 1))
-        report = json.loads((workdir / "replay.json").read_text())
-        same = {key: value for key, value in report.items() if key != "summary"} == {
-            key: value for key, value in week_report.items() if key != "summary"}
+        same = _decided(workdir / "replay.json") == week_report
         results.append(replace(replay, note=f"{_peak_verdict(replay.peak_rss_mib)}; decisions and explanations "
                                             f"{'identical to' if same else 'DIFFERENT from'} the week's in order"))
     return results
