@@ -38,7 +38,12 @@ def in_child(work: Callable[[], Any]) -> Callable[[], Any]:
     returned, or ``None`` when it failed. Call it once, on every path (it reaps the child): a caller that no longer
     wants the result still calls it."""
     readable, writable = os.pipe()
-    child = os.fork()
+    try:
+        child = os.fork()
+    except OSError:  # no process to be had (EAGAIN, ENOMEM): the caller does the work itself
+        os.close(readable)
+        os.close(writable)
+        return lambda: None
     if child == 0:  # pragma: no cover - the child's lines run in the forked process, which coverage does not follow
         os.close(readable)
         try:

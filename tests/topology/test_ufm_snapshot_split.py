@@ -4,6 +4,7 @@ fabric, or the same one-line error, as one process reading it whole, whatever th
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,14 @@ def test_a_child_that_fails_or_returns_what_marshal_refuses_hands_back_none() ->
 
     assert in_child(fails)() is None
     assert in_child(object)() is None
+
+
+def test_a_fork_refused_hands_back_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused() -> int:
+        raise BlockingIOError("fork: resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    assert in_child(lambda: 1)() is None
 
 
 def test_no_fork_while_another_thread_runs() -> None:
