@@ -12,10 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support import ibnetdiscover_text
 from typer.testing import CliRunner
 
 from fabric.cli.app import app
 from fabric.simulator.server import free_port
+from topology.factory import factory_named
 from topology.formats.nodenamemap import parse_node_name_map
 from topology.generate import PRESETS, fat_tree
 
@@ -64,6 +66,25 @@ def test_identify_names_every_switch_of_a_simulated_fresh_fabric_and_shows_its_m
     assert {r["new_name"] for r in rows} == planned and {r["current_name"] for r in rows} == factory
     assert table.exit_code == 1 and "12 unique, 0 ambiguous, 0 unmatched of 12" in table.output
     assert max(len(line) for line in table.output.splitlines()) <= 80
+
+
+def test_identify_names_every_switch_from_an_ibnetdiscover_dump_of_a_fresh_fabric(tiny_plan: Path,
+                                                                                 tmp_path: Path) -> None:
+    """The third as-built source, end to end: the dump as ``ibnetdiscover`` prints a fabric under factory names,
+    read by the reader ``verify`` uses."""
+    hidden = factory_named(fat_tree(PRESETS["tiny"]), 5)
+    dump = tmp_path / "fresh.ibnet"
+    dump.write_text(ibnetdiscover_text(hidden.fabric))
+    names = tmp_path / "names.map"
+    result = runner.invoke(app, ["identify", "--plan", str(tiny_plan), "--as-built", str(dump), "--format", "json",
+                                 "--node-name-map", str(names)])
+    report = json.loads(result.output)
+    planned = {d.name for d in fat_tree(PRESETS["tiny"]).switches()}
+    assert {s["confidence"] for s in report["switches"]} == {"unique"}, result.output
+    assert {(s["name"], s["planned"]) for s in report["switches"]} == {
+        (hidden.fabric.devices[key].name, name) for key, name in hidden.planned.items()}
+    assert set(parse_node_name_map(names.read_text(), "names.map").values()) == planned
+    assert report["verify"]["summary"]["missing"] == 0 and report["verify"]["summary"]["miswired"] == 0
 
 
 @pytest.mark.parametrize(("args", "message"), [
