@@ -224,7 +224,9 @@ class Attribution:
         together, at, link = self.together, signal.at, signal.component
         oldest = at - self._kept_downs
         for device in self._owners(signal.devices):
-            downs = self.downs.setdefault(device, [])
+            downs = self.downs.get(device)
+            if downs is None:
+                downs = self.downs[device] = []
             reboots = self.reboots.get(device)
             if ((not reboots or abs(at - reboots[-1]) > together)
                     and any(other is not link and abs(when - at) <= together for when, other in downs)):

@@ -39,7 +39,7 @@ import os
 import re
 import stat
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from io import BufferedReader
@@ -128,7 +128,7 @@ def _ports_in_two(builder: UfmFabricBuilder, stream: BufferedReader) -> bool:
         first, second = parts
         theirs = in_child(lambda: _port_fields_of(builder, body, second))
         try:
-            whole = _add_ports(builder, body, first)
+            whole = _each_port(body, first, builder.add_port)
         finally:
             fields = theirs()
     if not whole or not isinstance(fields, list):
@@ -139,8 +139,9 @@ def _ports_in_two(builder: UfmFabricBuilder, stream: BufferedReader) -> bool:
     return True
 
 
-def _add_ports(builder: UfmFabricBuilder, body: mmap.mmap, part: tuple[int, int]) -> bool:
-    """The ports of ``part`` of ports.json (its first: the entries from 0) added; whether it was decoded whole."""
+def _each_port(body: mmap.mmap, part: tuple[int, int], take: Callable[[dict[str, Any], int], object]) -> bool:
+    """``take(entry, index)`` for each entry of ``part`` of ports.json, counted from the part's start; whether the
+    part was decoded whole and held objects only (else the whole document's reading says what it holds)."""
     items = part_items(body, part)
     index = 0
     while True:
@@ -149,23 +150,17 @@ def _add_ports(builder: UfmFabricBuilder, body: mmap.mmap, part: tuple[int, int]
         except StopIteration as end:
             return bool(end.value)
         if type(entry) is not dict:
-            return False  # said by the whole document's reading
-        builder.add_port(entry, index)
+            return False
+        take(entry, index)
         index += 1
 
 
 def _port_fields_of(builder: UfmFabricBuilder, body: mmap.mmap, part: tuple[int, int]) -> list[PortFields] | None:
-    """The child's half: its ports' fields, or ``None`` (the parent reads the whole document then)."""
+    """The child's half: its ports' fields, or ``None`` (the parent reads the whole document then). A port it
+    refuses ends the child: the parent names the entry, counted from the document's start."""
     found: list[PortFields] = []
-    items = part_items(body, part)
-    while True:
-        try:
-            entry = next(items)
-        except StopIteration as end:
-            return found if end.value else None
-        if type(entry) is not dict:
-            return None
-        found.append(builder.port_fields(entry, 0))  # an error ends the child: the parent names its entry
+    whole = _each_port(body, part, lambda entry, index: found.append(builder.port_fields(entry, index)))
+    return found if whole else None
 
 
 def _document_entries(doc: _Document, path: Path, stream: BufferedReader) -> Iterator[tuple[int, dict[str, Any]]]:
