@@ -50,6 +50,7 @@ def child(config_path: Path, frames: int, rereads: int) -> None:
     if frames:
         tracemalloc.start(frames)
     import fabric.controller.engine as engine_module
+    import fabric.controller.reading as reading_module
     import fabric.remediation.pipeline as pipeline_module
     from fabric import wiring
     from fabric.config import load_config
@@ -64,7 +65,8 @@ def child(config_path: Path, frames: int, rereads: int) -> None:
     assert plan is not None
     _said("plan")
     _wrapped(engine_module, "read_topology", "UFM's lists read (as-built model)")
-    _wrapped(engine_module, "build_view", "the view")
+    _wrapped(reading_module, "build_view", "the view")
+    _wrapped(engine_module, "kept_of", "what is kept taken out, the reading gone")
     _wrapped(pipeline_module, "SignalMapper", "the signal mapper")
 
     async def start() -> None:
@@ -75,12 +77,15 @@ def child(config_path: Path, frames: int, rereads: int) -> None:
         engine = wiring.build_engine(plan, client, store, wiring.ticket_backend(store, config=config),
                                      wiring.engine_settings(config), lambda: datetime.now(UTC), None)
         _said("the engine built")
+        before = tracemalloc.take_snapshot() if frames else None
         try:
             await engine.start()
             _said("started")
             apply_gc_policy()
             release_freed_memory()
             _said("collected, memory released")
+            if os.environ.get("ENGINE_STEPS_MALLOCSTATS"):
+                sys._debugmallocstats()
             from fabric.controller.effects import CycleReport
             for n in range(rereads):  # as a cycle after UFM's counters moved: the old view lives through the read
                 await engine._refresh_fabric(CycleReport(datetime.now(UTC)), whatever_the_counters=True)
@@ -89,6 +94,9 @@ def child(config_path: Path, frames: int, rereads: int) -> None:
                 _said(f"read again ({n + 1}), collected, released")
             if frames:
                 _traced()
+                gc.collect()
+                for stat in tracemalloc.take_snapshot().compare_to(before, "lineno")[:25]:
+                    print("DIFF", stat)
         finally:
             await client.aclose()
             store.close()

@@ -33,6 +33,7 @@ from fabric.controller.effects import TICKET_WRITES, UFM_WRITES, CycleReport, Ef
 from fabric.controller.linkcheck import LinkChecks
 from fabric.controller.outbox import OutboxReport, OutboxSettings, TicketOutbox
 from fabric.controller.ports_out import PortsOut, listings
+from fabric.controller.reading import kept_of
 from fabric.controller.resets import reset_outcomes, send_unsent
 from fabric.controller.telemetry import TelemetryFeed
 from fabric.controller.ticket_body import TicketContext, ticket_body
@@ -48,7 +49,7 @@ from fabric.remediation.observe import Observed
 from fabric.remediation.pipeline import Pipeline
 from fabric.remediation.policy import LINK_CHECK, Breaker, Decision, FailedRepair, PolicyConfig, PolicyState
 from fabric.remediation.rules import SWITCH_FAULT, RuleSettings
-from fabric.remediation.view import FabricView, build_view, fabric_context
+from fabric.remediation.view import FabricView, fabric_context
 from fabric.store import Store, Transaction
 from fabric.store.records import OperatorRequest, RequestKind
 from fabric.telemetry.records import SampleVerdict
@@ -66,7 +67,6 @@ from fabric.ufm.snapshot import read_topology, spooled_topology
 from tickets.base import TicketBackend
 from topology.guard import CableKey, GuardReading, GuardSettings
 from topology.model import Cable, Fabric
-from topology.verify import below_plan
 
 __all__ = ["CycleReport", "Engine", "EngineSettings", "UfmApi"]
 
@@ -310,15 +310,9 @@ class Engine:
         """Systems, links and ports as of ``versions`` (UFM's counters, read just before), with the unhealthy ports
         read with the counters."""
         async with spooled_topology(self.ufm) as lists:
-            reading = read_topology(lists, "UFM")
-        actual = reading.fabric
-        view = build_view(self.plan, actual, self.context)
-        live = view.live_cables(actual)
-        planned = self.plan.by_end
-        below = {cable.key: cable for cable in actual.cables if cable.key in live
-                 and below_plan(cable, (ours := planned[cable.a]).width, ours.speed_gbps)}
-        out = PortsOut(reading.disabled_ports, listings(unhealthy))
-        return _Reading(versions, view, live, below, out, TopologyFigures.of(reading, len(live)))
+            kept = kept_of(self.plan, self.context, read_topology(lists, "UFM"))
+        view, below, disabled = kept.restored(self.plan, self.context)
+        return _Reading(versions, view, kept.live, below, PortsOut(disabled, listings(unhealthy)), kept.figures)
 
     def _accept(self, reading: _Reading) -> None:
         self._versions, self.view, self.out = reading.versions, reading.view, reading.out

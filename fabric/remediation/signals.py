@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import re
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import NamedTuple, Protocol, TypeVar, overload
@@ -120,6 +121,11 @@ def _number(port: str) -> int | None:
     return None
 
 
+PortNameValues = tuple[dict[str, bytes], dict[str, int], dict[str, str], list[tuple[int, str]], int]
+"""``PortNames`` as plain values: each node's ends by port number (packed ``int`` numbers of ends), the names of
+another form, each device's GUID, the ends named otherwise, the count."""
+
+
 class PortNames(Mapping[str, End]):
     """UFM's port names (``<guid>_<n>``) and the ends they name, held by node GUID and port number rather than by
     name: on h100-32k, 196,608 names and their two maps (name -> end, end -> name) were 30 MiB of the engine's live
@@ -157,6 +163,28 @@ class PortNames(Mapping[str, End]):
                 named_otherwise[end] = name
         self._nodes, self._other, self._guid_of, self._named_otherwise = nodes, other, guid_of, named_otherwise
         self._count = len(other) + sum(end is not None for ends in nodes.values() for end in ends)
+
+    def as_values(self, number_of: Callable[[End], int]) -> PortNameValues:
+        """The names as plain values (``marshal``), each end as the number ``number_of`` gives it (``from_values``
+        makes them again). A node's ends are packed in one ``bytes``, its port numbers' order kept, ``-1`` where
+        UFM named none: made again, a node's ends are one list, with nothing else made and dropped beside it."""
+        nodes = {guid: array("i", [-1 if end is None else number_of(end) for end in ends]).tobytes()
+                 for guid, ends in self._nodes.items()}
+        return (nodes, {name: number_of(end) for name, end in self._other.items()}, self._guid_of,
+                [(number_of(end), name) for end, name in self._named_otherwise.items()], self._count)
+
+    @classmethod
+    def from_values(cls, values: PortNameValues, ends: Sequence[End]) -> PortNames:
+        """The names ``values`` holds, end number ``n`` being ``ends[n]``."""
+        nodes, other, guid_of, named_otherwise, count = values
+        names = object.__new__(cls)
+        names._nodes = {guid: [None if number < 0 else ends[number] for number in array("i", packed)]
+                        for guid, packed in nodes.items()}
+        names._other = {name: ends[number] for name, number in other.items()}
+        names._guid_of = guid_of
+        names._named_otherwise = {ends[number]: name for number, name in named_otherwise}
+        names._count = count
+        return names
 
     def __getitem__(self, name: str) -> End:
         end = self._end(name)
@@ -211,9 +239,12 @@ class Resolver:
     GUIDs to device keys and ``ports`` UFM port names (``<guid>_<n>``) to ends, both read from UFM.
     """
 
-    def __init__(self, fabric: Fabric, guids: Mapping[str, str], ports: Mapping[str, End] | None = None) -> None:
+    def __init__(self, fabric: Fabric, guids: Mapping[str, str], ports: Mapping[str, End] | None = None, *,
+                 canonical: bool = False) -> None:
+        """``canonical``: the GUIDs are written as ``canonical_guid`` writes them already (a view made again from
+        plain values: no cache entry made for each)."""
         self.fabric = fabric
-        self.guids = {canonical_guid(g): key for g, key in guids.items()}
+        self.guids = dict(guids) if canonical else {canonical_guid(g): key for g, key in guids.items()}
         self.ports = ports if isinstance(ports, PortNames) else PortNames((ports or {}).items())
         self.hosts = {d.host_name.casefold()
                       for d in fabric.devices.values() if d.kind is Kind.ADAPTER}

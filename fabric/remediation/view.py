@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
 from fabric.remediation.domain import ComponentId
 from fabric.remediation.policy import FabricContext
-from fabric.remediation.signals import PortNames, Resolver, link_id
+from fabric.remediation.signals import PortNames, PortNameValues, Resolver, link_id
 from topology.guard import CableKey
 from topology.model import TIER_RANK, End, Fabric
 from topology.ports import Kind
@@ -116,3 +116,43 @@ def build_view(plan: Fabric, actual: Fabric, context: FabricContext | None = Non
     ports = PortNames((name, _as_planned(plan, end)) for name, end in actual.port_names.items())
     context = context or fabric_context(plan)
     return FabricView(plan, context, Resolver(plan, guids, ports), frozenset(context.cables.values()))
+
+
+ViewValues = tuple[list[str | None], PortNameValues, list[tuple[str, str]]]
+"""What a view holds of UFM as plain values (``view_values``)."""
+
+
+def _planned_ends(plan: Fabric) -> list[End]:
+    """The plan's cabled ends numbered: cable ``n``'s two ends (in the order of its key) are ``2n`` and ``2n + 1``."""
+    return [end for cable in plan.cables for end in cable.key]
+
+
+def view_values(view: FabricView) -> ViewValues:
+    """What ``view`` holds of UFM as plain values (``marshal``), ``view_from_values`` makes it again: the GUID of
+    each planned device (in the plan's order; ``None``: UFM showed none), and UFM's port names, each end numbered
+    as the plan's (``_planned_ends``), an end the plan does not cable numbered after them (and given as its device
+    and port)."""
+    plan = view.plan
+    planned = _planned_ends(plan)
+    numbers = {end: number for number, end in enumerate(planned)}
+    others: list[tuple[str, str]] = []
+
+    def number_of(end: End) -> int:
+        number = numbers.get(end)
+        if number is None:
+            number = numbers[end] = len(planned) + len(others)
+            others.append((end.device, end.port))
+        return number
+
+    guid_of = {key: guid for guid, key in view.resolver.guids.items()}
+    ports = view.resolver.ports.as_values(number_of)
+    return [guid_of.get(key) for key in plan.devices], ports, others
+
+
+def view_from_values(plan: Fabric, context: FabricContext, values: ViewValues) -> FabricView:
+    """The view ``view_values`` gave ``values`` of, on ``plan`` (the same plan) and its ``context``."""
+    guids, ports, others = values
+    ends: Sequence[End] = [*_planned_ends(plan), *(End(device, port) for device, port in others)]
+    placed = {guid: key for guid, key in zip(guids, plan.devices, strict=True) if guid is not None}
+    resolver = Resolver(plan, placed, PortNames.from_values(ports, ends), canonical=True)
+    return FabricView(plan, context, resolver, frozenset(context.cables.values()))

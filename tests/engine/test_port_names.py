@@ -8,6 +8,8 @@ made of all of them kept it) and a device under two GUIDs (a director's ASICs).
 
 from __future__ import annotations
 
+import marshal
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,3 +66,30 @@ def test_a_device_under_two_guids_and_an_end_named_twice() -> None:
     assert [ports.name_of(End("director", port)) for port in ("1", "2", "3/1", "3")] == [
         "b8599f0000000001_1", "b8599f0000000002_2", "b8599f0000000002_3", None]
     assert ports.name_of(End("leaf", "5")) == "b8599f00000000aa_6"
+
+
+@settings(max_examples=300, deadline=None)
+@given(names, st.lists(asked, max_size=8), st.lists(ends, max_size=8))
+def test_made_again_from_plain_values_it_answers_the_same(given_names: dict[str, End], more_names: list[str],
+                                                         more_ends: list[End]) -> None:
+    """``as_values`` then ``from_values`` (the engine keeps its reading so, ``fabric.controller.reading``): the same
+    answers to every question, each end given back as the object the numbers name."""
+    ports = PortNames(given_names.items())
+    numbered_ends: list[End] = []
+    numbers: dict[End, int] = {}
+
+    def number_of(end: End) -> int:
+        if end not in numbers:
+            numbers[end] = len(numbered_ends)
+            numbered_ends.append(End(*end))  # an equal end, another object: the one that must come back
+        return numbers[end]
+
+    values = ports.as_values(number_of)
+    again = PortNames.from_values(marshal.loads(marshal.dumps(values)), numbered_ends)
+    assert len(again) == len(ports) and sorted(again) == sorted(ports)
+    for name in [*given_names, *more_names]:
+        found = again.get(name)
+        assert found == ports.get(name)
+        assert found is None or found is numbered_ends[numbers[found]]
+    for end in [*given_names.values(), *more_ends]:
+        assert again.name_of(end) == ports.name_of(end)
