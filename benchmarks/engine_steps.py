@@ -4,10 +4,13 @@
 ``python -m benchmarks.engine_steps --preset h100-32k`` starts the UFM simulator on the preset's plan
 (``benchmarks.daemon_harness``), writes a daemon's configuration on it and runs the steps in a child process of their
 own: the imports, the plan read as the engine process reads it (``preflight``), the engine built, then ``start``
-(UFM's lists read into the as-built model, the view, the signal mapper, the rest), then the collector's policy and
-the allocator's free memory given back, as the engine process does before its first cycle. ``--trace N`` runs the
-child under ``tracemalloc`` (N frames; slow, and its own memory counts) and prints what is still allocated at the
-end, by file and by line. ``--checkout DIR`` runs another checkout's code (``git worktree add DIR REV``).
+(UFM's lists read into the as-built model, the view, what is kept of the reading taken out as plain values, the signal
+mapper, the rest), then the collector's policy and the allocator's free memory given back, as the engine process does
+before its first cycle. ``--trace N`` runs the child under ``tracemalloc`` (N frames; slow, and its own memory
+counts) and prints what is still allocated at the end, by file and by line, and what start allocated that is still
+held. ``--pools`` prints after each step what Python's allocator holds: its arenas, the bytes of its blocks in use,
+and its free pools in arenas something else keeps (resident but free: what a few objects kept among many dropped
+cost). ``--checkout DIR`` runs another checkout's code (``git worktree add DIR REV``).
 """
 
 from __future__ import annotations
@@ -26,12 +29,39 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
+_POOLS_ASKED = "ENGINE_STEPS_POOLS"
+"""Set in the child's environment by ``--pools``: the step lines are printed before the child parses anything."""
+
+
+_POOLS = ("arenas allocated current", "bytes in allocated blocks", "unused pools")
+"""What ``--pools`` prints of ``sys._debugmallocstats``: Python's allocator's arenas (1 MiB each), the bytes of its
+blocks in use, and the free pools (16 KiB each) in arenas that something else in them keeps from the system."""
+
+
+def _pools() -> str:
+    """``_POOLS`` from ``sys._debugmallocstats``, which writes to the C library's stderr (file descriptor 2)."""
+    with tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        stderr = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(stderr, 2)
+            os.close(stderr)
+        captured.seek(0)
+        lines = captured.read().decode().splitlines()
+    figures = {name: line.rpartition("=")[2].strip() for line in lines for name in _POOLS if name in line}
+    return (f"{'':34s} pymalloc: {figures.get(_POOLS[0])} arenas, {figures.get(_POOLS[1])} bytes in use, "
+            f"free pools {figures.get(_POOLS[2])} bytes")
 
 
 def _said(step: str) -> None:
     fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
     rss, hwm = (int(fields[name].split()[0]) / 1024 for name in ("VmRSS", "VmHWM"))
     print(f"{step:34s} VmRSS {rss:5.0f} MiB   VmHWM {hwm:5.0f} MiB   CPU {time.process_time():6.1f} s", flush=True)
+    if os.environ.get(_POOLS_ASKED):
+        print(_pools(), flush=True)
 
 
 def _wrapped(module: Any, name: str, step: str) -> None:
@@ -84,8 +114,6 @@ def child(config_path: Path, frames: int, rereads: int) -> None:
             apply_gc_policy()
             release_freed_memory()
             _said("collected, memory released")
-            if os.environ.get("ENGINE_STEPS_MALLOCSTATS"):
-                sys._debugmallocstats()
             from fabric.controller.effects import CycleReport
             for n in range(rereads):  # as a cycle after UFM's counters moved: the old view lives through the read
                 await engine._refresh_fabric(CycleReport(datetime.now(UTC)), whatever_the_counters=True)
@@ -94,9 +122,10 @@ def child(config_path: Path, frames: int, rereads: int) -> None:
                 _said(f"read again ({n + 1}), collected, released")
             if frames:
                 _traced()
-                gc.collect()
+                assert before is not None
+                print("allocated by start and still held, by line:")
                 for stat in tracemalloc.take_snapshot().compare_to(before, "lineno")[:25]:
-                    print("DIFF", stat)
+                    print(f"  {stat}")
         finally:
             await client.aclose()
             store.close()
@@ -121,6 +150,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--trace", type=int, default=0, metavar="FRAMES")
     parser.add_argument("--rereads", type=int, default=0, metavar="N",
                         help="after start, UFM's topology read again N times (the daemon's cycle after a change)")
+    parser.add_argument("--pools", action="store_true",
+                        help="after each step, Python's allocator's arenas, bytes in use and free pools")
     parser.add_argument("--config", type=Path, help=argparse.SUPPRESS)  # the child's
     args = parser.parse_args(argv)
     if args.config is not None:
@@ -139,6 +170,8 @@ def main(argv: list[str]) -> int:
                                   checkout=checkout)
             env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
             env.update(FABRIC_UFM_PASSWORD=PASSWORD, PYTHONPATH=str(checkout))
+            if args.pools:
+                env[_POOLS_ASKED] = "1"
             # This file run by its path: the checkout measured may not have it.
             return subprocess.run([sys.executable, __file__, "--config", str(config), "--trace", str(args.trace),
                                    "--rereads", str(args.rereads)],
