@@ -118,7 +118,7 @@ def build_view(plan: Fabric, actual: Fabric, context: FabricContext | None = Non
     return FabricView(plan, context, Resolver(plan, guids, ports), frozenset(context.cables.values()))
 
 
-ViewValues = tuple[list[str | None], PortNameValues, list[tuple[str, str]]]
+ViewValues = tuple[list[tuple[str, int]], PortNameValues, list[tuple[str, str]]]
 """What a view holds of UFM as plain values (``view_values``)."""
 
 
@@ -128,8 +128,8 @@ def _planned_ends(plan: Fabric) -> list[End]:
 
 
 def view_values(view: FabricView) -> ViewValues:
-    """What ``view`` holds of UFM as plain values (``marshal``), ``view_from_values`` makes it again: the GUID of
-    each planned device (in the plan's order; ``None``: UFM showed none), and UFM's port names, each end numbered
+    """What ``view`` holds of UFM as plain values (``marshal``), ``view_from_values`` makes it again: each GUID with
+    the position of its device among the plan's devices, and UFM's port names, each end numbered
     as the plan's (``_planned_ends``), an end the plan does not cable numbered after them (and given as its device
     and port)."""
     plan = view.plan
@@ -144,15 +144,16 @@ def view_values(view: FabricView) -> ViewValues:
             others.append((end.device, end.port))
         return number
 
-    guid_of = {key: guid for guid, key in view.resolver.guids.items()}
-    ports = view.resolver.ports.as_values(number_of)
-    return [guid_of.get(key) for key in plan.devices], ports, others
+    position = {key: n for n, key in enumerate(plan.devices)}
+    guids = [(guid, position[key]) for guid, key in view.resolver.guids.items()]
+    return guids, view.resolver.ports.as_values(number_of), others
 
 
 def view_from_values(plan: Fabric, context: FabricContext, values: ViewValues) -> FabricView:
     """The view ``view_values`` gave ``values`` of, on ``plan`` (the same plan) and its ``context``."""
     guids, ports, others = values
     ends: Sequence[End] = [*_planned_ends(plan), *(End(device, port) for device, port in others)]
-    placed = {guid: key for guid, key in zip(guids, plan.devices, strict=True) if guid is not None}
+    keys = list(plan.devices)  # the plan's own key objects: nothing kept is a copy of one
+    placed = {guid: keys[position] for guid, position in guids}
     resolver = Resolver(plan, placed, PortNames.from_values(ports, ends), canonical=True)
     return FabricView(plan, context, resolver, frozenset(context.cables.values()))
