@@ -99,7 +99,8 @@ async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int, preset: s
                        days_traced: int = DAYS) -> dict[str, Any]:
     """The engine's cycle as the daemon runs it (the same wiring, clock and garbage-collector policy), in this
     process under ``tracemalloc``, over the same week: the live Python memory per simulated day, and the source
-    lines whose live memory grew most from day 1 to day 7."""
+    lines whose live memory grew most from day 1 to day 7. ``frames`` 0: nothing traced, and after each cycle what
+    Python's allocator holds (``engine_steps --pools``' figures) beside the resident memory."""
     import tracemalloc
 
     from fabric import wiring
@@ -125,7 +126,8 @@ async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int, preset: s
             await engine.start()
             apply_gc_policy()
             (await admin.post("/simulator/scenario", json=_scenario(seed, preset), timeout=120)).raise_for_status()
-            tracemalloc.start(frames)
+            if frames:
+                tracemalloc.start(frames)
             per_day = round(DAY / STEP)
             first: tracemalloc.Snapshot | None = None
             for step in range(1, days_traced * per_day + 1):
@@ -133,6 +135,9 @@ async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int, preset: s
                 await clock.sync()
                 report = await engine.cycle()
                 release_freed_memory()  # as the daemon does after each job
+                if not frames:
+                    _print_pools(step, report.events)
+                    continue
                 if report.events > 20_000:
                     _print_top(tracemalloc.take_snapshot())
                 print(f"step {step}: {report.events} events, traced "
@@ -145,13 +150,20 @@ async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int, preset: s
                     print(f"traced day {days[-1]['day']:g}: {days[-1]['traced_mib']:.1f} MiB", file=sys.stderr,
                           flush=True)
                     _print_top(snapshot)
-            assert first is not None
-            top = [str(stat) for stat in snapshot.compare_to(first, "lineno")[:15]]
-            tracemalloc.stop()
+            if frames:
+                assert first is not None
+                top = [str(stat) for stat in snapshot.compare_to(first, "lineno")[:15]]
+                tracemalloc.stop()
     finally:
         store.close()
         await clock.aclose()
     return {"traced_days": days, "top_growth": top}
+
+
+def _print_pools(step: int, events: int) -> None:
+    from benchmarks.engine_steps import pools
+
+    print(f"step {step}: {events} events, {_own_rss():.0f} MiB resident\n{pools()}", file=sys.stderr, flush=True)
 
 
 def _print_top(snapshot: Any) -> None:
@@ -193,7 +205,9 @@ if __name__ == "__main__":
                         help="the daemon as a process (week), or its engine in this process under tracemalloc")
     parser.add_argument("--preset", default=PRESET, choices=sorted(PRESETS),
                         help="the fabric (week only); the faults are h100-4k's scaled by its cables")
-    parser.add_argument("--frames", type=int, default=8, help="trace: the frames tracemalloc keeps")
+    parser.add_argument("--frames", type=int, default=8,
+                        help="trace: the frames tracemalloc keeps (0: nothing traced; Python's allocator's arenas "
+                             "after each cycle)")
     parser.add_argument("--days", type=int, default=DAYS, help="trace: the simulated days traced")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as tmp:

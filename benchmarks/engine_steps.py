@@ -38,7 +38,7 @@ _POOLS = ("arenas allocated current", "bytes in allocated blocks", "unused pools
 blocks in use, and the free pools (16 KiB each) in arenas that something else in them keeps from the system."""
 
 
-def _pools() -> str:
+def pools() -> str:
     """``_POOLS`` from ``sys._debugmallocstats``, which writes to the C library's stderr (file descriptor 2)."""
     with tempfile.TemporaryFile() as captured:
         sys.stderr.flush()
@@ -61,7 +61,7 @@ def _said(step: str) -> None:
     rss, hwm = (int(fields[name].split()[0]) / 1024 for name in ("VmRSS", "VmHWM"))
     print(f"{step:34s} VmRSS {rss:5.0f} MiB   VmHWM {hwm:5.0f} MiB   CPU {time.process_time():6.1f} s", flush=True)
     if os.environ.get(_POOLS_ASKED):
-        print(_pools(), flush=True)
+        print(pools(), flush=True)
 
 
 def _wrapped(module: Any, name: str, step: str) -> None:

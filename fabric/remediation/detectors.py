@@ -54,6 +54,9 @@ _NOTHING: tuple[Signal, ...] = ()
 """A track's queue no signal has come to yet (one object for all: a list is made at the first signal)."""
 _FRESH_LINK_STATE = 1 << 0
 _FRESH_COUNTED = sum(1 << n for n in range(1, _QUEUES))
+_SWEEP_EVERY = timedelta(minutes=30)
+"""How far the newest signal moves between two sweeps of what the detectors keep besides the tracks (``_sweep``): each
+looks at every entry (a few milliseconds for a storm's tens of thousands)."""
 _new_finding: Callable[[tuple[object, ...]], Finding] = partial(tuple.__new__, Finding)
 """``Finding(*fields)`` built in C (a named tuple's own ``__new__`` is a Python function)."""
 
@@ -159,12 +162,15 @@ class Detectors:
         """The link-downs explained since the last ``take_explained`` (a long run would otherwise keep them all)."""
         self._explained_evidence: deque[int] = deque(maxlen=64)
         """The newest explained link-downs' evidence (UFM event ids), so that each is noted once."""
-        self.devices_of: dict[ComponentId, tuple[str, ...]] = {}
         self._expiring: list[tuple[datetime, int, ComponentId, _Track]] = []
         """A heap of (a track's newest signal when it was put on, a tie-break, component, track), one entry per
         evaluated track: when the oldest is older than the horizon, so may be every signal of its track
         (``_expire``)."""
         self._expiring_order = itertools.count()
+        self._newest: datetime | None = None
+        """The newest signal's time (``_sweep``)."""
+        self._swept: datetime | None = None
+        """The ``limit`` of the last ``_sweep``."""
         self.fresh_since: dict[ComponentId, datetime] = {}
         """Components given back to service by our own enable (a repair, a cleared quarantine): their signals from
         before it are of the old hardware and never counted again (``own_action``)."""
@@ -193,7 +199,10 @@ class Detectors:
         """Record signals; immediate and ticket-only rules fire here, windowed rules in ``evaluate``."""
         findings: list[Finding] = []
         tracks, dirty, fresh_since = self.tracks, self.dirty, self.fresh_since
+        newest = self._newest
         for signal in signals:
+            if newest is None or signal.at > newest:
+                newest = self._newest = signal.at
             route = _ROUTE[signal.kind]
             if route == _HISTORY:
                 component = signal.component
@@ -201,14 +210,14 @@ class Detectors:
                     continue  # from before our enable gave it back to service
                 track = tracks.get(component)
                 if track is None:
-                    track = tracks[component] = _Track(devices=self.devices_of.get(component, ()))
+                    track = tracks[component] = _Track(devices=signal.devices)
                 track.history.append(signal)
                 if track.newest is None or signal.at > track.newest:
                     track.newest = signal.at
                 dirty[component] = None
                 devices = signal.devices
                 if devices and devices is not track.devices and devices != track.devices:
-                    track.devices = self.devices_of[component] = devices
+                    track.devices = devices
                 queue = _QUEUE.get(signal.kind)
                 if queue is not None:
                     if queue == 0 and (signal.kind in _REPORTED_DOWN
@@ -283,7 +292,7 @@ class Detectors:
             # Like the counted rules, the flap rule can only fire on a new link-state signal, or on an episode
             # that has since settled (then the component is waiting).
             if fresh & _FRESH_LINK_STATE or component in waiting:
-                findings += self._flaps(component, track.queues[0], now)
+                findings += self._flaps(component, track.queues[0], track.devices, now)
             if fresh & _FRESH_COUNTED:
                 for counted in self._counted_rules:
                     if fresh & counted.fresh:
@@ -292,6 +301,10 @@ class Detectors:
                 heappush(self._expiring, (track.newest, next(self._expiring_order), component, track))
                 track.on_expiry_heap = True
         self._expire(cutoff)
+        if self._newest is not None:
+            limit = self._newest - self._kept
+            if self._swept is None or limit - self._swept >= _SWEEP_EVERY:
+                self._sweep(limit)
         return findings
 
     def _expire(self, cutoff: datetime) -> None:
@@ -311,6 +324,25 @@ class Detectors:
                 del tracks[component]
             else:
                 heappush(expiring, (track.newest, next(self._expiring_order), component, track))
+
+    def _sweep(self, limit: datetime) -> None:
+        """Forget what is kept by component or device besides the tracks once no signal can be told with it: the
+        newest evidence each rule fired on, and the attribution's link-downs. Both were kept for good before, an
+        entry for every component and device a storm ever touched (35,072 devices' lists on h100-32k), made
+        among the storm's transient objects and keeping their memory from the system for the process's life.
+
+        ``limit`` is the newest signal's time less the horizon. No signal older than it comes any more: events
+        reach the detectors through ``SeenEvents``, which drops those older than the newest it counted, at least
+        as new as the detectors' newest, less the horizon (UFM Telemetry's signals are its samples' times, the
+        newest). A track may still hold an older one (a cycle's events can span more than the horizon, and a
+        track is pruned from its front), so the line is the older of ``limit`` and the oldest signal a track
+        holds. A finding is no older than one of its signals, so an evidence entry older than the line can no
+        longer hold one back; what the attribution forgets is ``forget_before``'s."""
+        line = min(limit, min((signal.at for track in self.tracks.values() for signal in track.history),
+                              default=limit))
+        self.last_evidence = {key: newest for key, newest in self.last_evidence.items() if newest[0] >= line}
+        self.attribution.forget_before(line)
+        self._swept = limit
 
     @staticmethod
     def _prune(track: _Track, cutoff: datetime) -> None:
@@ -363,12 +395,12 @@ class Detectors:
 
     # --- flaps ---------------------------------------------------------------------------------------
 
-    def _flaps(self, component: ComponentId, history: Sequence[Signal], now: datetime) -> list[Finding]:
-        """``history``: the component's link-state signals, in history order."""
+    def _flaps(self, component: ComponentId, history: Sequence[Signal], devices: tuple[str, ...],
+               now: datetime) -> list[Finding]:
+        """``history``: the component's link-state signals, in history order; ``devices``: those it sits on."""
         if not history or component.kind is not _LINK:
             return []  # no link-state signal: no episode, nothing pending or explained
         settled = now - self.settings.settle
-        devices = self.devices_of.get(component, ())
         episodes: list[_Episode] = []
         for episode in self._episodes(history):
             if episode.down > settled:

@@ -248,6 +248,20 @@ class Attribution:
                 elif gone:
                     del reboots[:gone]
 
+    def forget_before(self, line: datetime) -> None:
+        """Forget the downs and reboots that no signal at or after ``line`` can be told with (the detectors
+        hold none older, and none older comes): ``note_down`` compares a down with those within ``together`` of
+        it, ``awaiting_until`` a reboot up to ``boot_time`` after it, and ``_kept_downs`` is longer than both. A
+        device's list left empty goes with its entry: a storm leaves one for each device it touched. A device's
+        reboots go only all together: ``note_down`` notes a reboot once by the last noted, whatever its time."""
+        oldest = line - self._kept_downs
+        downs: dict[str, list[tuple[datetime, ComponentId]]] = {}
+        for device, noted in self.downs.items():
+            if recent := [down for down in noted if down[0] >= oldest]:
+                downs[device] = recent
+        self.downs = downs  # a new dict: a dict does not shrink as entries leave it
+        self.reboots = {device: began for device, began in self.reboots.items() if max(began) >= oldest}
+
     def mutes(self, component: ComponentId, at: datetime, devices: Sequence[str] = (),
               link_state: bool = False, until: datetime | None = None) -> str | None:
         if not link_state:

@@ -14,8 +14,10 @@ from test_signals_detectors import PLAN, RESOLVER, T0, VIEW, event, link_event
 
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ComponentId, ComponentKind, Finding
+from fabric.remediation.kinds import SignalKind
+from fabric.remediation.muting import Attribution
 from fabric.remediation.rules import RuleSettings
-from fabric.remediation.signals import SignalMapper, link_id
+from fabric.remediation.signals import Signal, SignalMapper, link_id
 from fabric.ufm.models import Event
 from topology.model import Cable
 
@@ -268,3 +270,43 @@ def test_any_delivery_order_of_a_reboot_within_the_windows_explains_the_same(
     assert {(e.component, e.evidence) for e in messy.explained} == {(e.component, e.evidence)
                                                                     for e in clean.explained}
     assert explained_links(clean) == {link_id(c.key) for c in device.cables[:chosen]}
+
+
+# --- forgetting downs no signal can be told with -------------------------------------------------------------
+
+LEAF_CABLES = sorted((c for c in PLAN.cables if "leaf" in c.a.device + c.b.device), key=lambda c: c.key)[:4]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(LEAF_CABLES) - 1), st.integers(-1500, 300)), min_size=1, max_size=12),
+       st.lists(st.tuples(st.integers(0, len(LEAF_CABLES) - 1), st.integers(0, 900)), min_size=1, max_size=6))
+def test_forgotten_downs_change_nothing_a_signal_at_or_after_the_line_is_told(
+        before: list[tuple[int, int]], after: list[tuple[int, int]]) -> None:
+    """``forget_before(line)``: downs noted around the line (seconds from it), forgotten, then downs at or after
+    the line (as the detectors promise): every reboot noted and every wait for an up event is as if nothing had
+    been forgotten, and nothing older than the downs kept for comparison is left."""
+    rules = RuleSettings()
+    line = T0 + timedelta(hours=1)
+    forgetting, reference = Attribution(PLAN, rules), Attribution(PLAN, rules)
+
+    def down(cable: Cable, seconds: int, ident: int) -> Signal:
+        return Signal(SignalKind.LINK_DOWN, link_id(cable.key), line + timedelta(seconds=seconds), ident, None, "",
+                      (cable.a.device, cable.b.device))
+
+    for ident, (index, seconds) in enumerate(before, start=1):
+        for attribution in (forgetting, reference):
+            attribution.note_down(down(LEAF_CABLES[index], seconds, ident))
+    forgetting.forget_before(line)
+    kept_from = line - rules.longest_settle - rules.both_ends_window
+    assert all(at >= kept_from for downs in forgetting.downs.values() for at, _ in downs)
+    for ident, (index, seconds) in enumerate(after, start=100):
+        signal = down(LEAF_CABLES[index], seconds, ident)
+        for attribution in (forgetting, reference):
+            attribution.note_down(signal)
+        # A device's reboots as the reference holds them, or none that any signal from the line is told with.
+        assert all(forgetting.reboots[device] == reference.reboots[device] for device in forgetting.reboots)
+        assert all(began < kept_from for device, times in reference.reboots.items() if device not in forgetting.reboots
+                   for began in times)
+        assert forgetting.awaiting_until(signal.component, signal.devices, signal.at) == \
+            reference.awaiting_until(signal.component, signal.devices, signal.at)
+

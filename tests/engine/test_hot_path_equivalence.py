@@ -103,12 +103,21 @@ def _signals(specs: list[tuple[int, SignalKind, int, int]], at: datetime, ident:
 
 
 def _side_by_side(plan: list[tuple[list[tuple[int, SignalKind, int, int]], int]], ours: Detectors,
-                  reference: Detectors) -> Iterator[datetime]:
-    """The plan's cycles fed to both; each finds what the other does, in the same order; each cycle's time."""
+                  reference: Detectors, horizon: timedelta | None = None,
+                  behind: timedelta = timedelta()) -> Iterator[datetime]:
+    """The plan's cycles fed to both; each finds what the other does, in the same order; each cycle's time.
+    ``horizon``: a cycle's signals older than the newest before it less ``horizon`` are dropped, as
+    ``SeenEvents`` drops their events before the detectors. ``behind``: how far the detectors' clock is behind
+    the signals' (UFM's)."""
     at, ident, now = T0, 0, T0
+    newest: datetime | None = None
     for specs, wait in plan:
         signals, at, ident = _signals(specs, at, ident)
-        now = max(now, at) + timedelta(seconds=wait)
+        if horizon is not None:
+            if newest is not None:
+                signals = [s for s in signals if s.at >= newest - horizon]
+            newest = max([s.at for s in signals] + ([newest] if newest else []), default=None)
+        now = max(now, at - behind) + timedelta(seconds=wait)
         assert ours.observe(signals) == reference.observe(signals)
         assert ours.evaluate(now) == reference.evaluate(now)
         yield now
@@ -156,3 +165,52 @@ def test_dropping_the_tracks_that_aged_out_gives_the_same_findings_and_keeps_non
         # Exactly the tracks that hold a signal inside the horizon stay, each as the reference holds it.
         assert {c: list(t.history) for c, t in dropping.tracks.items()} == {
             c: list(t.history) for c, t in reference.tracks.items() if any(s.at >= cutoff for s in t.history)}
+
+
+# --- forgetting what is kept beside the tracks ----------------------------------------------------------------
+
+late_specs = st.tuples(
+    st.integers(0, len(CABLES) - 1),
+    st.sampled_from(LINK_KINDS + ATTRIBUTING),
+    st.integers(0, 1),
+    # Late by as much as the horizon (40 minutes) too: a down read by what the sweep left must be read the same.
+    st.sampled_from([-2500, -2350, -1200, -120, -5, 0, 1, 3, 10, 40, 90, 600]),
+)
+late_cycles = st.lists(st.tuples(st.lists(late_specs, max_size=10) | st.just([]), long_waits), min_size=1,
+                       max_size=14)
+
+
+class _NeverSweeps(Detectors):
+    """Keeps every rule's newest evidence and every device's link-downs for good, as before ``_sweep``."""
+
+    def _sweep(self, cutoff: datetime) -> None:
+        return None
+
+
+@settings(max_examples=1000, deadline=None)
+@given(late_cycles, st.sampled_from([0, 300, 2100, 2500]))
+def test_forgetting_old_evidence_and_downs_gives_the_same_findings_and_keeps_nothing_older(
+        plan: list[tuple[list[tuple[int, SignalKind, int, int]], int]], behind: int) -> None:
+    """A storm's devices and components each left an entry for good (the rules' newest evidence, the devices'
+    link-downs); swept once past the horizon, with out-of-order signals and reboots among them and UFM's clock
+    ahead of ours, nothing an operator sees changes, and what the sweep leaves is no older than it may be."""
+    rules = RuleSettings(flap_cycles=2, burst_cycles=3, downtime=timedelta(seconds=30),
+                         flap_window=timedelta(minutes=30), burst_window=timedelta(minutes=10),
+                         attribution_window=timedelta(minutes=10), boot_time=timedelta(minutes=5),
+                         counted={"port_errors": Threshold(2, timedelta(minutes=20)),
+                                  "ber_high": Threshold(2, timedelta(minutes=20))})
+    sweeping, reference = Detectors(PLAN, rules), _NeverSweeps(PLAN, rules)
+    kept_downs = rules.longest_settle + rules.both_ends_window
+    sweeps: list[datetime] = []
+    for _ in _side_by_side(plan, sweeping, reference, rules.history, timedelta(seconds=behind)):
+        swept = sweeping._swept
+        if swept is None or (sweeps and swept == sweeps[-1]):
+            continue  # not swept at this evaluation: a late signal may have brought an older down since
+        sweeps.append(swept)
+        line = min([swept] + [s.at for track in sweeping.tracks.values() for s in track.history])
+        assert all(newest[0] >= line for newest in sweeping.last_evidence.values())
+        attribution = sweeping.attribution
+        assert all(downs and all(at >= line - kept_downs for at, _ in downs) for downs in attribution.downs.values())
+        assert all(began >= line - kept_downs for reboots in attribution.reboots.values() for began in reboots)
+        # What it forgot is only what the reference still holds from before the line.
+        assert set(sweeping.last_evidence.items()) <= set(reference.last_evidence.items())
