@@ -166,6 +166,10 @@ TICKET_ONLY_RULES: tuple[Rule, ...] = (
          resettable=False),
 )
 """One signal is a fault automation cannot help (``RuleKind.TICKET_ONLY``): a ticket only."""
+QUOTED: frozenset[SignalKind] = frozenset(
+    rule.signal for rule in (*IMMEDIATE_RULES, *TICKET_ONLY_RULES) if rule.signal is not None)
+"""The signals whose event's description a finding quotes (an immediate or ticket-only rule's reason). The others
+carry none: a storm's signals stay in the detectors' windows for the horizon, and each kept its event's text."""
 RULES: tuple[Rule, ...] = (
     Rule(FLAP, RuleKind.FLAP, 5,
          "reseat both ends; if it flaps again, clean the optics or replace the transceiver, then the cable",

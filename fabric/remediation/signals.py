@@ -22,7 +22,7 @@ from typing import NamedTuple, Protocol, TypeVar, overload
 
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.kinds import SignalKind
-from fabric.remediation.rules import EVENT_KINDS
+from fabric.remediation.rules import EVENT_KINDS, QUOTED
 from fabric.ufm.objects import PortEnd, link_ends, parse_object_path, path_end_names
 from topology.model import End, Fabric, canonical_guid
 from topology.numerals import whole_number
@@ -71,6 +71,7 @@ class Signal(NamedTuple):
     reporter: str | None = None
     """For a port-level signal on a cable: the end (``device/port``) that reported it."""
     detail: str = ""
+    """The event's description, for a signal a finding quotes it for (``rules.QUOTED``)."""
     devices: tuple[str, ...] = ()
     """Device keys the component sits on (both ends of a cable), for attribution."""
     telemetry: bool = False
@@ -344,8 +345,8 @@ class SignalMapper:
             self._skip(placement, event)
             return None
         component, reporter, devices = placement
-        return _new_signal((kind, component, event.timestamp, event.id, reporter, event.description or "", devices,
-                            False))
+        detail = (event.description or "") if kind in QUOTED else ""
+        return _new_signal((kind, component, event.timestamp, event.id, reporter, detail, devices, False))
 
     def place_port(self, name: str) -> tuple[ComponentId, str, tuple[str, ...]] | None:
         """Where a UFM port name (``<guid>_<n>``, as UFM lists its ports) lands: the cable it is an end of (or the

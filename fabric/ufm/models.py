@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
-from typing import Annotated, Any, Self, TypeVar
+from typing import Annotated, Any, NoReturn, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -529,6 +529,23 @@ _USUAL_KEYS = _EVENT_FIELD_SET - {"event_id"}
 _AS_SPELT = {severity: severity for severity in SEVERITIES.values()}
 _TYPES_KEPT = 256
 """How many distinct ``type`` strings an ``EventReader`` remembers (UFM's object types are a dozen)."""
+_REPEATED = ("name", "type", "event_type", "category", "object_type")
+"""Event fields whose texts a list repeats: an event type's name and category, the object type, the type number."""
+_TEXTS_KEPT = 4096
+"""How many distinct ``_REPEATED`` texts an ``EventReader`` keeps (UFM's event types are a few hundred)."""
+
+
+class SharedFieldsSet(set[str]):
+    """An event's fields set (``model_fields_set``) that the events read with the same keys share: pydantic wants a
+    ``set``, and changes it only when a field is assigned to, which nothing does to an event read. Changing it
+    raises, so that a change cannot reach the other events."""
+
+    def _refuse(self, *_: object) -> NoReturn:
+        raise TypeError("an event's fields set is shared with the events read with the same keys: not changed")
+
+    add = discard = remove = update = difference_update = intersection_update = _refuse
+    symmetric_difference_update = clear = pop = _refuse
+    __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
 
 
 def _event_number(text: str) -> int | None:
@@ -545,12 +562,16 @@ class EventReader:
     a string belongs, an ``event_id`` given, a malformed time), which is then validated and, when wrong, refused in
     the model's words."""
 
-    __slots__ = ("_numbers", "_timestamps")
+    __slots__ = ("_fields_sets", "_numbers", "_texts", "_timestamps")
 
     def __init__(self, tz: tzinfo = UTC) -> None:
         self._timestamps = UfmTimestamps(tz)
         self._numbers: dict[str, bool] = {}
         """``_int_like`` of the ``type`` strings seen: a list repeats a handful of them (``Link``, ``IBPort``...)."""
+        self._texts: dict[str, str] = {}
+        """The ``_REPEATED`` texts seen, each as the one object every event that repeats it holds."""
+        self._fields_sets: dict[tuple[tuple[str, ...], bool], SharedFieldsSet] = {}
+        """The fields set of the events read, by the element's keys and whether ``object_type`` came from ``type``."""
 
     def __call__(self, item: Any) -> Event | None:
         if type(item) is not dict:
@@ -585,22 +606,40 @@ class EventReader:
         written = values["write_to_syslog"]
         if written is not None and type(written) is not bool:
             return None
-        fields_set = set(item)  # the extra fields too, as validation counts them
         # ``Event._normalise_shape``: the number in ``event_type`` (6.17 on) or in ``type`` (up to 6.16).
         raw_event_type, raw_type = values["event_type"], values["type"]
+        typed = False
         if raw_event_type is not None:
             event_number = _event_number(raw_event_type)
             if event_number is not None and "object_type" not in item and raw_type is not None \
                     and not self._int_like(raw_type):
                 values["object_type"] = raw_type
-                fields_set.add("object_type")
+                typed = True
         else:
             event_number = None if raw_type is None else _event_number(raw_type)
         if event_number is None:
             return None
         values["event_id"] = event_number
-        fields_set.add("event_id")
-        return construct_event(values, extra, fields_set)
+        # A storm's events hold these for the whole cycle: decoded anew, each event's own were 240 bytes.
+        texts = self._texts
+        if len(texts) >= _TEXTS_KEPT:
+            texts.clear()
+        for name in _REPEATED:
+            if (text := values[name]) is not None:
+                values[name] = texts.setdefault(text, text)
+        return construct_event(values, extra, self._fields_set(item, typed))
+
+    def _fields_set(self, item: dict[str, object], typed: bool) -> SharedFieldsSet:
+        """What validation counts as set: the element's keys (the extra fields too), ``event_id``, and
+        ``object_type`` when it came from ``type`` (``typed``); one set for all the elements with the same keys
+        (a set of an event's own was 700 bytes, the largest part of what an event holds)."""
+        key = (tuple(item), typed)
+        found = self._fields_sets.get(key)
+        if found is None:
+            if len(self._fields_sets) >= _TYPES_KEPT:
+                self._fields_sets.clear()
+            found = self._fields_sets[key] = SharedFieldsSet({*item, "event_id", *(("object_type",) if typed else ())})
+        return found
 
     def _int_like(self, text: str) -> bool:
         known = self._numbers.get(text)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from fabric.remediation.detectors import Detectors
 from fabric.remediation.domain import ComponentId, ComponentKind
 from fabric.remediation.kinds import SignalKind
-from fabric.remediation.rules import RuleSettings
+from fabric.remediation.rules import EVENT_KINDS, QUOTED, RuleSettings
 from fabric.remediation.signals import Resolver, SignalMapper, link_id
 from fabric.ufm.eventlog import parse_event_line
 from fabric.ufm.models import Event
@@ -272,3 +272,15 @@ def test_a_link_is_placed_from_ufm_s_port_names_as_from_its_parsed_ends(
     placed = mapper._link_placement(event(329, T0, ident=1, object_type="Link", object_name=None, object_path=path))
     if reference is not None:
         assert placed == reference
+
+
+def test_only_a_signal_a_finding_quotes_keeps_its_events_text() -> None:
+    """A storm's signals stay in the detectors' windows for the horizon: only those of an immediate or ticket-only
+    rule, whose finding quotes the event's description, keep it."""
+    mapper = SignalMapper(RESOLVER)
+    placed: dict[bool, int] = {True: 0, False: 0}
+    for ident, (event_id, kind) in enumerate(sorted(EVENT_KINDS.items()), start=1):
+        for signal in mapper.map([port_event(event_id, SPINE_CORE.a, T0, ident, description="what UFM said")]):
+            assert signal.detail == ("what UFM said" if kind in QUOTED else ""), kind
+            placed[kind in QUOTED] += 1
+    assert placed[True] and placed[False]

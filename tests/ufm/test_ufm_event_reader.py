@@ -86,6 +86,19 @@ def test_what_the_reader_builds_is_what_validation_builds(item: dict[str, Any], 
     _reads_as_validation_does(item, tz)
 
 
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(elements(), max_size=12), tz=ZONES)
+def test_one_reader_over_a_list_builds_each_element_as_validation_does(items: list[dict[str, Any]],
+                                                                       tz: tzinfo) -> None:
+    """What a reader shares among the events it reads (the repeated texts, the fields sets by the element's keys)
+    never gives one element what another had: elements of different keys and forms, read one after another."""
+    reader = EventReader(tz)
+    for item in items:
+        built = reader(item)
+        if built is not None:
+            _same_event(built, Event.model_validate(item, context={"tz": tz}))
+
+
 EDGES = [("severity", value) for value in ("critical", " Warning ", "MINOR", "Unknown", "", None, 3)] + [
     ("counter", value) for value in ("N/A", " n/a", "NULL", "", "17", 17, 1.5, True, None)] + [
     ("type", value) for value in ("110", " 110", "IBPort", 110, None)] + [
@@ -131,3 +144,23 @@ def test_a_list_takes_the_reader_for_what_it_reads_and_validates_the_rest() -> N
     events = parse_list(Event, [items[0], odd, items[2]])
     assert events[1].object_name == "12"
     assert events == [Event.model_validate(item) for item in (items[0], odd, items[2])]
+
+
+def test_the_events_of_a_list_share_their_repeated_texts_and_fields_set_and_refuse_a_change() -> None:
+    """A storm's events hold one object for each text they repeat and one fields set for each set of keys, not one
+    each: what a storm's cycle holds of its events halves. The shared set refuses a change, so that an assignment to
+    one event cannot reach the others' ``model_fields_set``."""
+    items = _storm_elements(EventShape.CURRENT)
+    reader = EventReader(UTC)
+    events = [reader(item) for item in items]
+    assert all(event is not None for event in events)
+    first, *others = [event for event in events if event is not None]
+    same_type = [event for event in others if event.event_id == first.event_id]
+    assert same_type
+    for event in same_type:
+        assert event.name is first.name and event.category is first.category and event.type is first.type
+        assert event.model_fields_set is first.model_fields_set
+    assert first.object_name is not None  # the object's own texts stay the event's own
+    with pytest.raises(TypeError, match="shared"):
+        first.description = "changed"
+    assert first.model_fields_set == Event.model_validate(items[0]).model_fields_set
