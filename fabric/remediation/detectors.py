@@ -328,8 +328,8 @@ class Detectors:
     def _sweep(self, limit: datetime) -> None:
         """Forget what is kept by component or device besides the tracks once no signal can be told with it: the
         newest evidence each rule fired on, and the attribution's link-downs. Both were kept for good before, an
-        entry for every component and device a storm ever touched (35,072 devices' lists on h100-32k), made
-        among the storm's transient objects and keeping their memory from the system for the process's life.
+        entry for every component that fired and every device that lost a link, made among a storm's transient
+        objects and keeping their memory from the system for the process's life.
 
         ``limit`` is the newest signal's time less the horizon. No signal older than it comes any more: events
         reach the detectors through ``SeenEvents``, which drops those older than the newest it counted, at least
