@@ -12,6 +12,7 @@ from __future__ import annotations
 import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from fabric.remediation.correlate import hosts_behind
 from fabric.remediation.domain import ComponentId, ComponentKind
@@ -95,10 +96,19 @@ class PlanIndex:
         return bool(self.devices_of(component))
 
 
+IndexValues = tuple[Any, ...]
+"""A plan's index as plain values (strings, numbers, tuples, lists, dicts): what ``marshal`` writes and reads."""
+
+
 def plan_index(plan: Fabric) -> PlanIndex:
     """The index of ``plan``, its names copied out of the model into memory of their own: built among the
     model's objects, they would keep the model's memory from the system once it is dropped (``marshal`` of plain
     values, a copy made in one go and in order)."""
+    return index_of_values(marshal.loads(marshal.dumps(index_values(plan))))
+
+
+def index_values(plan: Fabric) -> IndexValues:
+    """What ``plan``'s index holds, as plain values (``index_of_values`` makes the index of them)."""
     adapters = {key: device.host_name.casefold() for key, device in plan.devices.items()
                 if device.kind is Kind.ADAPTER}
     hosts: dict[str, str] = {}
@@ -114,7 +124,11 @@ def plan_index(plan: Fabric) -> PlanIndex:
     layout = (drawn.core_groups, [(pod.number, pod.spines, pod.leaves, pod.hosts) for pod in drawn.pods],
               drawn.others, dict(drawn.names))
     planned = dict(CapacityGuard(plan).planned)
-    copied = marshal.loads(marshal.dumps((switches, hosts, links, adapters, by_name, behind, layout, planned)))
-    switches, hosts, links, adapters, by_name, behind, (core_groups, pods, others, names), planned = copied
+    return switches, hosts, links, adapters, by_name, behind, layout, planned
+
+
+def index_of_values(values: IndexValues) -> PlanIndex:
+    """The index of what ``index_values`` gave (or ``marshal`` read back of it: it keeps tuples tuples)."""
+    switches, hosts, links, adapters, by_name, behind, (core_groups, pods, others, names), planned = values
     return PlanIndex(frozenset(switches), hosts, frozenset(links), adapters, tuple(by_name), behind,
                      Layout(core_groups, tuple(Pod(*pod) for pod in pods), others, names), planned)

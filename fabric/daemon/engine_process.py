@@ -40,6 +40,7 @@ from fabric.daemon.gcpolicy import apply_gc_policy, release_freed_memory, widen_
 from fabric.daemon.jobs import CYCLE_JOB, run_soon, start_scheduler, stop_taking_cycles
 from fabric.daemon.leader import Leadership
 from fabric.daemon.metrics import DaemonMetrics
+from fabric.daemon.plan_handoff import hand_over
 from fabric.daemon.preflight import StartError, preflight, warnings
 from fabric.daemon.reload_requests import outcome_text
 from fabric.daemon.runtime import DaemonRuntime, InstanceRuntime
@@ -84,6 +85,7 @@ def run_engine(options: EngineOptions) -> None:
     checked = preflight(config)
     if checked.problems or checked.plan is None:
         raise ConfigError(checked.problems[:1] or ["fabric.plan: does not read"])
+    hand_over(options.run_dir, checked.plan)  # the API process serves once it has the plan's index
     asyncio.run(_serve(config, checked.plan, options))
 
 

@@ -6,9 +6,10 @@ written or served: a bad configuration (``load_config`` names the file and the k
 secret, no Jira token, a database that is missing, unreachable or not at this version's schema (``fabricctl store
 migrate`` creates or migrates it: the daemon never does); its warnings are logged. Then: another daemon on the same
 SQLite database (``lock``), a port the API cannot listen on; and, from the engine's process, a plan that does not
-read and UFM refusing the credentials (its one line, and this process exits 2 with it). The plan is read by both
-processes at once, once the SQLite lock is held: the engine's for its model, this one for the index the API reads
-(host health, the components' filters); the API serves once it has it.
+read and UFM refusing the credentials (its one line, and this process exits 2 with it). The plan is read once, by
+the engine's process, once the SQLite lock is held: it hands this one the index the API reads (host health, the
+components' filters: ``plan_handoff``), and the API serves once it has it. Only when the engine process exits before
+handing it over does this one read the plan itself, so that it serves and says the engine is not running.
 
 Two processes, one command and one systemd unit: this one serves the API (uvicorn, the store's reads, webhook
 receipt, host health from the plan's index) and supervises the engine's (``fabric.daemon.engine_process``:
@@ -49,6 +50,7 @@ from fabric.daemon.engine_link import EngineClock, EngineLink
 from fabric.daemon.gcpolicy import apply_gc_policy, release_freed_memory, widen_young_generation
 from fabric.daemon.leader import instance_id
 from fabric.daemon.logs import LogFormat
+from fabric.daemon.plan_handoff import handed_over
 from fabric.daemon.preflight import StartError, preflight, read_plan
 from fabric.daemon.sessions import store_session
 from fabric.daemon.status_record import RecordReader
@@ -60,6 +62,8 @@ from topology.readcaches import forget_read_names
 
 log = logging.getLogger(__name__)
 
+HANDOFF_POLL = 0.05
+"""Seconds between two looks for the plan's index the engine process hands over at its start."""
 PLAN_REFUSAL_WAIT = 60.0
 """Seconds the API process waits for the engine's to refuse a plan it could not read itself."""
 ENGINE_COMMAND = "engine"
@@ -102,8 +106,23 @@ def _listen(config: ServiceConfig) -> socket.socket:
     return sock
 
 
+async def _plan_index(config: ServiceConfig, run_dir: Path, supervisor: EngineSupervisor,
+                      supervising: asyncio.Task[int | None]) -> PlanIndex | None:
+    """The plan's index as the engine process hands it over (``plan_handoff``), or read here from the plan when
+    the engine process exited before it did (the API then serves meanwhile, and says the engine is not running).
+    ``None``: the supervisor ended first (the engine refused to start, or SIGTERM came)."""
+    while (index := handed_over(run_dir)) is None:
+        if supervising.done():
+            return None
+        if supervisor.view().restarts:
+            return await asyncio.to_thread(_index_of_plan, config)
+        await asyncio.wait({supervising}, timeout=HANDOFF_POLL)
+    return index
+
+
 def _index_of_plan(config: ServiceConfig) -> PlanIndex:
-    """The plan's index, all the API reads of it: the model goes, and the memory it held back to the system."""
+    """The plan's index read here, all the API reads of it: the model goes, and the memory it held back to the
+    system."""
     plan = read_plan(config)
     index = plan_index(plan)
     del plan
@@ -159,7 +178,7 @@ def engine_command(options: RunOptions, run_dir: Path, instance: str, api: str) 
 
 async def _run(config: ServiceConfig, options: RunOptions, clock: Clock | EngineClock, store: Store,
                sock: socket.socket, run_dir: Path, instance: str, followed: EngineClock | None) -> int | None:
-    """Start the engine's process; read the plan's index meanwhile; then serve, until SIGTERM or SIGINT (or the
+    """Start the engine's process; serve once it has handed over the plan's index, until SIGTERM or SIGINT (or the
     engine's refusal to start); then stop the engine's process, and the server."""
     loop = asyncio.get_running_loop()
     host, port = sock.getsockname()[:2]
@@ -183,11 +202,14 @@ async def _run(config: ServiceConfig, options: RunOptions, clock: Clock | Engine
     refused = None
     try:
         try:
-            index = await asyncio.to_thread(_index_of_plan, config)
+            index = await _plan_index(config, run_dir, supervisor, supervising)
         except FabricError:
             refused = await _refused_too(supervising, stop)
             if refused is None:
                 raise
+            return refused
+        if index is None:  # the engine process refused to start (it said why), or SIGTERM came first
+            refused = supervising.result()
             return refused
         apply_gc_policy()  # the index, start-up's, out of the collector's sight
         context = ApiContext(config=config, index=index, store=store, runtime=link, clock=clock.now)

@@ -9,8 +9,6 @@ temporary file and renamed over the record, so a reader finds the last whole rec
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from fabric.api.context import RuntimeStatus
+from fabric.daemon.rundir import write_whole
 from topology import strictjson
 
 RECORD_NAME = "engine-status.json"
@@ -43,14 +42,7 @@ _RECORD = TypeAdapter(StatusRecord)
 
 def write_record(directory: Path, record: StatusRecord) -> None:
     """``record`` as the directory's status record, whole or not at all."""
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".status-")
-    try:
-        with os.fdopen(handle, "wb") as sink:
-            sink.write(_RECORD.dump_json(record))
-        os.replace(temporary, directory / RECORD_NAME)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_whole(directory, RECORD_NAME, _RECORD.dump_json(record))
 
 
 class RecordReader:
