@@ -161,9 +161,12 @@ async def _traced_week(workdir: Path, ufm: str, plan: Path, seed: int, preset: s
 
 
 def _print_pools(step: int, events: int) -> None:
-    from benchmarks.engine_steps import pools
+    from benchmarks.engine_steps import free_in_arenas_mib, pool_figures, pools
 
-    print(f"step {step}: {events} events, {_own_rss():.0f} MiB resident\n{pools()}", file=sys.stderr, flush=True)
+    resident, figures = _own_rss(), pool_figures()
+    print(f"step {step}: {events} events, {resident:.0f} MiB resident, floor "
+          f"{resident - free_in_arenas_mib(figures):.0f} MiB (no free space in Python's arenas)\n{pools(figures)}",
+          file=sys.stderr, flush=True)
 
 
 def _print_top(snapshot: Any) -> None:

@@ -38,8 +38,9 @@ _POOLS = ("arenas allocated current", "bytes in allocated blocks", "unused pools
 blocks in use, and the free pools (16 KiB each) in arenas that something else in them keeps from the system."""
 
 
-def pools() -> str:
-    """``_POOLS`` from ``sys._debugmallocstats``, which writes to the C library's stderr (file descriptor 2)."""
+def pool_figures() -> dict[str, int]:
+    """``_POOLS`` from ``sys._debugmallocstats`` (which writes to the C library's stderr, file descriptor 2), as
+    numbers."""
     with tempfile.TemporaryFile() as captured:
         sys.stderr.flush()
         stderr = os.dup(2)
@@ -51,9 +52,21 @@ def pools() -> str:
             os.close(stderr)
         captured.seek(0)
         lines = captured.read().decode().splitlines()
-    figures = {name: line.rpartition("=")[2].strip() for line in lines for name in _POOLS if name in line}
-    return (f"{'':34s} pymalloc: {figures.get(_POOLS[0])} arenas, {figures.get(_POOLS[1])} bytes in use, "
-            f"free pools {figures.get(_POOLS[2])} bytes")
+    return {name: int(line.rpartition("=")[2].strip().replace(",", "")) for line in lines for name in _POOLS
+            if name in line}
+
+
+def pools(figures: dict[str, int] | None = None) -> str:
+    """``pool_figures`` (read now when not given) as a line."""
+    figures = pool_figures() if figures is None else figures
+    return (f"{'':34s} pymalloc: {figures.get(_POOLS[0], 0):,} arenas, {figures.get(_POOLS[1], 0):,} bytes in use, "
+            f"free pools {figures.get(_POOLS[2], 0):,} bytes")
+
+
+def free_in_arenas_mib(figures: dict[str, int]) -> float:
+    """What Python's allocator holds and does not use: its arenas (1 MiB each) less the bytes of its blocks in
+    use. The resident memory less this is what the process would hold if no arena had free space (the floor)."""
+    return figures.get(_POOLS[0], 0) - figures.get(_POOLS[1], 0) / 2**20
 
 
 def _said(step: str) -> None:
