@@ -61,7 +61,6 @@ def _cases(tmp_path: Path) -> list[tuple[str, list[str], dict[str, str]]]:
     store = f"sqlite:///{tmp_path}/fabric.db"
     Store.open(store, fabric="default").close()
     base = f'[fabric]\nplan = "{plan}"\n[store]\nurl = "{store}"\n[api]\nport = 0\n[ufm]\nurl = "https://127.0.0.1:9"\n'
-    plan_zero = _config(tmp_path / "plan-zero.toml", base.replace(str(plan), ZERO))
     secret_zero = _config(tmp_path / "secret-zero.toml", base + f'secret_file = "{ZERO}"\n')
     jira_zero = _config(tmp_path / "jira-zero.toml", base + '[tickets]\nbackend = "jira"\n[tickets.jira]\n'
                         f'url = "https://jira.example"\nproject = "NET"\nca_bundle = "{ZERO}"\n')
@@ -80,7 +79,6 @@ def _cases(tmp_path: Path) -> list[tuple[str, list[str], dict[str, str]]]:
         ("simulate --plan", ["simulate", "--plan", ZERO, "--offline", "1m"], {}),
         ("simulate --scenario", ["simulate", "--preset", "tiny", "--scenario", ZERO, "--offline", "1m"], {}),
         ("run --config", ["run", "--config", ZERO], password),
-        ("run: [fabric] plan", ["run", "--config", plan_zero], password),
         ("run: [ufm] secret_file", ["run", "--config", secret_zero], {}),
         ("run: [tickets.jira] ca_bundle", ["run", "--config", jira_zero],
          {**password, "FABRIC_TICKETS__JIRA__TOKEN": "t"}),
@@ -110,3 +108,20 @@ def test_dev_zero_anywhere_is_one_line_and_exit_2(tmp_path: Path) -> None:
              if answer["code"] != 2 or len(answer["output"].strip().splitlines()) != 1
              or ": is a character device (like /dev/zero or a terminal), not a file" not in answer["output"]}
     assert not wrong, json.dumps(wrong, indent=1)
+
+
+@pytest.mark.skipif(not Path(ZERO).exists(), reason="no /dev/zero here")
+def test_a_plan_at_dev_zero_stops_the_daemon_with_the_engine_s_one_line(tmp_path: Path) -> None:
+    """The daemon's plan is read by its engine process alone (the API process takes the index it hands over), so
+    the refusal is the engine's line on the daemon's stderr, and the daemon's exit 2: run as the real command."""
+    store = f"sqlite:///{tmp_path}/fabric.db"
+    Store.open(store, fabric="default").close()
+    config = _config(tmp_path / "plan-zero.toml", f'[fabric]\nplan = "{ZERO}"\n[store]\nurl = "{store}"\n'
+                     '[api]\nport = 0\n[ufm]\nurl = "https://127.0.0.1:9"\n')
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("FABRIC_", "CREDENTIALS_"))}
+    done = subprocess.run([sys.executable, "-m", "fabric.cli", "run", "--config", config], capture_output=True,
+                          text=True, timeout=BOUND, env={**env, "FABRIC_UFM__PASSWORD": "x"}, preexec_fn=_capped,
+                          check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.splitlines() == [
+        f"fabricctl: error: {ZERO}: is a character device (like /dev/zero or a terminal), not a file"]
