@@ -63,7 +63,7 @@ from fabric.ufm.plausibility import (
     refusal,
     start_refusal,
 )
-from fabric.ufm.snapshot import read_topology, spooled_topology
+from fabric.ufm.snapshot import read_topology, spooled_topology, topology_digest
 from tickets.base import TicketBackend
 from topology.guard import CableKey, GuardReading, GuardSettings
 from topology.model import Cable, Fabric
@@ -112,6 +112,10 @@ class _Reading:
     speed): the only ones a link check reads UFM's figures of."""
     out: PortsOut
     figures: TopologyFigures
+    digest: bytes
+    """``topology_digest`` of the three lists it was made of."""
+    shown_disabled: frozenset[str]
+    """The ports the lists show disabled (``out`` starts from them)."""
 
 
 class Engine:
@@ -143,6 +147,10 @@ class Engine:
         self._figures = TopologyFigures.planned(plan)
         """The figures of the last reading accepted, that the next one is judged against (before the first, the
         plan's: what start-up judges its reading against)."""
+        self._accepted_digest: bytes | None = None
+        """``topology_digest`` of the lists the last reading accepted was made of."""
+        self.shown_disabled: frozenset[str] = frozenset()
+        """The ports those lists show disabled."""
         self.view_refused_since: datetime | None = None
         """Since when every reading of UFM's topology has been refused as one that cannot be true (``None``: the
         last one was accepted). While it lasts nothing is decided: the daemon is not ready."""
@@ -308,16 +316,28 @@ class Engine:
 
     async def _read_fabric(self, versions: dict[str, int], unhealthy: list[UnhealthyPort]) -> _Reading:
         """Systems, links and ports as of ``versions`` (UFM's counters, read just before), with the unhealthy ports
-        read with the counters."""
+        read with the counters.
+
+        Lists of the very bytes the last reading accepted was made of make that reading again: it is not made anew
+        (the same view, cables and figures, ``out`` started again from the ports they show disabled). The full
+        reconcile reads the topology every few minutes whatever UFM's counters say, and on h100-32k making a
+        reading is 5 s of CPU and 110-165 MiB more memory while it lasts; the digest is 0.12 s."""
         async with spooled_topology(self.ufm) as lists:
+            digest = topology_digest(lists)
+            if digest == self._accepted_digest and self.view is not None:
+                shown = self.shown_disabled
+                return _Reading(versions, self.view, self.live, self.below, PortsOut(shown, listings(unhealthy)),
+                                self._figures, digest, shown)
             kept = kept_of(self.plan, self.context, read_topology(lists, "UFM"))
         view, below, disabled = kept.restored(self.plan, self.context)
-        return _Reading(versions, view, kept.live, below, PortsOut(disabled, listings(unhealthy)), kept.figures)
+        return _Reading(versions, view, kept.live, below, PortsOut(disabled, listings(unhealthy)), kept.figures,
+                        digest, disabled)
 
     def _accept(self, reading: _Reading) -> None:
         self._versions, self.view, self.out = reading.versions, reading.view, reading.out
         self.live, self.below = reading.live, reading.below
         self._figures = reading.figures
+        self._accepted_digest, self.shown_disabled = reading.digest, reading.shown_disabled
         if self.view_refused_since is not None:
             log.warning("fabric %s: UFM's topology can be true again (refused since %s): deciding again",
                         self.settings.fabric, self.view_refused_since.isoformat())
@@ -362,8 +382,10 @@ class Engine:
                         "stays and nothing is decided until one can be true", self.settings.fabric, why,
                         self.view_refused_since.isoformat())
             return
+        rebased = reading.view is not self.view  # the same view: the lists were the same bytes
         self._accept(reading)
-        self.pipeline.rebase(reading.view)
+        if rebased:
+            self.pipeline.rebase(reading.view)
         self._record_observed(self.pipeline.observe(Observed(down=self._down()), report.at), report)
 
     # --- the cycle -----------------------------------------------------------------------------------

@@ -34,12 +34,10 @@ from typing import IO, Any
 
 from fabric.ufm.cursor import CursorState, raw_id
 from fabric.ufm.models import UfmTimestamps
+from fabric.ufm.spooled import file_digest
 from topology.jsonlist import JSON_SPACE, file_items, file_list_bounds, list_items
 
 __all__ = ["EventListMemory"]
-
-_BLOCK = 1 << 20
-"""Bytes of the answer's file read at a time to take its digest."""
 
 
 @dataclass(slots=True)
@@ -79,7 +77,7 @@ class EventListMemory:
         end = bounds[1]
         last = self._last
         if last is not None and last.end <= end and self._past(last, state):
-            digest = _digest(body, 0, last.end, hashlib.blake2b(digest_size=16))
+            digest = file_digest(body, 0, last.end, hashlib.blake2b(digest_size=16))
             if digest.digest() == last.digest:
                 appended = os.pread(body.fileno(), end + 1 - last.end, last.end)
                 after = appended.lstrip(JSON_SPACE)
@@ -89,7 +87,7 @@ class EventListMemory:
                                      last.readable)
                     new = list_items(b"[" + after[1:]) if after.startswith(b",") else iter(())
                     return self._summing(answer, (*last.top_items,), new)
-        answer = _Answer(end, _digest(body, 0, end, hashlib.blake2b(digest_size=16)).digest())
+        answer = _Answer(end, file_digest(body, 0, end, hashlib.blake2b(digest_size=16)).digest())
         return self._summing(answer, (), file_items(body))
 
     def settle(self) -> None:
@@ -130,9 +128,3 @@ class EventListMemory:
             yield item
         self._reading = answer
 
-
-def _digest(file: IO[bytes], start: int, stop: int, digest: hashlib.blake2b) -> hashlib.blake2b:
-    """``digest`` updated with the file's bytes from ``start`` to ``stop``, read a block at a time."""
-    for at in range(start, stop, _BLOCK):
-        digest.update(os.pread(file.fileno(), min(_BLOCK, stop - at), at))
-    return digest

@@ -11,6 +11,7 @@ Saved (``fabricctl ufm snapshot``, ``fabricctl simulate --snapshot``) it is the 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -54,6 +55,15 @@ async def spooled_topology(ufm: TopologySource) -> AsyncIterator[Mapping[str, Sp
     finally:
         for spooled in lists.values():
             spooled.close()
+
+
+def topology_digest(lists: Mapping[str, SpooledList]) -> bytes:
+    """One digest of the three lists' bytes: two reads of equal digests read the same bytes, so the same topology
+    (``read_topology`` makes the same of them)."""
+    digest = hashlib.sha256()
+    for name in DOCUMENTS:
+        digest.update(name.encode() + lists[name].digest())
+    return digest.digest()
 
 
 @dataclass(frozen=True, slots=True)
