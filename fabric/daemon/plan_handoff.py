@@ -8,9 +8,9 @@ time. The API process thus never holds a model of the plan, whose memory would a
 processes' start-ups overlap (``docs/benchmarks.md``, session 23).
 
 The file is written whole or not at all (``rundir.write_whole``) in the run directory, which is this instance's
-alone (mode 0700), and ``marshal`` runs no code named by the file. The API loads it once; a restarted engine
-process writes it again from the same plan (a changed ``[fabric] plan`` takes a restart of the daemon, as any
-change of the plan always did).
+alone (mode 0700), and ``marshal`` runs no code named by the file. It is written once for the run directory: the
+API loads it once, so an engine process started again after a crash does not make it again (a changed ``[fabric]
+plan`` takes a restart of the daemon, as any change of the plan always did).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ INDEX_NAME = "plan-index.marshal"
 
 
 def hand_over(directory: Path, plan: Fabric) -> None:
-    """``plan``'s index written for the API process."""
-    write_whole(directory, INDEX_NAME, marshal.dumps(index_values(plan)))
+    """``plan``'s index written for the API process, unless an engine process of this run wrote it already."""
+    if not (directory / INDEX_NAME).exists():
+        write_whole(directory, INDEX_NAME, marshal.dumps(index_values(plan)))
 
 
 def handed_over(directory: Path) -> PlanIndex | None:

@@ -27,6 +27,7 @@ __all__ = ["SpooledList", "body_start", "file_digest"]
 _BLOCK = 1 << 20
 """Bytes of a spooled body read at a time to take its digest."""
 
+
 class _Digest(Protocol):
     def update(self, data: bytes, /) -> None: ...
 
