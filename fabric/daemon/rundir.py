@@ -1,7 +1,7 @@
 """Files the daemon's two processes hand each other in its run directory, each written whole or not at all.
 
 The run directory is the API process's (private, mode 0700: ``fabric.daemon.process``); the engine process writes
-its status record there (``status_record``) and, once at each start, the plan's index (``plan_handoff``). A file is
+its status record there (``status_record``) and, once for the run, the plan's index (``plan_handoff``). A file is
 written under a temporary name in the same directory and renamed over the old one, so a reader finds the last
 whole file, never part of one.
 """
